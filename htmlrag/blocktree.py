@@ -1,0 +1,250 @@
+"""The block tree (HtmlRAG Algorithm 1): split a cleaned page into blocks of at most ``max_words`` words.
+
+Breadth-first from the root: a node whose whole content has at most ``max_words`` words becomes one block
+(a *leaf* block); otherwise its children are visited and its own direct text (its text plus its children's
+tails), if any, becomes a *non-leaf* block. An element without element children is a leaf block whatever its
+size. Words are counted with :func:`htmlrag.text.count_words` (CJK characters count one each); an image's alt
+text counts as its words.
+
+Blocks are addressed by *paths* of tag names from the root, where siblings that share a tag name are told
+apart by a suffix (``div0``, ``div1``, ...; the released HtmlRAG pruners were trained on this form, numbered
+from 0). The suffixes exist only in paths: the tree's elements are never renamed, so HTML serialised from
+the tree is plain HTML. ``<head>`` is transparent in paths (``<html><title>``), as in the released pruners'
+data. Each block keeps its element so pruning can remove exactly that block.
+
+Everything here is iterative: a page nested 100 000 levels deep does not hit Python's recursion limit, and
+paths are stored as parent links so deep trees cost memory linear in their size.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import lxml.etree as etree
+
+from htmlrag.clean import clean_html, serialize
+from htmlrag.errors import InputError
+from htmlrag.parse import parse_html
+from htmlrag.text import WordStats
+
+
+class _PathNode:
+    """One step of a block path; paths share their prefixes through ``parent`` links."""
+
+    __slots__ = ("depth", "name", "parent")
+
+    def __init__(self, name: str, parent: _PathNode | None):
+        self.name = name
+        self.parent = parent
+        self.depth = 1 if parent is None else parent.depth + 1
+
+    def names(self) -> tuple[str, ...]:
+        out: list[str] = []
+        node: _PathNode | None = self
+        while node is not None:
+            out.append(node.name)
+            node = node.parent
+        return tuple(reversed(out))
+
+
+@dataclass(eq=False)
+class Block:
+    """A block of the tree.
+
+    Attributes:
+        index: position in :attr:`BlockTree.blocks` (breadth-first order).
+        is_leaf: True when the block is a whole subtree; False when it is only the direct text of an
+            element whose children are blocks of their own.
+        words: number of words of the block's text.
+        text: the block's text (whole subtree for a leaf block; own direct text for a non-leaf block).
+        element: the element the block maps to, in :attr:`BlockTree.root`.
+        page: index of the page the block comes from (several pages per question).
+    """
+
+    index: int
+    is_leaf: bool
+    words: int
+    text: str
+    element: etree._Element = field(repr=False)
+    page: int = 0
+    _path: _PathNode = field(repr=False, default=None)  # type: ignore[assignment]
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        """Tag names from the root to the block's element, with sibling suffixes (``("html", "body", "div0")``)."""
+        return self._path.names()
+
+    @property
+    def depth(self) -> int:
+        """Length of :attr:`path`."""
+        return self._path.depth
+
+    @property
+    def path_str(self) -> str:
+        """The path as the generative pruners read it: ``"<html><body><div0><p>"``."""
+        return "".join(f"<{n}>" for n in self.path)
+
+
+@dataclass(eq=False)
+class BlockTree:
+    """A parsed page and its blocks. ``root`` is owned by the tree; pruning works on a copy of it."""
+
+    root: etree._Element | None
+    blocks: list[Block]
+    max_words: int
+    page: int = 0
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    def __iter__(self) -> Iterator[Block]:
+        return iter(self.blocks)
+
+    def __getitem__(self, i: int) -> Block:
+        return self.blocks[i]
+
+    def html(self) -> str:
+        """The page as HTML (plain tag names; no sibling suffixes)."""
+        return serialize(self.root)
+
+    @property
+    def paths(self) -> list[str]:
+        """Every block's :attr:`Block.path_str`, in block order."""
+        return [b.path_str for b in self.blocks]
+
+
+def _word_stats(root: etree._Element) -> dict[int, WordStats]:
+    """Words of every element's content (not its tail), bottom-up in one pass; keyed by ``id(element)``."""
+    elements = list(root.iter())
+    stats: dict[int, WordStats] = {}
+    for el in reversed(elements):
+        s = WordStats.of(el.text)
+        if el.tag == "img":
+            s.add(WordStats.of(el.get("alt")))
+        for child in el:
+            cs = stats.get(id(child))
+            if cs is not None:
+                s.add(cs)
+            if child.tail:
+                s.add(WordStats.of(child.tail))
+        stats[id(el)] = s
+    stats[-1] = elements  # type: ignore[assignment]  # keeps the proxies (and so the ids) alive
+    return stats
+
+
+def _own_text(el: etree._Element) -> str:
+    parts = [el.text or ""]
+    parts.extend(child.tail or "" for child in el)
+    return "".join(parts)
+
+
+def _subtree_text(el: etree._Element) -> str:
+    """All text of ``el`` in document order, with image alt text in place of images."""
+    if el.tag == "img":
+        return el.get("alt") or ""
+    if next(el.iter("img"), None) is None:
+        return "".join(el.itertext())
+    parts: list[str] = []
+    for event, node in etree.iterwalk(el, events=("start", "end")):
+        if event == "start":
+            if node.text:
+                parts.append(node.text)
+            if node.tag == "img" and (alt := node.get("alt")):
+                parts.append(alt)
+        elif node is not el and node.tail:
+            parts.append(node.tail)
+    return "".join(parts)
+
+
+def _element_children(el: etree._Element) -> list[etree._Element]:
+    out = []
+    for child in el:
+        if not isinstance(child.tag, str):
+            continue
+        if child.tag == "head" and el.getparent() is None:  # head is transparent in paths
+            out.extend(c for c in child if isinstance(c.tag, str))
+        else:
+            out.append(child)
+    return out
+
+
+def build_block_tree(
+    html: str | bytes | etree._Element,
+    max_words: int = 256,
+    *,
+    clean: bool = False,
+    page: int = 0,
+    max_depth: int | None = None,
+    sibling_index_base: int = 0,
+    name: str = "<input>",
+) -> BlockTree:
+    """Split a page into blocks (Algorithm 1 of the HtmlRAG paper; see the module docstring).
+
+    Args:
+        html: cleaned HTML (``str``/``bytes``) or an already parsed root element (used as is, not copied).
+        max_words: the largest number of words a block may hold (unless it cannot be split further).
+        clean: run :func:`htmlrag.clean_html` first (pass already cleaned HTML to avoid doing it twice).
+        page: page index recorded on every block.
+        max_depth: optional limit on path depth; a node at this depth becomes a leaf block whatever its size.
+        sibling_index_base: first suffix number for same-named siblings (0 as in the released pruners).
+        name: how to call the input in error messages.
+
+    Returns:
+        The tree; zero blocks for a page without content.
+    """
+    if max_words < 1:
+        raise InputError(f"{name}: max_words must be >= 1, got {max_words}")
+    if isinstance(html, etree._Element):
+        root: etree._Element | None = html
+    else:
+        if clean:
+            html = clean_html(html, name=name)
+        root = parse_html(html, name)
+    if root is None:
+        return BlockTree(None, [], max_words, page)
+    stats = _word_stats(root)
+    blocks: list[Block] = []
+
+    def add(el: etree._Element, path: _PathNode, is_leaf: bool, words: int) -> None:
+        text = _subtree_text(el) if is_leaf else _own_text(el)
+        blocks.append(Block(len(blocks), is_leaf, words, text, el, page, path))
+
+    total = stats[id(root)].words
+    root_path = _PathNode(root.tag, None)
+    if total <= max_words:
+        if total > 0:
+            add(root, root_path, True, total)
+        return BlockTree(root, blocks, max_words, page)
+
+    queue: deque[tuple[etree._Element, _PathNode]] = deque([(root, root_path)])
+    while queue:
+        el, path = queue.popleft()
+        children = _element_children(el)
+        if not children:
+            add(el, path, True, stats[id(el)].words)
+            continue
+        counts = Counter(c.tag for c in children)
+        seen: Counter[str] = Counter()
+        for child in children:
+            tag = child.tag
+            if counts[tag] > 1:
+                label = f"{tag}{seen[tag] + sibling_index_base}"
+                seen[tag] += 1
+            else:
+                label = tag
+            words = stats[id(child)].words
+            if words == 0 and not (child.tag == "img" and child.get("alt")):
+                continue  # no content: not a block (e.g. an empty cell that keeps a row's shape)
+            child_path = _PathNode(label, path)
+            if words > max_words and (max_depth is None or child_path.depth < max_depth):
+                queue.append((child, child_path))
+            else:
+                add(child, child_path, True, words)
+        own = WordStats.of(el.text)
+        for child in el:
+            own.add(WordStats.of(child.tail))
+        if own.words > 0:
+            add(el, path, False, own.words)
+    return BlockTree(root, blocks, max_words, page)

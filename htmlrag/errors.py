@@ -1,0 +1,19 @@
+"""Exceptions raised by the library.
+
+Every error that a user can cause with bad input is an :class:`HtmlRagError` (or a subclass) whose message
+names the input and the problem. Errors from inside parsers or models are wrapped, never leaked raw.
+"""
+
+from __future__ import annotations
+
+
+class HtmlRagError(Exception):
+    """Base class for all errors raised deliberately by htmlrag."""
+
+
+class InputError(HtmlRagError, ValueError):
+    """The input (a page, a question, a file) cannot be processed; the message says which and why."""
+
+
+class BudgetError(HtmlRagError, ValueError):
+    """A token budget or window is invalid or cannot be met."""
