@@ -1,0 +1,32 @@
+"""Shared test set-up: never reach the network; find the real data in ../shared/data or skip."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("WANDB_MODE", "disabled")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("HTMLRAG_SHARED_DATA", ROOT.parent / "shared" / "data"))
+SAMPLE_PAGES = ROOT / "data" / "pages"
+
+
+def shared_path(*parts: str) -> Path:
+    """Path under ../shared/data; skips the calling test with a reason when it is absent."""
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"real data not available: {p} (a fresh clone has no ../shared/data)")
+    return p
+
+
+@pytest.fixture
+def shared() -> Path:
+    """The ../shared/data folder, or skip."""
+    return shared_path()
