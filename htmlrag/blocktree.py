@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import lxml.etree as etree
 
-from htmlrag.clean import clean_html, serialize
+from htmlrag.clean import INLINE, clean_html, serialize
 from htmlrag.errors import InputError
 from htmlrag.parse import parse_html
 from htmlrag.text import WordStats
@@ -61,6 +61,8 @@ class Block:
         text: the block's text (whole subtree for a leaf block; own direct text for a non-leaf block).
         element: the element the block maps to, in :attr:`BlockTree.root`.
         page: index of the page the block comes from (several pages per question).
+        position: index of :attr:`element` in document order (``list(root.iter())``); ties in ranking
+            are broken by it, and pruning uses it to find the element in a copy of the tree.
     """
 
     index: int
@@ -69,6 +71,7 @@ class Block:
     text: str
     element: etree._Element = field(repr=False)
     page: int = 0
+    position: int = 0
     _path: _PathNode = field(repr=False, default=None)  # type: ignore[assignment]
 
     @property
@@ -115,7 +118,7 @@ class BlockTree:
         return [b.path_str for b in self.blocks]
 
 
-def _word_stats(root: etree._Element) -> dict[int, WordStats]:
+def _word_stats(root: etree._Element) -> tuple[dict[int, WordStats], list[etree._Element]]:
     """Words of every element's content (not its tail), bottom-up in one pass; keyed by ``id(element)``."""
     elements = list(root.iter())
     stats: dict[int, WordStats] = {}
@@ -130,8 +133,7 @@ def _word_stats(root: etree._Element) -> dict[int, WordStats]:
             if child.tail:
                 s.add(WordStats.of(child.tail))
         stats[id(el)] = s
-    stats[-1] = elements  # type: ignore[assignment]  # keeps the proxies (and so the ids) alive
-    return stats
+    return stats, elements  # the caller keeps `elements` alive: the ids are valid while it does
 
 
 def _own_text(el: etree._Element) -> str:
@@ -141,20 +143,25 @@ def _own_text(el: etree._Element) -> str:
 
 
 def _subtree_text(el: etree._Element) -> str:
-    """All text of ``el`` in document order, with image alt text in place of images."""
+    """All text of ``el`` in document order; image alt text stands in for images and block-level element
+    boundaries become spaces (so ``<li>Home</li><li>Shop</li>`` reads "Home Shop", not "HomeShop")."""
     if el.tag == "img":
         return el.get("alt") or ""
-    if next(el.iter("img"), None) is None:
-        return "".join(el.itertext())
     parts: list[str] = []
+    inline = INLINE
     for event, node in etree.iterwalk(el, events=("start", "end")):
         if event == "start":
+            if node.tag not in inline and node is not el:
+                parts.append(" ")
             if node.text:
                 parts.append(node.text)
             if node.tag == "img" and (alt := node.get("alt")):
                 parts.append(alt)
-        elif node is not el and node.tail:
-            parts.append(node.tail)
+        elif node is not el:
+            if node.tag not in inline:
+                parts.append(" ")
+            if node.tail:
+                parts.append(node.tail)
     return "".join(parts)
 
 
@@ -204,12 +211,13 @@ def build_block_tree(
         root = parse_html(html, name)
     if root is None:
         return BlockTree(None, [], max_words, page)
-    stats = _word_stats(root)
+    stats, elements = _word_stats(root)
+    position = {id(e): i for i, e in enumerate(elements)}
     blocks: list[Block] = []
 
     def add(el: etree._Element, path: _PathNode, is_leaf: bool, words: int) -> None:
         text = _subtree_text(el) if is_leaf else _own_text(el)
-        blocks.append(Block(len(blocks), is_leaf, words, text, el, page, path))
+        blocks.append(Block(len(blocks), is_leaf, words, text, el, page, position[id(el)], path))
 
     total = stats[id(root)].words
     root_path = _PathNode(root.tag, None)

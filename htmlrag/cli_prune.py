@@ -1,0 +1,187 @@
+"""``htmlrag prune``: one question over pages, or a JSONL batch (resumable, input order kept)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from htmlrag.errors import HtmlRagError, InputError
+from htmlrag.io import read_page
+
+log = logging.getLogger("htmlrag")
+
+
+def add_prune_parser(sub: Any) -> None:
+    """Register the ``prune`` subcommand on ``sub`` (an argparse subparsers object)."""
+    p = sub.add_parser("prune", help="prune pages to a token budget for a question (HtmlRAG Algorithm 2)")
+    p.add_argument("paths", nargs="*", help=".html/.html.gz pages retrieved for the question")
+    p.add_argument("--question", "-q", help="the question (single mode)")
+    p.add_argument("--batch", help="JSONL input: {id, question, pages: [html]} or {id, question, page_paths: [...]}")
+    p.add_argument("--out", help="JSONL output of --batch: {id, context, tokens, seconds} (+ error) per input line")
+    p.add_argument("--budget", type=int, default=4096, help="final token budget (default 4096)")
+    p.add_argument("--ranker", choices=["bm25", "embed", "gen"], default="bm25", help="ranker of step 1")
+    p.add_argument("--max-words", type=int, default=256, help="block size of step 1 in words (default 256)")
+    p.add_argument("--ranker2", choices=["bm25", "embed", "gen"], help="ranker of step 2 (two-step pipeline)")
+    p.add_argument("--budget1", type=int, default=6144, help="step-1 budget when --ranker2 is set (default 6144)")
+    p.add_argument("--max-words2", type=int, default=128, help="block size of step 2 (default 128)")
+    p.add_argument("--tokenizer", default=None, help="HF tokenizer name/path (default: Mistral-7B, offline)")
+    p.add_argument("--embed-model", default="sentence-transformers/all-MiniLM-L6-v2",
+                   help="embedding model name/path (default: bundled all-MiniLM-L6-v2; paper: BAAI/bge-large-en)")
+    p.add_argument("--embed-cache", default=None, help="SQLite file for block embeddings (default: in memory)")
+    p.add_argument("--gen-model", default=None, help="generative pruner name/path (for --ranker gen)")
+    p.add_argument("--gen-dtype", default="bfloat16", help="generative pruner dtype (default bfloat16)")
+    p.add_argument("--gen-max-prompt-tokens", type=int, default=None, help="cap on the pruner prompt length")
+    p.add_argument("--device", default="cpu", help="torch device for model rankers")
+    p.add_argument("--trust-remote-code", action="store_true", help="allow model code from the hub (off)")
+    p.add_argument("--format", choices=["html", "text", "markdown"], default="html", help="context format")
+    p.add_argument("--no-clean", action="store_true", help="pages are already cleaned")
+    p.add_argument("--no-resume", action="store_true", help="overwrite --out instead of resuming it")
+    p.set_defaults(func=run_prune)
+
+
+def _make_ranker(kind: str, args: argparse.Namespace):
+    if kind == "bm25":
+        from htmlrag.rankers.bm25 import BM25Ranker
+
+        return BM25Ranker()
+    if kind == "embed":
+        from htmlrag.rankers.embedding import EmbeddingCache, EmbeddingRanker
+
+        cache = EmbeddingCache(args.embed_cache) if args.embed_cache else None
+        return EmbeddingRanker(args.embed_model, device=args.device, cache=cache,
+                               trust_remote_code=args.trust_remote_code)
+    if kind == "gen":
+        if not args.gen_model:
+            raise InputError("--ranker gen needs --gen-model NAME_OR_PATH (e.g. zstanjj/HTML-Pruner-Llama-1B)")
+        from htmlrag.rankers.generative import GenerativeRanker
+
+        return GenerativeRanker(args.gen_model, device=args.device, dtype=args.gen_dtype,
+                                max_prompt_tokens=args.gen_max_prompt_tokens,
+                                trust_remote_code=args.trust_remote_code)
+    raise InputError(f"unknown ranker {kind!r}")
+
+
+def _make_pipeline(args: argparse.Namespace):
+    from htmlrag.pipeline import HtmlRagPipeline
+    from htmlrag.tokens import load_tokenizer
+
+    tok = load_tokenizer(args.tokenizer, trust_remote_code=args.trust_remote_code)
+    r1 = _make_ranker(args.ranker, args)
+    r2 = _make_ranker(args.ranker2, args) if args.ranker2 else None
+    return HtmlRagPipeline(r1, r2, tok, budget1=args.budget1, budget2=args.budget, max_words1=args.max_words,
+                           max_words2=args.max_words2, fmt=args.format, clean=not args.no_clean)
+
+
+def _item_pages(item: dict, base: Path) -> list[str | bytes]:
+    if "pages" in item:
+        pages = item["pages"]
+        if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
+            raise InputError("'pages' must be a list of HTML strings")
+        return list(pages)
+    if "page_paths" in item:
+        paths = item["page_paths"]
+        if not isinstance(paths, list):
+            raise InputError("'page_paths' must be a list of file paths")
+        return [read_page(p if os.path.isabs(p) else base / p) for p in paths]
+    raise InputError("needs 'pages' (HTML strings) or 'page_paths' (files)")
+
+
+def _completed_lines(out: Path) -> list[dict]:
+    """Complete JSON lines already in ``out``; a torn last line (killed mid-write) is cut off the file."""
+    if not out.exists():
+        return []
+    raw = out.read_bytes()
+    good_end = raw.rfind(b"\n") + 1
+    rows = []
+    for line in raw[:good_end].splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    if good_end != len(raw) or len(rows) != raw[:good_end].count(b"\n"):
+        keep = b"".join(line + b"\n" for line in raw[:good_end].splitlines()[: len(rows)])
+        out.write_bytes(keep)
+    return rows
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    """Entry point of ``htmlrag prune``."""
+    if args.batch:
+        return _run_batch(args)
+    if not args.paths or args.question is None:
+        print("htmlrag: error: prune needs PATH... and --question, or --batch IN.jsonl --out OUT.jsonl",
+              file=sys.stderr)
+        return 2
+    try:
+        pages = [read_page(p) for p in args.paths]
+        pipe = _make_pipeline(args)
+        res = pipe.run(args.question, pages)
+    except HtmlRagError as exc:
+        print(f"htmlrag: error: {exc}", file=sys.stderr)
+        return 1
+    for i, msg in res.errors.items():
+        print(f"htmlrag: error: {args.paths[i]}: {msg}", file=sys.stderr)
+    sys.stdout.write(res.context + "\n")
+    log.info("%d tokens in %.3fs", res.tokens, res.seconds)
+    return 1 if res.errors else 0
+
+
+def _run_batch(args: argparse.Namespace) -> int:
+    if not args.out:
+        print("htmlrag: error: --batch needs --out OUT.jsonl", file=sys.stderr)
+        return 2
+    src, out = Path(args.batch), Path(args.out)
+    try:
+        lines = src.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        print(f"htmlrag: error: {src}: cannot read: {exc}", file=sys.stderr)
+        return 1
+    lines = [ln for ln in lines if ln.strip()]
+    if args.no_resume and out.exists():
+        out.unlink()
+    done = _completed_lines(out)
+    failed = sum(1 for r in done if "error" in r)
+    try:
+        pipe = _make_pipeline(args)
+    except HtmlRagError as exc:
+        print(f"htmlrag: error: {exc}", file=sys.stderr)
+        return 1
+    from tqdm import tqdm
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a", encoding="utf-8") as fh:
+        todo = tqdm(lines[len(done):], desc="prune", unit="q", initial=len(done), total=len(lines),
+                    disable=None, file=sys.stderr)
+        for n, line in enumerate(todo, start=len(done)):
+            t0 = time.perf_counter()
+            row: dict[str, Any] = {"id": None}
+            try:
+                item = json.loads(line)
+                if not isinstance(item, dict):
+                    raise InputError("each line must be a JSON object")
+                row["id"] = item.get("id", n)
+                question = item.get("question")
+                if not isinstance(question, str):
+                    raise InputError("'question' must be a string")
+                res = pipe.run(question, _item_pages(item, src.parent))
+                row.update(context=res.context, tokens=res.tokens)
+                if res.errors:
+                    row["page_errors"] = {str(k): v for k, v in res.errors.items()}
+            except json.JSONDecodeError as exc:
+                row.update(id=n, error=f"line {n + 1}: invalid JSON: {exc.msg}")
+            except Exception as exc:  # one bad item never stops the batch
+                msg = str(exc) if isinstance(exc, HtmlRagError) else f"{type(exc).__name__}: {exc}"
+                row["error"] = f"line {n + 1}: {msg}"
+            row["seconds"] = round(time.perf_counter() - t0, 4)
+            if "error" in row:
+                failed += 1
+                print(f"htmlrag: error: {row['error']}", file=sys.stderr)
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.flush()
+    return 1 if failed else 0

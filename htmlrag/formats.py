@@ -1,0 +1,79 @@
+"""Context formats, converted *after* pruning (HtmlRAG Appendix A): HTML, plain text, Markdown.
+
+- ``html``: the pruned HTML as is.
+- ``text``: the text of the HTML with a line break at every block-level boundary (and between table
+  cells a `` | ``), whitespace normalised per line; image alt text is kept in brackets.
+- ``markdown``: ``markdownify`` with ATX headings.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import lxml.etree as etree
+
+from htmlrag.clean import INLINE
+from htmlrag.errors import InputError
+from htmlrag.parse import parse_html
+
+Format = Literal["html", "text", "markdown"]
+FORMATS: tuple[str, ...] = ("html", "text", "markdown")
+
+
+def html_to_text(html: str) -> str:
+    """Plain text of ``html``: one line per block-level element, cells separated by `` | ``."""
+    if not html.strip():
+        return ""
+    parts: list[str] = []
+    roots = _roots(html)
+    for root in roots:
+        for event, el in etree.iterwalk(root, events=("start", "end")):
+            tag = el.tag if isinstance(el.tag, str) else ""
+            if event == "start":
+                if tag in ("td", "th"):
+                    parts.append(" | ")
+                elif tag not in INLINE:
+                    parts.append("\n")
+                if el.text:
+                    parts.append(el.text)
+                if tag == "img" and (alt := el.get("alt")):
+                    parts.append(f"[{alt}]")
+            else:
+                if tag not in INLINE and tag not in ("td", "th"):
+                    parts.append("\n")
+                if el is not root and el.tail:
+                    parts.append(el.tail)
+        parts.append("\n")
+    lines = (" ".join(line.split()) for line in "".join(parts).split("\n"))
+    return "\n".join(line.strip(" |") if line.startswith("|") else line for line in lines if line)
+
+
+def _roots(html: str) -> list[etree._Element]:
+    root = parse_html(html)
+    return [] if root is None else [root]
+
+
+def html_to_markdown(html: str) -> str:
+    """Markdown of ``html`` via markdownify (ATX headings, no links' targets since cleaning drops them)."""
+    from markdownify import markdownify
+
+    if not html.strip():
+        return ""
+    md = markdownify(html, heading_style="ATX", strip=["title"])
+    lines = [line.rstrip() for line in md.splitlines()]
+    out: list[str] = []
+    for line in lines:  # collapse runs of blank lines
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip()
+
+
+def convert(html: str, fmt: str) -> str:
+    """Convert (pruned) HTML to ``fmt`` (``html``, ``text`` or ``markdown``)."""
+    if fmt == "html":
+        return html
+    if fmt == "text":
+        return html_to_text(html)
+    if fmt == "markdown":
+        return html_to_markdown(html)
+    raise InputError(f"unknown context format {fmt!r}; choose one of {', '.join(FORMATS)}")

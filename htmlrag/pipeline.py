@@ -1,0 +1,133 @@
+"""The HtmlRAG context pipeline: clean -> block tree -> rank -> prune (x2) -> format.
+
+Step 1 (coarse): block tree at ``max_words1`` (256) words, ranked by ``ranker1`` (the embedding ranker in
+the paper), pruned to ``budget1`` tokens (the paper's code uses 6K or 8K). Step 2 (fine): the pruned pages
+are re-split at ``max_words2`` (128) words, ranked by ``ranker2`` (the generative pruner in the paper; any
+ranker works), pruned to ``budget2`` (the reader's window, 4K in the paper), then converted to ``fmt``.
+Either ranker may be ``None`` to skip its step (the paper's ablations). Every number is an argument.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from htmlrag.blocktree import BlockTree, build_block_tree
+from htmlrag.clean import clean_html
+from htmlrag.errors import InputError
+from htmlrag.formats import FORMATS, convert
+from htmlrag.prune import PruneResult, prune_to_budget
+from htmlrag.rankers.base import Ranker
+from htmlrag.tokens import TokenCounter
+
+
+@dataclass
+class PipelineResult:
+    """Output of :meth:`HtmlRagPipeline.run`.
+
+    Attributes:
+        context: final context in the pipeline's format, at most ``budget2`` tokens.
+        tokens: tokens of ``context``.
+        seconds: wall time of the whole run.
+        stages: HTML after each stage: ``cleaned``, ``step1`` (if ranker1), ``step2`` (if ranker2), pages
+            joined with newlines.
+        stage_tokens: tokens of each stage's HTML.
+        stage_seconds: wall time per stage (``clean``, ``step1``, ``step2``, ``format``).
+        errors: pages that could not be cleaned (index -> message); they are left out, the rest go on.
+    """
+
+    context: str
+    tokens: int
+    seconds: float
+    stages: dict[str, str] = field(default_factory=dict)
+    stage_tokens: dict[str, int] = field(default_factory=dict)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    errors: dict[int, str] = field(default_factory=dict)
+    ranker_stats: dict = field(default_factory=dict)
+
+
+class HtmlRagPipeline:
+    """Two-step block-tree pruning with plain arguments (usable from a notebook).
+
+    Args:
+        ranker1: ranker of step 1 (``None`` skips step 1).
+        ranker2: ranker of step 2 (``None`` skips step 2).
+        tokenizer: token counter for the budgets (the reader's tokenizer).
+        budget1: step-1 budget in tokens.
+        budget2: final budget in tokens.
+        max_words1: block size of step 1, in words.
+        max_words2: block size of step 2, in words.
+        fmt: ``html``, ``text`` or ``markdown`` (converted after pruning).
+        clean: clean pages first (turn off for pages that are already clean).
+        fill: see :func:`htmlrag.prune.prune_to_budget`.
+    """
+
+    def __init__(
+        self,
+        ranker1: Ranker | None,
+        ranker2: Ranker | None,
+        tokenizer: TokenCounter,
+        budget1: int = 6144,
+        budget2: int = 4096,
+        max_words1: int = 256,
+        max_words2: int = 128,
+        fmt: str = "html",
+        clean: bool = True,
+        fill: str = "skip",
+    ):
+        if fmt not in FORMATS:
+            raise InputError(f"unknown context format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        self.ranker1, self.ranker2, self.tokenizer = ranker1, ranker2, tokenizer
+        self.budget1, self.budget2 = budget1, budget2
+        self.max_words1, self.max_words2 = max_words1, max_words2
+        self.fmt, self.clean, self.fill = fmt, clean, fill
+
+    def _step(self, question: str, pages: Sequence[str], ranker: Ranker, max_words: int, budget: int,
+              fmt: str) -> tuple[PruneResult, list[BlockTree]]:
+        trees = [build_block_tree(p, max_words, page=i) for i, p in enumerate(pages)]
+        scores = ranker.score(question, trees)
+        return prune_to_budget(trees, scores, budget, self.tokenizer, fmt=fmt, fill=self.fill, ranker=ranker,
+                               question=question), trees
+
+    def run(self, question: str, pages: Sequence[str | bytes]) -> PipelineResult:
+        """Build the context for ``question`` from its retrieved ``pages`` (HTML ``str`` or ``bytes``)."""
+        t0 = time.perf_counter()
+        res = PipelineResult("", 0, 0.0)
+        cleaned: list[str] = []
+        for i, page in enumerate(pages):
+            try:
+                cleaned.append(clean_html(page, name=f"page {i}") if self.clean else
+                               (page.decode("utf-8", "replace") if isinstance(page, bytes) else page))
+            except InputError as exc:
+                res.errors[i] = str(exc)
+                cleaned.append("")
+        res.stages["cleaned"] = "\n".join(p for p in cleaned if p)
+        t1 = time.perf_counter()
+        res.stage_seconds["clean"] = t1 - t0
+        current = cleaned
+        if self.ranker1 is not None:
+            last = self.ranker2 is None
+            pr, _ = self._step(question, current, self.ranker1, self.max_words1,
+                               self.budget2 if last else self.budget1, self.fmt if last else "html")
+            current = pr.pages
+            res.stages["step1"] = "\n".join(p for p in current if p)
+            res.stage_seconds["step1"] = time.perf_counter() - t1
+            if last:
+                res.context, res.tokens = pr.context, pr.tokens
+        t2 = time.perf_counter()
+        if self.ranker2 is not None:
+            pr, _ = self._step(question, current, self.ranker2, self.max_words2, self.budget2, self.fmt)
+            res.stages["step2"] = "\n".join(p for p in pr.pages if p)
+            res.context, res.tokens = pr.context, pr.tokens
+            res.stage_seconds["step2"] = time.perf_counter() - t2
+            stats = getattr(self.ranker2, "last_stats", None)
+            if stats is not None:
+                res.ranker_stats = stats if isinstance(stats, dict) else getattr(stats, "__dict__", {})
+        if self.ranker1 is None and self.ranker2 is None:  # no pruning: cut the cleaned pages to the budget
+            text = convert(res.stages["cleaned"], self.fmt)
+            res.context = self.tokenizer.truncate(text, self.budget2)
+            res.tokens = self.tokenizer.count(res.context)
+        res.stage_tokens = {k: self.tokenizer.count(v) for k, v in res.stages.items()}
+        res.seconds = time.perf_counter() - t0
+        return res

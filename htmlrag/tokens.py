@@ -1,0 +1,123 @@
+"""Token counting for budgets: any Hugging Face tokenizer, with an offline default that needs no hub.
+
+The default (``None`` or ``"mistral-7b-v0.1"``) is Mistral-7B v0.1's real SentencePiece model, shipped inside
+the PyPI package ``mistral-common`` as ``mistral_common/data/tokenizer.model.v1`` and run with the
+``sentencepiece`` library (the same model ``transformers``' LlamaTokenizer loads). Any other string is
+a Hugging Face tokenizer name or local path, loaded with ``AutoTokenizer`` (lazily imported).
+
+Token counts never include special tokens (BOS/EOS): they measure the context text alone.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from htmlrag.errors import HtmlRagError
+from htmlrag.models import MISTRAL_TOKENIZER, mistral_tokenizer_path
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """What the pruner needs from a tokenizer."""
+
+    name: str
+
+    def count(self, text: str) -> int:
+        """Number of tokens of ``text`` (no special tokens)."""
+        ...
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """:meth:`count` for many texts at once (batched where the backend can)."""
+        ...
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        """The longest prefix of ``text`` (on token boundaries) with at most ``max_tokens`` tokens."""
+        ...
+
+
+@dataclass
+class SentencePieceCounter:
+    """A SentencePiece model file (the offline default)."""
+
+    path: str
+    name: str = MISTRAL_TOKENIZER
+
+    def __post_init__(self) -> None:
+        import sentencepiece
+
+        self._sp = sentencepiece.SentencePieceProcessor(model_file=self.path)
+
+    def count(self, text: str) -> int:
+        return len(self._sp.encode(text)) if text else 0
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        return [len(ids) for ids in self._sp.encode(list(texts))]
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        if max_tokens <= 0:
+            return ""
+        ids = self._sp.encode(text)
+        if len(ids) <= max_tokens:
+            return text
+        out = self._sp.decode(ids[:max_tokens])
+        while out and self.count(out) > max_tokens:  # decode/encode is not always a round trip
+            out = out[:-1]
+        return out
+
+
+@dataclass
+class HFCounter:
+    """A Hugging Face tokenizer (``AutoTokenizer``)."""
+
+    tokenizer: Any
+    name: str
+
+    def count(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False)) if text else 0
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        enc = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        return [len(ids) for ids in enc]
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        if max_tokens <= 0:
+            return ""
+        ids = self.tokenizer.encode(text, add_special_tokens=False)
+        if len(ids) <= max_tokens:
+            return text
+        out = self.tokenizer.decode(ids[:max_tokens], skip_special_tokens=True)
+        while out and self.count(out) > max_tokens:
+            out = out[:-1]
+        return out
+
+
+@functools.lru_cache(maxsize=8)
+def load_tokenizer(name_or_path: str | None = None, *, trust_remote_code: bool = False) -> TokenCounter:
+    """Load a token counter (cached per name).
+
+    Args:
+        name_or_path: ``None``/``"mistral-7b-v0.1"`` for the offline default, a path to a ``.model``
+            SentencePiece file, or any Hugging Face tokenizer name or folder.
+        trust_remote_code: passed to ``AutoTokenizer`` (off unless a config asks for it).
+
+    Raises:
+        HtmlRagError: the tokenizer cannot be found or loaded (the message names it).
+    """
+    if name_or_path in (None, "", MISTRAL_TOKENIZER, "default"):
+        return SentencePieceCounter(str(mistral_tokenizer_path()))
+    if name_or_path.endswith(".model") or ".model." in name_or_path.rsplit("/", 1)[-1]:
+        return SentencePieceCounter(name_or_path, name=name_or_path)
+    try:
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
+    except Exception as exc:  # hub unreachable, missing folder, bad files
+        raise HtmlRagError(f"tokenizer {name_or_path!r} could not be loaded: {exc}") from exc
+    return HFCounter(tok, name_or_path)
