@@ -1,0 +1,152 @@
+"""The one example schema every dataset loader returns, and helpers shared by the loaders."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import json
+import random
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from htmlrag.errors import InputError
+from htmlrag.io import read_page
+
+#: A retrieved page: the HTML itself (``str`` or ``bytes``) or the path of an ``.html``/``.html.gz`` file.
+Page = str | bytes | Path
+
+
+@dataclass
+class Example:
+    """One question with its gold answers and retrieved pages.
+
+    Attributes:
+        id: unique within the dataset (stable across loads; used to pair systems in t-tests and to resume).
+        question: the question text.
+        answers: gold short answers (aliases, or every answer of a multi-answer question); for long-form sets
+            (ELI5) the long answers.
+        long_answers: gold long-form answers (ASQA, ELI5), else empty.
+        pages: retrieved pages in retrieval order: HTML strings/bytes or file paths; empty when the source
+            has questions only (see :func:`require_pages`).
+        metadata: anything else the source holds that a metric or table needs (``dataset``,
+            ``answer_groups`` for ASQA STR-EM, ``gold_page`` for WTQ, ...). JSON-serialisable.
+    """
+
+    id: str
+    question: str
+    answers: list[str]
+    long_answers: list[str] = field(default_factory=list)
+    pages: list[Page] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def load_pages(self) -> list[str | bytes]:
+        """The pages' HTML: strings and bytes as they are, paths read from disk (``.gz`` decompressed)."""
+        return [read_page(p) if isinstance(p, Path) else p for p in self.pages]
+
+
+def open_text(path: Path) -> Iterator[str]:
+    """Yield the lines of a text file that may be gzip- or bzip2-compressed."""
+    opener = gzip.open if path.suffix == ".gz" else bz2.open if path.suffix == ".bz2" else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:
+            yield from fh
+    except FileNotFoundError as exc:
+        raise InputError(f"{path}: no such file") from exc
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read: {exc}") from exc
+
+
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """Read a ``.jsonl`` (optionally ``.gz``/``.bz2``) file, or a ``.json`` file holding a list of objects.
+
+    Raises:
+        InputError: the file is missing, or a line is not a JSON object (the message names file and line).
+    """
+    p = Path(path)
+    name = p.name.removesuffix(".gz").removesuffix(".bz2")
+    if name.endswith(".json"):
+        try:
+            data = json.loads("".join(open_text(p)))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{p}: not valid JSON: {exc}") from exc
+        if isinstance(data, dict):
+            data = data.get("data", data.get("examples", [data]))
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise InputError(f"{p}: expected a list of JSON objects")
+        return data
+    rows = []
+    for n, line in enumerate(open_text(p), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{p}:{n}: not a JSON line: {exc}") from exc
+        if not isinstance(row, dict):
+            raise InputError(f"{p}:{n}: expected a JSON object, got {type(row).__name__}")
+        rows.append(row)
+    return rows
+
+
+def as_str_list(value: Any) -> list[str]:
+    """Strings of a value that may be a string, a list of strings, or missing; empty strings dropped."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value if v is not None and str(v).strip()]
+    return [str(value)]
+
+
+def sample_examples(examples: Sequence[Example], n: int | None, seed: int) -> list[Example]:
+    """A deterministic sample of ``n`` examples for ``seed``, kept in source order (all when ``n`` is None
+    or the dataset is not larger)."""
+    if n is None or n <= 0 or n >= len(examples):
+        return list(examples)
+    picked = sorted(random.Random(seed).sample(range(len(examples)), n))
+    return [examples[i] for i in picked]
+
+
+def check_unique_ids(examples: Iterable[Example], source: str) -> None:
+    """Raise InputError naming ``source`` when two examples share an id."""
+    seen: set[str] = set()
+    for ex in examples:
+        if ex.id in seen:
+            raise InputError(f"{source}: duplicate example id {ex.id!r}")
+        seen.add(ex.id)
+
+
+def require_pages(examples: Sequence[Example], source: str) -> None:
+    """Raise InputError when examples have no pages (a source with questions only, run with retrieval).
+
+    Policy: loaders always return question-only examples when the pages are absent (closed-book runs and
+    question statistics work); a run that cleans/prunes pages calls this first, so a missing page set fails
+    before any work, with a message saying how many examples lack pages and how to proceed.
+    """
+    missing = [ex.id for ex in examples if not ex.pages]
+    if missing:
+        raise InputError(
+            f"{source}: {len(missing)} of {len(examples)} examples have no retrieved pages (first: {missing[0]!r}); "
+            "this source holds questions only. Point the dataset at a file with pages (e.g. the hub "
+            "zstanjj/HtmlRAG-test) or set dataset.require_pages=false for a closed-book run"
+        )
+
+
+def fingerprint(examples: Sequence[Example]) -> str:
+    """SHA-256 over ids, questions, answers and page contents: the dataset hash recorded in ``env.json``."""
+    h = hashlib.sha256()
+    file_hash: dict[Path, str] = {}
+    for ex in examples:
+        h.update(json.dumps([ex.id, ex.question, ex.answers, ex.long_answers], ensure_ascii=False).encode())
+        for p in ex.pages:
+            if isinstance(p, Path):
+                if p not in file_hash:
+                    file_hash[p] = hashlib.sha256(read_page(p)).hexdigest()
+                h.update(file_hash[p].encode())
+            else:
+                h.update(hashlib.sha256(p.encode() if isinstance(p, str) else p).digest())
+    return h.hexdigest()

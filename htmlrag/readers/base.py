@@ -1,0 +1,229 @@
+"""The reader protocol, the shared behaviour of readers (cut the context to the window, cache responses),
+and the two readers that need no model: ``none`` (evaluate the context only) and ``fake`` (deterministic).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Protocol, runtime_checkable
+
+from htmlrag.cache import SqliteCache, content_key
+from htmlrag.errors import BudgetError
+from htmlrag.readers.prompts import SYSTEM, chat_messages
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """Decoding settings. ``temperature == 0`` is greedy decoding (the default); anything else samples,
+    and sampled generations are never cached.
+
+    Attributes:
+        max_new_tokens: answer length limit in tokens (also reserved out of the window).
+        temperature: 0 for greedy.
+        top_p: nucleus sampling mass (sampling only).
+        seed: sampling seed (sampling only).
+    """
+
+    max_new_tokens: int = 128
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+
+    @property
+    def sampled(self) -> bool:
+        """True when decoding samples (temperature > 0)."""
+        return self.temperature > 0
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """One question for a reader.
+
+    Attributes:
+        question: the question.
+        context: the context from the pipeline (in ``fmt``); cut to fit by :meth:`BaseReader.fit`.
+        fmt: ``html``, ``text`` or ``markdown`` (selects the prompt).
+        short_answer: append the short-answer instruction (short-answer datasets).
+    """
+
+    question: str
+    context: str
+    fmt: str = "html"
+    short_answer: bool = True
+
+
+@dataclass
+class ReaderOutput:
+    """A reader's answer. ``context`` is the context actually shown (after cutting), ``prompt_tokens`` the
+    prompt length in the reader's tokens, ``cached`` whether it came from the response cache."""
+
+    text: str
+    context: str
+    prompt_tokens: int = 0
+    cached: bool = False
+
+
+@runtime_checkable
+class Reader(Protocol):
+    """Answers questions from contexts. ``name`` identifies the model (it keys the response cache)."""
+
+    name: str
+
+    def read(self, requests: Sequence[ReadRequest]) -> list[ReaderOutput]:
+        """Answer every request, in order; contexts are cut to the reader's window first."""
+        ...
+
+
+class ResponseCache(SqliteCache):
+    """Reader responses keyed by model + prompt hash + generation parameters."""
+
+    def __init__(self, path: str, table: str = "responses") -> None:
+        super().__init__(path, table)
+
+
+class BaseReader:
+    """Shared reader behaviour: prompts, cutting the context to the window, the response cache.
+
+    Args:
+        name: model id (and revision, if pinned) — part of every cache key.
+        window: tokens the model accepts, prompt plus answer (4096 for "4K", 131072 for "128K").
+        generation: decoding settings.
+        tokenizer: a :class:`htmlrag.tokens.TokenCounter` with the reader's tokenizer.
+        cache: response cache (``None``: no caching).
+        system: system message (``None``: none).
+        prompt_margin: tokens reserved for the chat template's special tokens.
+    """
+
+    def __init__(self, name: str, window: int, generation: GenerationConfig | None = None, tokenizer: Any = None,
+                 cache: ResponseCache | None = None, system: str | None = SYSTEM, prompt_margin: int = 16) -> None:
+        self.name = name
+        self.window = int(window)
+        self.generation = generation or GenerationConfig()
+        self._tokenizer = tokenizer
+        self.cache = cache
+        self.system = system
+        self.prompt_margin = prompt_margin
+
+    @property
+    def tokenizer(self) -> Any:
+        """The token counter (loaded on first use: the offline default when none was given)."""
+        if self._tokenizer is None:
+            from htmlrag.tokens import load_tokenizer
+
+            self._tokenizer = load_tokenizer(None)
+        return self._tokenizer
+
+    def messages(self, req: ReadRequest) -> list[dict[str, str]]:
+        """Chat messages for ``req`` (context as given)."""
+        return chat_messages(req.question, req.context, req.fmt, req.short_answer, self.system)
+
+    def context_budget(self, req: ReadRequest) -> int:
+        """Tokens left for the context: window - answer tokens - prompt without context - margin."""
+        empty = self.messages(replace(req, context=""))
+        overhead = sum(self.tokenizer.count(m["content"]) for m in empty) + self.prompt_margin
+        return self.window - self.generation.max_new_tokens - overhead
+
+    def fit(self, req: ReadRequest) -> ReadRequest:
+        """``req`` with its context cut (on token boundaries, keeping the start) to fit the window.
+
+        Raises:
+            BudgetError: the window cannot hold even the prompt without context.
+        """
+        budget = self.context_budget(req)
+        if budget <= 0:
+            raise BudgetError(f"reader {self.name}: window {self.window} leaves no room for a context "
+                              f"(max_new_tokens {self.generation.max_new_tokens}, question {req.question[:60]!r})")
+        return replace(req, context=self.tokenizer.truncate(req.context, budget))
+
+    def cache_key(self, messages: list[dict[str, str]]) -> str:
+        """Key of a response: model name, prompt hash, generation parameters."""
+        return content_key("reader", self.name, content_key(messages), asdict(self.generation))
+
+    def read(self, requests: Sequence[ReadRequest]) -> list[ReaderOutput]:
+        """Fit, look up the cache (greedy only), generate what is missing, store it."""
+        fitted = [self.fit(r) for r in requests]
+        msgs = [self.messages(r) for r in fitted]
+        outs: list[ReaderOutput | None] = [None] * len(fitted)
+        use_cache = self.cache is not None and not self.generation.sampled
+        todo = []
+        for i, m in enumerate(msgs):
+            hit = self.cache.get(self.cache_key(m)) if use_cache else None  # type: ignore[union-attr]
+            if hit is not None:
+                outs[i] = ReaderOutput(hit["text"], fitted[i].context, hit.get("prompt_tokens", 0), cached=True)
+            else:
+                todo.append(i)
+        if todo:
+            results = self._generate([msgs[i] for i in todo])
+            for i, (text, ptoks) in zip(todo, results, strict=True):
+                outs[i] = ReaderOutput(text, fitted[i].context, ptoks)
+                if use_cache:
+                    self.cache.put(self.cache_key(msgs[i]), {"text": text, "prompt_tokens": ptoks})  # type: ignore[union-attr]
+        return [o for o in outs if o is not None]
+
+    def _generate(self, batch: list[list[dict[str, str]]]) -> list[tuple[str, int]]:
+        """Generate answers for chat-message lists: ``(text, prompt_tokens)`` each."""
+        raise NotImplementedError
+
+
+class NoneReader(BaseReader):
+    """No model: the response is empty; only context metrics (reference-text EM, tokens) are meaningful.
+
+    The context is cut to ``window`` tokens (no prompt, no answer reserved), so ``window=4096`` evaluates
+    the 4K context a reader would get.
+    """
+
+    def __init__(self, window: int = 4096, tokenizer: Any = None, **_: Any) -> None:
+        super().__init__("none", window, GenerationConfig(max_new_tokens=0), tokenizer, cache=None)
+
+    def context_budget(self, req: ReadRequest) -> int:
+        return self.window
+
+    def read(self, requests: Sequence[ReadRequest]) -> list[ReaderOutput]:
+        out = []
+        for r in requests:
+            ctx = self.fit(r).context
+            out.append(ReaderOutput("", ctx, 0))
+        return out
+
+
+_SENT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class FakeReader(BaseReader):
+    """A deterministic extractive reader for tests: answers with the context sentence that shares the most
+    words with the question (ties: the earliest), cut to ``max_words`` words. Tags are stripped first.
+
+    It can also fail on purpose: a question containing ``fail_on`` raises (to test error rows).
+    """
+
+    def __init__(self, window: int = 4096, tokenizer: Any = None, cache: ResponseCache | None = None,
+                 max_words: int = 30, fail_on: str | None = None, **_: Any) -> None:
+        super().__init__("fake", window, GenerationConfig(max_new_tokens=32), tokenizer, cache)
+        self.max_words = max_words
+        self.fail_on = fail_on
+        self.calls = 0
+
+    def _generate(self, batch: list[list[dict[str, str]]]) -> list[tuple[str, int]]:
+        out = []
+        for msgs in batch:
+            self.calls += 1
+            user = msgs[-1]["content"]
+            context, _, rest = user.partition("``` Please refer")
+            context = re.sub(r"<[^>]+>", " ", context.lstrip("`"))
+            question = rest.split("and answer the question.", 1)[-1]
+            if self.fail_on and self.fail_on in question:
+                raise RuntimeError(f"fake reader fails on purpose for {question.strip()[:40]!r}")
+            q = {w.lower() for w in _WORD.findall(question)}
+            best, best_score = "", -1
+            for sent in _SENT.split(context):
+                score = len(q & {w.lower() for w in _WORD.findall(sent)})
+                if score > best_score:
+                    best, best_score = sent, score
+            out.append((" ".join(best.split()[: self.max_words]), len(user.split())))
+        return out

@@ -1,0 +1,115 @@
+"""A transformers reader: chat template, greedy decoding by default, the context cut with the model's
+own tokenizer so that prompt + answer fit the window."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from htmlrag.errors import HtmlRagError
+from htmlrag.readers.base import BaseReader, GenerationConfig, ResponseCache
+from htmlrag.readers.prompts import SYSTEM, render_plain
+
+log = logging.getLogger(__name__)
+
+
+class HFReader(BaseReader):
+    """Generate with ``transformers.AutoModelForCausalLM``.
+
+    Args:
+        model: hub name or local folder.
+        revision: hub revision (part of the cache key).
+        window: context window in tokens (``None``: the model config's ``max_position_embeddings``).
+        generation: decoding settings (greedy by default).
+        device: ``cpu``, ``cuda``, ``cuda:1``, or ``auto`` (``device_map="auto"``).
+        dtype: ``auto``, ``float32``, ``bfloat16``, ``float16``.
+        batch_size: prompts per ``generate`` call (left padding).
+        trust_remote_code: off unless a config asks for it.
+        cache: response cache.
+        system: system message (``None`` for models whose template rejects system turns).
+    """
+
+    def __init__(self, model: str, revision: str | None = None, window: int | None = None,
+                 generation: GenerationConfig | None = None, device: str = "cpu", dtype: str = "auto",
+                 batch_size: int = 4, trust_remote_code: bool = False, cache: ResponseCache | None = None,
+                 system: str | None = SYSTEM) -> None:
+        self.model_name, self.revision, self.device, self.dtype = model, revision, device, dtype
+        self.batch_size, self.trust_remote_code = batch_size, trust_remote_code
+        self._model: Any = None
+        self._tok: Any = None
+        name = model if revision is None else f"{model}@{revision}"
+        super().__init__(name, window or 0, generation, None, cache, system)
+        if window is None:
+            self._load()
+
+    def _load(self) -> None:
+        if self._model is not None:
+            return
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as exc:  # pragma: no cover
+            raise HtmlRagError("the hf reader needs torch and transformers (pip install 'htmlrag-bench[gen]')") from exc
+        try:
+            tok = AutoTokenizer.from_pretrained(self.model_name, revision=self.revision,
+                                                trust_remote_code=self.trust_remote_code)
+            dtype = self.dtype if self.dtype == "auto" else getattr(torch, self.dtype)
+            kwargs: dict[str, Any] = {"revision": self.revision, "trust_remote_code": self.trust_remote_code,
+                                      "dtype": dtype}
+            if self.device == "auto":
+                kwargs["device_map"] = "auto"
+            model = AutoModelForCausalLM.from_pretrained(self.model_name, **kwargs)
+        except Exception as exc:
+            raise HtmlRagError(f"hf reader: model {self.model_name!r} could not be loaded: {exc}") from exc
+        if self.device != "auto":
+            model.to(self.device)
+        model.eval()
+        if tok.pad_token is None:
+            tok.pad_token = tok.eos_token
+        tok.padding_side = "left"
+        self._model, self._tok = model, tok
+        if not self.window:
+            self.window = int(getattr(model.config, "max_position_embeddings", 4096))
+        from htmlrag.tokens import HFCounter
+
+        self._tokenizer = HFCounter(tok, self.model_name)
+
+    @property
+    def tokenizer(self) -> Any:
+        self._load()
+        return self._tokenizer
+
+    def render(self, messages: list[dict[str, str]]) -> str:
+        """The prompt string: the tokenizer's chat template when it has one, else a plain rendering."""
+        self._load()
+        if getattr(self._tok, "chat_template", None):
+            try:
+                return self._tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            except Exception:  # templates that reject a system turn
+                user = [m for m in messages if m["role"] != "system"]
+                return self._tok.apply_chat_template(user, tokenize=False, add_generation_prompt=True)
+        return render_plain(messages)
+
+    def _generate(self, batch: list[list[dict[str, str]]]) -> list[tuple[str, int]]:
+        import torch
+
+        self._load()
+        g = self.generation
+        out: list[tuple[str, int]] = []
+        for start in range(0, len(batch), self.batch_size):
+            prompts = [self.render(m) for m in batch[start : start + self.batch_size]]
+            enc = self._tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+            enc = {k: v.to(self._model.device) for k, v in enc.items()}
+            kwargs: dict[str, Any] = {"max_new_tokens": g.max_new_tokens, "pad_token_id": self._tok.pad_token_id}
+            if g.sampled:
+                torch.manual_seed(g.seed)
+                kwargs.update(do_sample=True, temperature=g.temperature, top_p=g.top_p)
+            else:
+                kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+            with torch.no_grad():
+                gen = self._model.generate(**enc, **kwargs)
+            width = enc["input_ids"].shape[1]
+            lengths = enc["attention_mask"].sum(dim=1).tolist()
+            for row, n in zip(gen, lengths, strict=True):
+                out.append((self._tok.decode(row[width:], skip_special_tokens=True).strip(), int(n)))
+        return out

@@ -1,0 +1,64 @@
+"""A vLLM offline-engine reader (optional: ``pip install 'htmlrag-bench[gpu]'``; imported on first use).
+
+Tensor parallelism is vLLM's own (``tensor_parallel_size``); the context is cut with the model's tokenizer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from htmlrag.errors import HtmlRagError
+from htmlrag.readers.base import BaseReader, GenerationConfig, ResponseCache
+from htmlrag.readers.prompts import SYSTEM
+
+
+class VLLMReader(BaseReader):
+    """Generate with ``vllm.LLM.chat``.
+
+    Args:
+        model: hub name or local folder; ``revision`` pins it.
+        window: ``max_model_len`` (4096 or 131072 in the paper's settings).
+        tensor_parallel_size: GPUs per model.
+        gpu_memory_utilization: vLLM's memory fraction.
+        dtype: vLLM dtype (``auto``).
+        trust_remote_code: off unless configured.
+    """
+
+    def __init__(self, model: str, revision: str | None = None, window: int = 4096,
+                 generation: GenerationConfig | None = None, tensor_parallel_size: int = 1,
+                 gpu_memory_utilization: float = 0.9, dtype: str = "auto", trust_remote_code: bool = False,
+                 cache: ResponseCache | None = None, system: str | None = SYSTEM) -> None:
+        name = model if revision is None else f"{model}@{revision}"
+        super().__init__(name, window, generation, None, cache, system)
+        self.model_name, self.revision = model, revision
+        self.engine_args = {"tensor_parallel_size": tensor_parallel_size, "max_model_len": window,
+                            "gpu_memory_utilization": gpu_memory_utilization, "dtype": dtype,
+                            "trust_remote_code": trust_remote_code}
+        self._llm: Any = None
+
+    def _load(self) -> None:
+        if self._llm is not None:
+            return
+        try:
+            from vllm import LLM
+        except ImportError as exc:
+            raise HtmlRagError("reader=vllm needs vllm (pip install 'htmlrag-bench[gpu]')") from exc
+        self._llm = LLM(model=self.model_name, revision=self.revision, **self.engine_args)
+        from htmlrag.tokens import HFCounter
+
+        self._tokenizer = HFCounter(self._llm.get_tokenizer(), self.model_name)
+
+    @property
+    def tokenizer(self) -> Any:
+        self._load()
+        return self._tokenizer
+
+    def _generate(self, batch: list[list[dict[str, str]]]) -> list[tuple[str, int]]:
+        from vllm import SamplingParams
+
+        self._load()
+        g = self.generation
+        params = SamplingParams(max_tokens=g.max_new_tokens, temperature=g.temperature,
+                                top_p=g.top_p if g.sampled else 1.0, seed=g.seed if g.sampled else None)
+        outs = self._llm.chat(batch, params, use_tqdm=False)
+        return [(o.outputs[0].text.strip(), len(o.prompt_token_ids or [])) for o in outs]
