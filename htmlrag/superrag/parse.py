@@ -1,0 +1,249 @@
+"""Layout parsing of a PDF into pages, headings, sections, paragraphs, tables, figures and a ToC.
+
+Two passes. The first walks the pages one at a time and keeps only text lines, table cells and figure boxes
+(no page objects, no images), so memory grows with the text, not with the page count or the images. The
+second removes repeated headers/footers, finds the body font size, reads each page in reading order, detects
+headings and builds the section tree. See :mod:`~htmlrag.superrag.headings`, :mod:`~htmlrag.superrag.order`,
+:mod:`~htmlrag.superrag.furniture`, :mod:`~htmlrag.superrag.toc` for the exact rules.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from htmlrag.superrag import figures as fig
+from htmlrag.superrag import headings as hd
+from htmlrag.superrag.furniture import find_furniture
+from htmlrag.superrag.lines import body_size, inside, page_lines
+from htmlrag.superrag.model import (
+    FigureItem,
+    Heading,
+    Line,
+    PageInfo,
+    Paragraph,
+    ParsedDocument,
+    Section,
+    TableItem,
+)
+from htmlrag.superrag.order import reading_order
+from htmlrag.superrag.pdfio import doc_id_for, open_pdf
+from htmlrag.superrag.tables import page_tables, rows_to_html
+from htmlrag.superrag.toc import detected_toc, is_toc_page, outline_toc
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ParseOptions:
+    """Knobs of the layout parser (defaults suit reports, papers and filings).
+
+    Attributes:
+        table_strategy: PyMuPDF ``find_tables`` strategy (``"lines"``: ruled tables; ``"text"``: aligned text).
+        furniture_band: fraction of the page height at top and bottom searched for headers/footers.
+        size_ratio: a line at least this many times the body size may be a heading.
+        max_heading_words: longest heading, in words.
+        two_column_share: share of characters each column needs for column-wise reading.
+        toc_search_pages: ToC pages are looked for among this many first pages.
+        min_figure_side: smallest figure side, in points.
+        scanned_cover: a page without text whose images cover at least this share of it is "scanned".
+    """
+
+    table_strategy: str = "lines"
+    furniture_band: float = 0.1
+    size_ratio: float = 1.15
+    max_heading_words: int = 16
+    two_column_share: float = 0.2
+    toc_search_pages: int = 20
+    min_figure_side: float = 30.0
+    scanned_cover: float = 0.5
+
+
+@dataclass
+class _Page:
+    info: PageInfo
+    lines: list[Line]
+    tables: list[TableItem]
+    figures: list[FigureItem]
+    toc: bool = False
+    label: str = ""
+    drop: set[int] = field(default_factory=set)
+
+
+def _join(lines: list[Line]) -> str:
+    out = ""
+    for ln in lines:
+        t = ln.text
+        if out.endswith("-") and t[:1].islower():
+            out = out[:-1] + t
+        else:
+            out = f"{out} {t}" if out else t
+    return out
+
+
+def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list[_Page]:
+    from htmlrag.superrag.pdfio import import_pymupdf
+
+    pymupdf = import_pymupdf()
+    flags = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_IMAGES
+    pages: list[_Page] = []
+    for i in range(doc.page_count):
+        page = doc.load_page(i)
+        pno = i + 1
+        w, h = float(page.rect.width), float(page.rect.height)
+        try:
+            lines = page_lines(page.get_text("dict", flags=flags), pno)
+        except Exception as exc:
+            warnings.append(f"{name}: page {pno}: text extraction failed ({exc}); page skipped")
+            lines = []
+        chars = sum(len(ln.text) for ln in lines)
+        boxes = fig.image_boxes(page)
+        cover = sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes) / max(w * h, 1.0)
+        scanned = chars == 0 and cover >= opts.scanned_cover
+        if scanned:
+            warnings.append(f"{name}: page {pno} has no text layer (scanned image); its text is missing "
+                            "(OCR is not enabled)")
+        toc = i < opts.toc_search_pages and is_toc_page(lines)
+        tables = [] if (toc or scanned or not lines) else page_tables(page, pno, lines, strategy=opts.table_strategy)
+        figures = [] if scanned else fig.page_figures(boxes, pno, min_side=opts.min_figure_side)
+        if not scanned and any(fig.CAPTION.match(ln.text) for ln in lines):
+            figures += fig.captioned_drawings(page, pno, lines, [t.bbox for t in tables] + [f.bbox for f in figures],
+                                              min_side=opts.min_figure_side)
+        try:
+            label = page.get_label() or ""
+        except Exception:  # pragma: no cover - broken label trees
+            label = ""
+        pages.append(_Page(PageInfo(pno, w, h, chars, scanned), lines, tables, figures, toc, label))
+        del page
+    return pages
+
+
+def _caption(box, lines: list[Line], pattern, taken: set[int]) -> tuple[str, set[int]]:
+    i = fig.find_caption(box, lines, pattern)
+    if i is None or i in taken:
+        return "", set()
+    blk = lines[i].block
+    idx = {j for j, ln in enumerate(lines) if ln.block == blk and j >= i}
+    return _join([lines[j] for j in sorted(idx)]), idx
+
+
+def parse_pdf(
+    path: str | Path, *, options: ParseOptions | None = None, password: str | None = None, repair: bool = False
+) -> ParsedDocument:
+    """Parse one PDF into a :class:`~htmlrag.superrag.model.ParsedDocument`.
+
+    Args:
+        path: the PDF file.
+        options: parser settings (:class:`ParseOptions` defaults when None).
+        password: user password for encrypted files.
+        repair: accept truncated/damaged files MuPDF can repair (see :func:`~htmlrag.superrag.pdfio.open_pdf`).
+
+    Raises:
+        InputError: the file cannot be parsed (the message names it and says why).
+    """
+    opts = options or ParseOptions()
+    name = str(path)
+    doc, data = open_pdf(path, password=password, repair=repair)
+    warnings: list[str] = []
+    try:
+        pages = _read_pages(doc, opts, name, warnings)
+        outline = outline_toc(doc)
+        meta_title = (doc.metadata or {}).get("title", "") or ""
+    finally:
+        doc.close()
+    if all(p.info.chars == 0 for p in pages):
+        warnings.append(f"{name}: no page has a text layer; nothing to index (OCR is not enabled)")
+    for w in warnings:
+        log.warning("%s", w)
+
+    drops, labels = find_furniture([(p.lines, p.info.height) for p in pages], band=opts.furniture_band)
+    if not labels:
+        labels = {p.info.number: p.label for p in pages if p.label}
+    for p, d in zip(pages, drops, strict=True):
+        p.drop = d
+        p.info.printed = labels.get(p.info.number, "")
+    if outline:
+        toc, toc_source = outline, "outline"
+    else:
+        toc_pages = {p.info.number: [ln for i, ln in enumerate(p.lines) if i not in p.drop] for p in pages if p.toc}
+        toc = detected_toc(toc_pages, labels, len(pages)) if toc_pages else []
+        toc_source = "pages" if toc else "none"
+
+    tables: list[TableItem] = []
+    figures: list[FigureItem] = []
+    flow: list[tuple[str, object]] = []  # ("head", [Line]) | ("para", Paragraph) | ("table"|"figure", item)
+    body = body_size(ln for p in pages for i, ln in enumerate(p.lines) if i not in p.drop)
+    known = {(e.page, hd.normalise(e.title)) for e in toc if e.page}
+    for p in pages:
+        units = _page_units(p, tables, figures)
+        for u in reading_order(units, p.info.width, min_share=opts.two_column_share):
+            if isinstance(u, hd.Block):
+                for kind, run in _segments(u, body, opts, known):
+                    if kind == "head":
+                        flow.append(("head", run))
+                    elif not p.toc:
+                        flow.append(("para", Paragraph(p.info.number, hd.Block(run).bbox, _join(run))))
+            else:
+                flow.append(("table" if isinstance(u, TableItem) else "figure", u))
+    heads = [(x, max(ln.size for ln in x)) for k, x in flow if k == "head"]  # type: ignore[union-attr]
+    levels = iter(hd.assign_levels(heads, [(e.level, e.title) for e in toc]))
+    headings: list[Heading] = []
+    sections: list[Section] = []
+    for kind, obj in flow:
+        if kind == "head":
+            lvl, src = next(levels)
+            h = hd.make_heading(obj, lvl, src)  # type: ignore[arg-type]
+            headings.append(h)
+            parent = next((j for j in range(len(sections) - 1, -1, -1) if sections[j].level < lvl), None)
+            sections.append(Section(h.text, lvl, h.page, h, parent=parent))
+            continue
+        if not sections:
+            sections.append(Section("", 1, obj.page, None))  # type: ignore[attr-defined]
+        sections[-1].items.append(obj)  # type: ignore[arg-type]
+    title = meta_title.strip() if len(meta_title.strip()) > 3 else ""
+    if not title:
+        first = [h for h in headings if h.page == headings[0].page] if headings else []
+        title = max(first, key=lambda h: h.size).text if first else Path(path).stem
+    return ParsedDocument(path=name, doc_id=doc_id_for(data, path), title=title, pages=[p.info for p in pages],
+                          headings=headings, sections=sections, tables=tables, figures=figures, toc=toc,
+                          toc_source=toc_source, warnings=warnings)
+
+
+def _segments(block: hd.Block, body: float, opts: ParseOptions, known: set[tuple[int, str]]):
+    """Heading/body runs of a block; leading lines matching a ToC/outline entry on this page are a heading."""
+    for k in range(min(3, len(block.lines)), 0, -1):
+        if (block.page, hd.normalise(" ".join(ln.text for ln in block.lines[:k]))) in known:
+            rest = block.lines[k:]
+            return [("head", block.lines[:k])] + ([("body", rest)] if rest else [])
+    return hd.segment_block(block, body, size_ratio=opts.size_ratio, max_words=opts.max_heading_words)
+
+
+def _page_units(p: _Page, tables: list[TableItem], figures: list[FigureItem]) -> list[object]:
+    """Blocks, tables and figures of a page, with captions attached and covered lines removed."""
+    lines = p.lines
+    taken = set(p.drop)
+    for t in p.tables:
+        taken |= {i for i, ln in enumerate(lines) if inside(ln.bbox, t.bbox)}
+    for f in p.figures:
+        inner = {i for i, ln in enumerate(lines) if i not in taken and inside(ln.bbox, f.bbox)}
+        f.text = _join([lines[i] for i in sorted(inner)])
+        taken |= inner
+    for t in p.tables:
+        t.caption, used = _caption(t.bbox, lines, fig.TABLE_CAPTION, taken)
+        taken |= used
+        if t.caption:
+            t.html = rows_to_html(t.rows, t.caption)
+        t.index = len(tables)
+        tables.append(t)
+    for f in p.figures:
+        f.caption, used = _caption(f.bbox, lines, fig.CAPTION, taken)
+        taken |= used
+        f.index = len(figures)
+        figures.append(f)
+    blocks: dict[int, list[Line]] = {}
+    for i, ln in enumerate(lines):
+        if i not in taken:
+            blocks.setdefault(ln.block, []).append(ln)
+    units: list[object] = [hd.Block(sorted(b, key=lambda x: (round(x.bbox[1]), x.bbox[0]))) for b in blocks.values()]
+    return units + list(p.tables) + list(p.figures)
