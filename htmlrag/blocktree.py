@@ -3,8 +3,9 @@
 Breadth-first from the root: a node whose whole content has at most ``max_words`` words becomes one block
 (a *leaf* block); otherwise its children are visited and its own direct text (its text plus its children's
 tails), if any, becomes a *non-leaf* block. An element without element children is a leaf block whatever its
-size. Words are counted with :func:`htmlrag.text.count_words` (CJK characters count one each); an image's alt
-text counts as its words.
+size. Words are counted per text node with :func:`htmlrag.text.count_words` (whitespace-separated pieces;
+each CJK character counts one) and summed; an image's alt text counts as its words. Children without any
+words (e.g. an empty cell that keeps a row's shape) are not blocks and are never removed by pruning.
 
 Blocks are addressed by *paths* of tag names from the root, where siblings that share a tag name are told
 apart by a suffix (``div0``, ``div1``, ...; the released HtmlRAG pruners were trained on this form, numbered
@@ -27,7 +28,7 @@ import lxml.etree as etree
 from htmlrag.clean import INLINE, clean_html, serialize
 from htmlrag.errors import InputError
 from htmlrag.parse import parse_html
-from htmlrag.text import WordStats
+from htmlrag.text import count_words, has_cjk
 
 
 class _PathNode:
@@ -58,7 +59,8 @@ class Block:
         is_leaf: True when the block is a whole subtree; False when it is only the direct text of an
             element whose children are blocks of their own.
         words: number of words of the block's text.
-        text: the block's text (whole subtree for a leaf block; own direct text for a non-leaf block).
+        text: the block's text (whole subtree for a leaf block; own direct text for a non-leaf block), with
+            spaces at block-level element boundaries and image alt text; computed on first use.
         element: the element the block maps to, in :attr:`BlockTree.root`.
         page: index of the page the block comes from (several pages per question).
         position: index of :attr:`element` in document order (``list(root.iter())``); ties in ranking
@@ -68,11 +70,19 @@ class Block:
     index: int
     is_leaf: bool
     words: int
-    text: str
     element: etree._Element = field(repr=False)
     page: int = 0
     position: int = 0
     _path: _PathNode = field(repr=False, default=None)  # type: ignore[assignment]
+
+    _text: str | None = field(repr=False, default=None)
+
+    @property
+    def text(self) -> str:
+        """The block's text (computed on first use from :attr:`element`)."""
+        if self._text is None:
+            self._text = _subtree_text(self.element) if self.is_leaf else _own_text(self.element)
+        return self._text
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -118,22 +128,28 @@ class BlockTree:
         return [b.path_str for b in self.blocks]
 
 
-def _word_stats(root: etree._Element) -> tuple[dict[int, WordStats], list[etree._Element]]:
-    """Words of every element's content (not its tail), bottom-up in one pass; keyed by ``id(element)``."""
+def _word_counts(root: etree._Element) -> tuple[dict[int, int], list[etree._Element]]:
+    """Words of every element's content (not its tail), bottom-up in one pass; keyed by ``id(element)``.
+
+    Each text node is counted on its own (a word is never split across two text nodes' counts: after
+    cleaning, text nodes meet at tag boundaries, which separate words in rendered HTML).
+    """
     elements = list(root.iter())
-    stats: dict[int, WordStats] = {}
+    cjk = any(has_cjk(t) for t in root.itertext())
+    cw = count_words if cjk else (lambda t: len(t.split()))
+    counts: dict[int, int] = {}
     for el in reversed(elements):
-        s = WordStats.of(el.text)
+        n = cw(el.text) if el.text else 0
         if el.tag == "img":
-            s.add(WordStats.of(el.get("alt")))
+            alt = el.get("alt")
+            if alt:
+                n += cw(alt)
         for child in el:
-            cs = stats.get(id(child))
-            if cs is not None:
-                s.add(cs)
+            n += counts[id(child)]
             if child.tail:
-                s.add(WordStats.of(child.tail))
-        stats[id(el)] = s
-    return stats, elements  # the caller keeps `elements` alive: the ids are valid while it does
+                n += cw(child.tail)
+        counts[id(el)] = n
+    return counts, elements  # the caller keeps `elements` alive: the ids are valid while it does
 
 
 def _own_text(el: etree._Element) -> str:
@@ -211,15 +227,14 @@ def build_block_tree(
         root = parse_html(html, name)
     if root is None:
         return BlockTree(None, [], max_words, page)
-    stats, elements = _word_stats(root)
+    stats, elements = _word_counts(root)
     position = {id(e): i for i, e in enumerate(elements)}
     blocks: list[Block] = []
 
     def add(el: etree._Element, path: _PathNode, is_leaf: bool, words: int) -> None:
-        text = _subtree_text(el) if is_leaf else _own_text(el)
-        blocks.append(Block(len(blocks), is_leaf, words, text, el, page, position[id(el)], path))
+        blocks.append(Block(len(blocks), is_leaf, words, el, page, position[id(el)], path))
 
-    total = stats[id(root)].words
+    total = stats[id(root)]
     root_path = _PathNode(root.tag, None)
     if total <= max_words:
         if total > 0:
@@ -231,7 +246,7 @@ def build_block_tree(
         el, path = queue.popleft()
         children = _element_children(el)
         if not children:
-            add(el, path, True, stats[id(el)].words)
+            add(el, path, True, stats[id(el)])
             continue
         counts = Counter(c.tag for c in children)
         seen: Counter[str] = Counter()
@@ -242,7 +257,7 @@ def build_block_tree(
                 seen[tag] += 1
             else:
                 label = tag
-            words = stats[id(child)].words
+            words = stats[id(child)]
             if words == 0 and not (child.tag == "img" and child.get("alt")):
                 continue  # no content: not a block (e.g. an empty cell that keeps a row's shape)
             child_path = _PathNode(label, path)
@@ -250,9 +265,7 @@ def build_block_tree(
                 queue.append((child, child_path))
             else:
                 add(child, child_path, True, words)
-        own = WordStats.of(el.text)
-        for child in el:
-            own.add(WordStats.of(child.tail))
-        if own.words > 0:
-            add(el, path, False, own.words)
+        own = count_words(el.text or "") + sum(count_words(c.tail) for c in el if c.tail)
+        if own > 0:
+            add(el, path, False, own)
     return BlockTree(root, blocks, max_words, page)

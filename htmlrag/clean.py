@@ -7,7 +7,8 @@ What :func:`clean_html` does, in order:
 2. Drop ``script``, ``style``, ``noscript``, ``template``, ``iframe`` (and a few other non-visible
    elements) with their contents, and everything in ``<head>`` except ``<title>``.
 3. Strip attributes except an allow-list that carries meaning: ``alt``/``title`` on images,
-   ``colspan``/``rowspan`` (when not 1) on cells, optionally ``href`` on links.
+   ``colspan``/``rowspan`` (when not 1) on cells, optionally ``href`` on links. Inline tags that mean nothing
+   without attributes (``span``, ``font``, ... and ``a`` unless links are kept) are unwrapped.
 4. In one bottom-up pass: normalise whitespace (collapse runs; drop it at block boundaries; ``<pre>`` keeps
    its whitespace exactly), replace ``<br>``/``<hr>`` by a space, drop elements with no text and no meaningful
    content (images with alt text, and empty cells that hold a table row's shape, are meaningful), and unwrap
@@ -21,7 +22,6 @@ output's text in the same order (:func:`htmlrag.lossless.check_lossless` tests e
 
 from __future__ import annotations
 
-import re
 import lxml.etree as etree
 
 from htmlrag.errors import InputError
@@ -43,20 +43,11 @@ INLINE: frozenset[str] = frozenset(
     "a abbr b bdi bdo big cite code data del dfn em font i ins kbd label mark q rp rt ruby s samp small "
     "span strike strong sub sup time tt u var img br wbr".split()
 )
+#: Inline tags unwrapped outright (plus ``a`` unless links are kept).
+UNWRAP_INLINE: tuple[str, ...] = ("span", "font", "abbr", "bdi", "bdo", "data", "time", "big", "small", "tt",
+                                  "label", "nobr", "wbr")
 _CELLS = frozenset(("td", "th"))
 _BREAKS = frozenset(("br", "hr", "wbr"))
-_HAS_ATTRIBUTES = etree.XPath("//*[@*]")
-_COMMON_ATTRIBUTES = (
-    "class id style href src alt title width height type name value rel target role lang dir content "
-    "property itemprop itemscope itemtype colspan rowspan align valign border cellpadding cellspacing "
-    "bgcolor color face size data-src srcset sizes loading decoding onclick onload onerror tabindex "
-    "aria-hidden aria-label aria-labelledby aria-describedby aria-expanded aria-controls aria-live "
-    "hidden method action for placeholder frameborder scrolling allowfullscreen async defer charset "
-    "http-equiv xmlns nowrap clear span summary scope headers abbr start reversed datetime cite "
-    "data-id data-url data-type data-href data-original data-lazy-src data-reactid data-testid "
-    "data-component data-module data-track data-analytics data-index data-name data-value "
-    "data-toggle data-target rules frame usemap shape coords label media crossorigin integrity"
-).split()
 
 
 def _attributes_to_keep(root: etree._Element, keep_href: bool) -> list[tuple[etree._Element, dict]]:
@@ -75,16 +66,6 @@ def _attributes_to_keep(root: etree._Element, keep_href: bool) -> list[tuple[etr
             if href and not href.lower().startswith("javascript:"):
                 saved.append((a, {"href": href}))
     return saved
-
-
-def _strip_attributes(root: etree._Element, keep_href: bool) -> None:
-    saved = _attributes_to_keep(root, keep_href)
-    etree.strip_attributes(root, *_COMMON_ATTRIBUTES)  # in C: most attributes on real pages
-    for el in _HAS_ATTRIBUTES(root):  # the rest, on the few elements that still carry one
-        el.attrib.clear()
-    for el, attrs in saved:
-        for k, v in attrs.items():
-            el.set(k, v)
 
 
 def _remove(el: etree._Element, parent: etree._Element, sep: str = "") -> None:
@@ -150,83 +131,94 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False) -> etree._Eleme
                 _remove(child, head)
         head.text = None
     etree.strip_elements(root, *DROP_WITH_CONTENT, with_tail=False)
-    _strip_attributes(root, keep_href)
+    saved_attributes = _attributes_to_keep(root, keep_href)  # all attributes go in the pass below
+    alt_images = {id(el) for el, attrs in saved_attributes if "alt" in attrs and el.tag == "img"}
+    # Inline tags that carry no meaning once attributes are gone are unwrapped in C (text and children
+    # stay in place); this also spares the Python pass below a third of the elements of a typical page.
+    etree.strip_tags(root, *(UNWRAP_INLINE if keep_href else (*UNWRAP_INLINE, "a")))
 
     # Keep every proxy alive in `elements` first: the id() sets below rely on lxml reusing live proxies.
     elements = list(root.iter())
-    in_pre: set[int] = set()
+    pre_text: set[int] = set()  # elements whose text is inside <pre> (kept verbatim)
+    pre_tail: set[int] = set()  # elements whose tail is inside <pre>
     for pre in root.iter("pre", "textarea", "xmp", "listing", "plaintext"):
-        in_pre.update(id(e) for e in pre.iter())
+        for e in pre.iter():
+            pre_text.add(id(e))
+            if e is not pre:
+                pre_tail.add(id(e))
         if pre.tag in ("xmp", "listing", "plaintext"):
             pre.tag = "pre"  # raw-text elements: serialised as <pre> so that their text is escaped safely
     shape_only: set[int] = set()
     structural, inline, cells, breaks = STRUCTURAL, INLINE, _CELLS, _BREAKS
     for el in reversed(elements):
+        attrib = el.attrib
+        if attrib:
+            attrib.clear()
         tag = el.tag
         parent = el.getparent()
+        if parent is None:
+            _normalise_root(el, inline, pre_text)
+            continue
         if not isinstance(tag, str):  # entity references or leftovers: keep their tail only
-            if parent is not None:
-                _remove(el, parent)
+            _remove(el, parent)
             continue
         if tag in breaks:
-            if parent is not None:
-                _remove(el, parent, sep=" ")
+            _remove(el, parent, sep=" ")
             continue
-        pre = id(el) in in_pre if in_pre else False
         block = tag not in inline
-
-        # -- whitespace of el.text and the children's tails (children are final by now)
+        # Children are final by now; each child already normalised its own tail. Here: el's text, el's tail,
+        # and the whitespace just before el if el is block-level.
         text = el.text
-        if text and not pre:
+        if text and id(el) not in pre_text:
             if text.isspace():
-                text = None if block else " "
+                text = None
             else:
                 lead, trail = text[0].isspace(), text[-1].isspace()
                 text = " ".join(text.split())
                 if lead and not block:
                     text = " " + text
-                if trail:
+                if trail and (not block or len(el)):
                     text += " "
+            el.text = text
         n = len(el)
-        contentful = bool(text and not text.isspace())
-        if n:
-            prev = None
-            for child in el:
-                cblock = child.tag not in inline
-                if cblock and not pre:  # whitespace just before a block child is insignificant
-                    if prev is None:
-                        if text:
-                            text = text.rstrip()
-                    elif prev.tail:
-                        prev.tail = prev.tail.rstrip() or None
-                tail = child.tail
-                if tail:
-                    if not pre:
-                        if tail.isspace():
-                            tail = None if cblock else " "
-                        else:
-                            lead, trail = tail[0].isspace(), tail[-1].isspace()
-                            tail = " ".join(tail.split())
-                            if lead and not cblock:
-                                tail = " " + tail
-                            if trail:
-                                tail += " "
-                    if tail and not tail.isspace():
-                        contentful = True
-                    child.tail = tail or None
-                if not contentful and id(child) not in shape_only:
-                    contentful = True
-                prev = child
-            if block and not pre and prev.tail:
-                prev.tail = prev.tail.rstrip() or None
-        elif block and text and not pre:
-            text = text.rstrip()
-        el.text = text or None
+        if n and block and id(el) not in pre_text:
+            last = el[-1]
+            if last.tail and last.tail[-1] == " ":
+                last.tail = last.tail.rstrip() or None
+            first = el[0]
+            if text and first.tag not in inline and text[-1] == " ":
+                el.text = text = text.rstrip() or None
+        tail = el.tail
+        if tail and id(el) not in pre_tail:
+            if tail.isspace():
+                tail = None if block else " "
+            else:
+                lead, trail = tail[0].isspace(), tail[-1].isspace()
+                tail = " ".join(tail.split())
+                if lead and not block:
+                    tail = " " + tail
+                if trail:
+                    tail += " "
+            el.tail = tail
+        if block and id(el) not in pre_tail:  # whitespace just before a block element is insignificant
+            prev = el.getprevious()
+            if prev is not None:
+                if prev.tail and prev.tail[-1].isspace():
+                    prev.tail = prev.tail.rstrip() or None
+            elif parent.text and parent.text[-1].isspace():
+                parent.text = parent.text.rstrip() or None
 
-        if parent is None:  # the root stays, whatever it holds
-            continue
+        contentful = bool(text) and not text.isspace()
+        if not contentful and n:
+            if not shape_only:
+                contentful = True
+            else:
+                for child in el:
+                    if id(child) not in shape_only or (child.tail and not child.tail.isspace()):
+                        contentful = True
+                        break
         if not contentful:
-            if tag == "img" and el.get("alt"):
+            if tag == "img" and id(el) in alt_images:
                 continue
             if tag in cells:
                 shape_only.add(id(el))
@@ -237,7 +229,7 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False) -> etree._Eleme
         # -- unwrap a single-child wrapper (el holds exactly one child and no text of its own)
         if n == 1 and el.text is None:
             child = el[0]
-            if child.tail is None:
+            if child.tail is None or child.tail.isspace():
                 ctag = child.tag
                 child_inline = ctag in inline
                 if tag not in structural and not (block and child_inline and ctag not in structural):
@@ -245,6 +237,20 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False) -> etree._Eleme
                     tail = el.tail
                     parent.replace(el, child)
                     child.tail = tail
-                elif ctag not in structural and ctag != "img" and not (not child_inline and tag in inline):
+                elif ctag not in structural and not (not child_inline and tag in inline):
+                    child.tail = None
                     _unwrap_child(el, child)
+    for el, attrs in saved_attributes:
+        for k, v in attrs.items():
+            el.set(k, v)
     return root
+
+
+def _normalise_root(root: etree._Element, inline: frozenset[str], pre_text: set[int]) -> None:
+    text = root.text
+    if text and id(root) not in pre_text:
+        root.text = " ".join(text.split()) or None
+    if len(root):
+        last = root[-1]
+        if last.tail:
+            last.tail = last.tail.rstrip() or None
