@@ -78,7 +78,7 @@ def decode_html(data: bytes, name: str = "<bytes>") -> str:
         InputError: the bytes are binary data, not a page.
     """
     encoding, skip = sniff_encoding(data)
-    if encoding is None or not encoding.startswith("utf-16") and not encoding.startswith("utf-32"):
+    if encoding is None or (not encoding.startswith("utf-16") and not encoding.startswith("utf-32")):
         if looks_binary(data):
             raise InputError(f"{name}: input looks like binary data, not an HTML page (NUL or control bytes)")
     body = data[skip:]

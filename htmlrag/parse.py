@@ -44,7 +44,7 @@ class _Flattener(_StdTokenizer):
         self.depth = 0
         self.dropped: list[str] = []  # names of start tags dropped at depth, to drop their end tags too
 
-    def handle_starttag(self, tag, attrs):  # noqa: D102
+    def handle_starttag(self, tag, attrs):
         if tag in _VOID:
             self.out.append(self.get_starttag_text() or f"<{tag}>")
             return
@@ -55,10 +55,10 @@ class _Flattener(_StdTokenizer):
         self.depth += 1
         self.out.append(self.get_starttag_text() or f"<{tag}>")
 
-    def handle_startendtag(self, tag, attrs):  # noqa: D102
+    def handle_startendtag(self, tag, attrs):
         self.out.append(self.get_starttag_text() or f"<{tag}/>")
 
-    def handle_endtag(self, tag):  # noqa: D102
+    def handle_endtag(self, tag):
         if tag in _VOID:
             return
         if self.dropped:
@@ -68,16 +68,16 @@ class _Flattener(_StdTokenizer):
         self.depth = max(0, self.depth - 1)
         self.out.append(f"</{tag}>")
 
-    def handle_data(self, data):  # noqa: D102
+    def handle_data(self, data):
         self.out.append(html_lib.escape(data, quote=False) if self.cdata_elem is None else data)
 
-    def handle_entityref(self, name):  # noqa: D102
+    def handle_entityref(self, name):
         self.out.append(f"&{name};")
 
-    def handle_charref(self, name):  # noqa: D102
+    def handle_charref(self, name):
         self.out.append(f"&#{name};")
 
-    def handle_decl(self, decl):  # noqa: D102
+    def handle_decl(self, decl):
         self.out.append(f"<!{decl}>")
 
 

@@ -145,7 +145,7 @@ def main() -> None:
             print(f"  peer error: {e[:150]}")
 
     print(f"\n{len(pages)} pages, {mb:.1f} MB, max_words={args.max_words}, one process\n")
-    print(f"| system | clean MB/s | tree pages/s | out/in chars | out/in tokens | lossless | crashes |")
+    print("| system | clean MB/s | tree pages/s | out/in chars | out/in tokens | lossless | crashes |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, mbps, tps, ratio, tr, ll, cr in rows:
         f = lambda v, fmt: "-" if v is None else format(v, fmt)  # noqa: E731

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol, runtime_checkable
@@ -59,13 +60,15 @@ class ReadRequest:
 
 @dataclass
 class ReaderOutput:
-    """A reader's answer. ``context`` is the context actually shown (after cutting), ``prompt_tokens`` the
-    prompt length in the reader's tokens, ``cached`` whether it came from the response cache."""
+    """A reader's answer. ``context`` is the context actually shown (after cutting), ``context_tokens`` its
+    length and ``prompt_tokens`` the prompt's length in the reader's tokens, ``cached`` whether the answer
+    came from the response cache."""
 
     text: str
     context: str
     prompt_tokens: int = 0
     cached: bool = False
+    context_tokens: int = 0
 
 
 @runtime_checkable
@@ -103,6 +106,8 @@ class BaseReader:
                  cache: ResponseCache | None = None, system: str | None = SYSTEM, prompt_margin: int = 16) -> None:
         self.name = name
         self.window = int(window)
+        if isinstance(generation, dict) or (generation is not None and not isinstance(generation, GenerationConfig)):
+            generation = GenerationConfig(**dict(generation))
         self.generation = generation or GenerationConfig()
         self._tokenizer = tokenizer
         self.cache = cache
@@ -111,11 +116,12 @@ class BaseReader:
 
     @property
     def tokenizer(self) -> Any:
-        """The token counter (loaded on first use: the offline default when none was given)."""
-        if self._tokenizer is None:
+        """The token counter (loaded on first use: a name is loaded with :func:`htmlrag.tokens.load_tokenizer`;
+        ``None`` is the offline default)."""
+        if self._tokenizer is None or isinstance(self._tokenizer, str):
             from htmlrag.tokens import load_tokenizer
 
-            self._tokenizer = load_tokenizer(None)
+            self._tokenizer = load_tokenizer(self._tokenizer)
         return self._tokenizer
 
     def messages(self, req: ReadRequest) -> list[dict[str, str]]:
@@ -163,7 +169,10 @@ class BaseReader:
                 outs[i] = ReaderOutput(text, fitted[i].context, ptoks)
                 if use_cache:
                     self.cache.put(self.cache_key(msgs[i]), {"text": text, "prompt_tokens": ptoks})  # type: ignore[union-attr]
-        return [o for o in outs if o is not None]
+        done = [o for o in outs if o is not None]
+        for o in done:
+            o.context_tokens = self.tokenizer.count(o.context)
+        return done
 
     def _generate(self, batch: list[list[dict[str, str]]]) -> list[tuple[str, int]]:
         """Generate answers for chat-message lists: ``(text, prompt_tokens)`` each."""
@@ -187,7 +196,7 @@ class NoneReader(BaseReader):
         out = []
         for r in requests:
             ctx = self.fit(r).context
-            out.append(ReaderOutput("", ctx, 0))
+            out.append(ReaderOutput("", ctx, 0, context_tokens=self.tokenizer.count(ctx)))
         return out
 
 
@@ -199,20 +208,24 @@ class FakeReader(BaseReader):
     """A deterministic extractive reader for tests: answers with the context sentence that shares the most
     words with the question (ties: the earliest), cut to ``max_words`` words. Tags are stripped first.
 
-    It can also fail on purpose: a question containing ``fail_on`` raises (to test error rows).
+    It can also fail on purpose (a question containing ``fail_on`` raises, to test error rows) and be slow
+    (``delay`` seconds per answer, to test killing a run).
     """
 
     def __init__(self, window: int = 4096, tokenizer: Any = None, cache: ResponseCache | None = None,
-                 max_words: int = 30, fail_on: str | None = None, **_: Any) -> None:
+                 max_words: int = 30, fail_on: str | None = None, delay: float = 0.0, **_: Any) -> None:
         super().__init__("fake", window, GenerationConfig(max_new_tokens=32), tokenizer, cache)
         self.max_words = max_words
         self.fail_on = fail_on
+        self.delay = delay
         self.calls = 0
 
     def _generate(self, batch: list[list[dict[str, str]]]) -> list[tuple[str, int]]:
         out = []
         for msgs in batch:
             self.calls += 1
+            if self.delay:
+                time.sleep(self.delay)
             user = msgs[-1]["content"]
             context, _, rest = user.partition("``` Please refer")
             context = re.sub(r"<[^>]+>", " ", context.lstrip("`"))

@@ -45,8 +45,9 @@ def _clean(pages_file: str, out_file: str, max_words: int) -> None:
 def _prune(items_file: str, out_file: str, ranker: str, budget: int, max_words: int, tokenizer: str,
            embed_model: str) -> None:
     """Each input line: {"id", "question", "pages": [html]}; the toolkit's own pipeline per question."""
-    from htmlrag import BM25HTMLPruner, EmbedHTMLPruner, build_block_tree, clean_html
     from transformers import AutoTokenizer
+
+    from htmlrag import BM25HTMLPruner, EmbedHTMLPruner, build_block_tree, clean_html
 
     tok = AutoTokenizer.from_pretrained(tokenizer)
     if ranker == "bm25":
