@@ -188,8 +188,8 @@ class GenerativeRanker:
         model_name_or_path: hub name or local folder of the pruner.
         device: torch device (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
         dtype: ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"auto"``.
-        max_prompt_tokens: cap on the prompt length in tokens (the model's window, less the longest block
-            path, always applies).
+        max_prompt_tokens: cap on the prompt length in tokens. The model's window always applies, less the
+            path tokens the walk feeds (up to the deepest branching node of the token tree).
         truncation: what to do with a prompt over the limit: ``"left"``/``"right"`` cut HTML tokens at that
             end, ``"error"`` raises :class:`~htmlrag.errors.BudgetError`.
         trust_remote_code: let transformers run the checkpoint's own code (off by default; not needed).
