@@ -34,6 +34,7 @@ class Column:
     higher_is_better: bool = True
     scale: float = 100.0
     digits: int = 2
+    rank: bool = True
 
 
 @dataclass
@@ -59,6 +60,8 @@ class Table:
     alpha: float = 0.05
 
     def _ranks(self, col: Column) -> dict[str, int]:
+        if not col.rank:
+            return {}
         vals = {s: v for s, v in self.values.get((col.dataset, col.metric), {}).items()
                 if v is not None and not math.isnan(v)}
         distinct = sorted(set(round(v * col.scale, col.digits) for v in vals.values()),
@@ -156,6 +159,7 @@ def build_table(
     *,
     directions: Mapping[str, bool] | None = None,
     scales: Mapping[str, float] | None = None,
+    unranked: Sequence[str] = (),
     caption: str = "",
     alpha: float = 0.05,
 ) -> Table:
@@ -166,6 +170,7 @@ def build_table(
         metrics: metric keys to show under each dataset (a system's ``metrics`` or ``tokens``).
         directions: higher-is-better per metric (default True).
         scales: print scale per metric (default 100; token counts should use 1).
+        unranked: metrics whose columns get no best/second marks (e.g. token counts).
     """
     directions = directions or {}
     scales = scales or {}
@@ -174,12 +179,12 @@ def build_table(
     for run in runs:
         ds = str(run.get("dataset", run.get("experiment", "")))
         ours = ours or run.get("ours")
-        for sys in run["systems"]:
+        for sys in run.get("system_order") or run["systems"]:
             if sys not in rows:
                 rows.append(sys)
         for m in metrics:
             col = Column(ds, m, higher_is_better=directions.get(m, True), scale=scales.get(m, 100.0),
-                         digits=0 if scales.get(m, 100.0) == 1 else 2)
+                         digits=0 if scales.get(m, 100.0) == 1 else 2, rank=m not in unranked)
             columns.append(col)
             values[(ds, m)] = {s: v["metrics"].get(m) for s, v in run["systems"].items()}
             pvalues[(ds, m)] = {b: t.get("p") for b, t in run.get("tests", {}).get(m, {}).items()}

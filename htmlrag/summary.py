@@ -1,0 +1,110 @@
+"""Aggregate saved prediction rows into ``metrics.json`` and tables (no model calls: re-tables need no rerun).
+
+``metrics.json`` is a pure function of the saved rows and the run's identity: rows are taken in example
+order, floats are aggregated in that order, and no timing or host information enters it, so two runs of
+one configuration (or a killed and resumed run) write byte-identical files.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from htmlrag.metrics import aggregate, get_metric
+from htmlrag.results import atomic_write
+from htmlrag.stats import compare_to
+from htmlrag.tables import build_table
+
+
+def _clean(x: Any) -> Any:
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_clean(v) for v in x]
+    return x
+
+
+def summarize(
+    rows: Sequence[Mapping[str, Any]],
+    systems: Sequence[str],
+    metrics: Sequence[str],
+    *,
+    ours: str,
+    experiment: str,
+    run_id: str,
+    dataset: str,
+    alpha: float = 0.05,
+) -> dict[str, Any]:
+    """The content of ``metrics.json``.
+
+    For each system: ``n`` (examples scored), ``n_errors``, ``metrics`` (aggregate of each metric over the
+    examples the system scored), ``tokens`` (mean context tokens handed to the reader) and ``stage_tokens``
+    (mean tokens after each pipeline stage). ``tests[metric][baseline]`` holds the paired t-test of ``ours``
+    against each other system over the ids both scored.
+    """
+    rows = sorted(rows, key=lambda r: (r.get("index", 0), r["id"]))
+    scores: dict[str, dict[str, dict[str, float]]] = {m: {s: {} for s in systems} for m in metrics}
+    out_sys: dict[str, Any] = {}
+    for s in systems:
+        ok = [r for r in rows if s in r.get("systems", {}) and not r["systems"][s].get("error") and not r.get("error")]
+        errors = len(rows) - len(ok)
+        entry: dict[str, Any] = {"n": len(ok), "n_errors": errors, "metrics": {}}
+        for m in metrics:
+            vals = [r["systems"][s]["scores"][m] for r in ok]
+            scores[m][s] = {r["id"]: r["systems"][s]["scores"][m] for r in ok}
+            entry["metrics"][m] = aggregate(m, vals) if vals else None
+        toks = [r["systems"][s]["tokens"] for r in ok]
+        entry["metrics"]["tokens"] = sum(toks) / len(toks) if toks else None
+        stage_names = sorted({k for r in ok for k in r["systems"][s].get("stage_tokens", {})})
+        entry["stage_tokens"] = {
+            k: sum(r["systems"][s]["stage_tokens"].get(k, 0) for r in ok) / len(ok) for k in stage_names
+        }
+        out_sys[s] = entry
+    tests = compare_to(scores, ours, metrics) if ours in systems and len(systems) > 1 else {}
+    return _clean({
+        "experiment": experiment,
+        "run_id": run_id,
+        "dataset": dataset,
+        "ours": ours,
+        "alpha": alpha,
+        "n_examples": len(rows),
+        "n_failed_examples": sum(1 for r in rows if r.get("error")),
+        "metric_names": list(metrics),
+        "systems": out_sys,
+        "system_order": [s for s in systems if s != ours] + ([ours] if ours in systems else []),
+        "tests": {m: {b: t.to_dict() for b, t in by.items()} for m, by in tests.items()},
+    })
+
+
+def write_tables(summaries: Sequence[Mapping[str, Any]], out_dir: Path, metrics: Sequence[str] | None = None,
+                 caption: str = "") -> dict[str, Path]:
+    """Write ``results.md``, ``results.csv`` and ``results.tex`` for one or several runs' ``metrics.json``
+    (several runs: one column group per dataset). Token columns are printed unscaled, lower is better."""
+    names = [*(metrics or summaries[0]["metric_names"]), "tokens"]
+    directions = {m: get_metric(m).higher_is_better for m in names if m != "tokens"} | {"tokens": False}
+    table = build_table(summaries, names, directions=directions, scales={"tokens": 1.0}, unranked=["tokens"],
+                        caption=caption, alpha=float(summaries[0].get("alpha", 0.05)))
+    paths = {"md": out_dir / "results.md", "csv": out_dir / "results.csv", "tex": out_dir / "results.tex"}
+    atomic_write(paths["md"], table.to_markdown() + "\n" + stage_tokens_markdown(summaries))
+    atomic_write(paths["csv"], table.to_csv())
+    atomic_write(paths["tex"], table.to_latex())
+    return paths
+
+
+def stage_tokens_markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
+    """A Markdown table of mean tokens after each pipeline stage (raw/cleaned/step1/step2) per system, plus
+    the context handed to the reader."""
+    stages = ["raw", "cleaned", "step1", "step2"]
+    lines = ["Mean tokens per stage (raw pages, cleaned, after step 1, after step 2, context given to the reader):",
+             "", "| dataset | system | " + " | ".join(stages) + " | context |", "|---|---|" + "---:|" * (len(stages) + 1)]
+    for run in summaries:
+        for sys in run.get("system_order") or run["systems"]:
+            e = run["systems"][sys]
+            cells = [f"{e['stage_tokens'][k]:.0f}" if k in e.get("stage_tokens", {}) else "-" for k in stages]
+            ctx = e["metrics"].get("tokens")
+            lines.append(f"| {run.get('dataset', '')} | {sys} | " + " | ".join(cells) + f" | {'-' if ctx is None else f'{ctx:.0f}'} |")
+    return "\n".join(lines) + "\n"
