@@ -1,0 +1,63 @@
+"""The htmlrag command line: clean/tree, one bad page never stops the batch."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from htmlrag.cli import main
+
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "pages"
+
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "htmlrag", *args], input=stdin, capture_output=True, timeout=120)
+
+
+def test_clean_stdin_to_stdout():
+    r = run("clean", stdin=b"<div><div><p>Hi <span>there</span></p></div></div><script>x()</script>")
+    assert r.returncode == 0
+    assert r.stdout.decode().strip() == "<html><body><p>Hi there</p></body></html>"
+
+
+def test_clean_many_files_one_bad(tmp_path: Path, capsys):
+    good = tmp_path / "a.html"
+    good.write_text("<p>alpha</p>")
+    gz = tmp_path / "b.html.gz"
+    gz.write_bytes(gzip.compress(b"<p>beta</p>"))
+    broken = tmp_path / "c.html.gz"
+    broken.write_bytes(b"\x1f\x8b not really gzip")
+    binary = tmp_path / "d.html"
+    binary.write_bytes(b"\x00\x01\x02" * 50)
+    out = tmp_path / "out"
+    code = main(["clean", str(good), str(tmp_path / "missing.html"), str(gz), str(broken), str(binary),
+                 "--out-dir", str(out)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert (out / "a.html").read_text() == "<html><body><p>alpha</p></body></html>"
+    assert (out / "b.html").read_text() == "<html><body><p>beta</p></body></html>"
+    lines = [ln for ln in err.splitlines() if ln.startswith("htmlrag: error:")]
+    assert len(lines) == 3
+    assert "missing.html: no such file" in err and "c.html.gz: broken gzip" in err and "d.html" in err
+    assert "Traceback" not in err
+
+
+def test_several_paths_need_out_dir(capsys):
+    assert main(["clean", str(SAMPLES / "lighthouse.html"), str(SAMPLES / "tea-garden.html")]) == 2
+
+
+def test_tree_json(capsys):
+    assert main(["tree", str(SAMPLES / "lighthouse.html"), "--max-words", "20", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["max_words"] == 20
+    paths = [b["path"] for b in data["blocks"]]
+    assert "<html><title>" in paths and any("<table" in p for p in paths)
+    assert len(data["blocks"]) >= 10 and sum(b["words"] for b in data["blocks"]) > 100
+
+
+def test_python_dash_m_help():
+    r = run("--help")
+    assert r.returncode == 0 and b"clean" in r.stdout and b"prune" in r.stdout
