@@ -75,10 +75,8 @@ def _join(lines: list[Line]) -> str:
     out = ""
     for ln in lines:
         t = ln.text
-        if out.endswith("-") and t[:1].islower():
-            out = out[:-1] + t
-        else:
-            out = f"{out} {t}" if out else t
+        hyphen = out.endswith("-") and t[:1].islower()
+        out = out[:-1] + t if hyphen else (f"{out} {t}" if out else t)
     return out
 
 
@@ -201,7 +199,9 @@ def parse_pdf(
         if not sections:
             sections.append(Section("", 1, obj.page, None))  # type: ignore[attr-defined]
         sections[-1].items.append(obj)  # type: ignore[arg-type]
-    title = meta_title.strip() if len(meta_title.strip()) > 3 else ""
+    meta_title = meta_title.strip()
+    letters = sum(c.isalpha() for c in meta_title)
+    title = meta_title if letters >= 4 and letters >= sum(c.isdigit() for c in meta_title) else ""
     if not title:
         first = [h for h in headings if h.page == headings[0].page] if headings else []
         title = max(first, key=lambda h: h.size).text if first else Path(path).stem

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 from htmlrag.superrag.lines import rows
@@ -62,7 +63,7 @@ def is_toc_page(lines: Sequence[Line], *, min_rows: int = 5) -> bool:
     says = any(_CONTENTS.search(ln.text) for ln in lines[:40])
     need = 3 if says else min_rows
     nums = [int(lab) for _, _, lab in found if lab.isdigit()]
-    steady = sum(b >= a for a, b in zip(nums, nums[1:], strict=False)) >= 0.8 * (len(nums) - 1)
+    steady = sum(b >= a for a, b in pairwise(nums)) >= 0.8 * (len(nums) - 1)
     return len(found) >= need and len(found) >= 0.3 * max(n, 1) and steady
 
 

@@ -1,0 +1,47 @@
+"""Cypher texts used by every backend (the same strings run on Kuzu and Neo4j).
+
+Labels are written in backticks where generated (``Table`` is a reserved word in Kuzu). Writes (only used
+while building) are ``UNWIND $rows`` batches; reads take ``$ids``/``$doc_ids`` lists.
+"""
+
+from __future__ import annotations
+
+from htmlrag.superrag.graph.schema import NODE_PROPS
+
+_SET = ", ".join(f"{k}: r.{k}" for k in NODE_PROPS)
+_RETURN = ", ".join(f"n.{k} AS {k}" for k in NODE_PROPS if k != "html") + ", n.html AS html"
+
+
+def create_nodes(label: str) -> str:
+    return f"UNWIND $rows AS r CREATE (n:`{label}` {{{_SET}}})"
+
+
+def create_edges(rel: str, src: str, dst: str) -> str:
+    return (f"UNWIND $rows AS r MATCH (a:`{src}` {{id: r.src}}), (b:`{dst}` {{id: r.dst}}) "
+            f"CREATE (a)-[:`{rel}` {{score: r.score}}]->(b)")
+
+
+DELETE_DOC = "MATCH (n) WHERE n.doc_id = $doc_id DETACH DELETE n"
+COUNT_NODES = "MATCH (n) RETURN count(n) AS n"
+COUNT_EDGES = "MATCH ()-[e]->() RETURN count(e) AS n"
+DOCUMENTS = "MATCH (d:Document) RETURN d.id AS id, d.title AS title, d.page_end AS pages ORDER BY id"
+NODES_BY_ID = f"MATCH (n) WHERE n.id IN $ids RETURN {_RETURN}"
+#: Content under given sections (any depth up to 4), in reading order.
+SECTION_CONTENT = (
+    "MATCH (c)-[:IS_UNDER*1..4]->(s) WHERE s.id IN $ids AND c.kind IN ['SectionChunk', 'Table', 'Figure'] "
+    "RETURN DISTINCT s.id AS section, c.id AS id, c.kind AS kind, c.ord AS ord ORDER BY section, ord"
+)
+#: Tables and figures that sit under the same parent as the given nodes, or on the same page.
+RELATED_TABLES_FIGURES = (
+    "MATCH (c)-[:IS_UNDER]->(s)<-[:IS_UNDER]-(t) WHERE c.id IN $ids AND t.kind IN ['Table', 'Figure'] "
+    "RETURN DISTINCT c.id AS source, t.id AS id, 'section' AS via "
+    "UNION "
+    "MATCH (c)-[:ON_PAGE]->(p)<-[:ON_PAGE]-(t) WHERE c.id IN $ids AND t.kind IN ['Table', 'Figure'] "
+    "RETURN DISTINCT c.id AS source, t.id AS id, 'page' AS via"
+)
+#: The table a table chunk belongs to.
+PARENT_TABLE = "MATCH (c:TableChunk)-[:IS_UNDER]->(t:`Table`) WHERE c.id IN $ids RETURN c.id AS source, t.id AS id"
+#: The node that follows each given node in reading order.
+NEXT_OF = "MATCH (a)-[:HAS_NEXT]->(b) WHERE a.id IN $ids RETURN a.id AS source, b.id AS id"
+#: The section title path of each given node.
+PARENT_OF = "MATCH (a)-[:IS_UNDER]->(b) WHERE a.id IN $ids RETURN a.id AS source, b.id AS id, b.title AS title"

@@ -1,0 +1,129 @@
+"""Graph-store protocol and the embedded Kuzu backend (the default).
+
+Every read goes through :func:`~htmlrag.superrag.graph.readonly.check_read_only`; a store opened with
+``read_only=True`` also holds a read-only connection (Kuzu's ``Database(path, read_only=True)``), so a query
+that slipped past the check still cannot write. Builds open the store writable; queries open it read-only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from htmlrag.errors import HtmlRagError
+from htmlrag.superrag.graph import cypher
+from htmlrag.superrag.graph.readonly import check_read_only
+from htmlrag.superrag.graph.schema import LABELS, NODE_PROPS, RELS
+
+log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """What the builder and the retrievers need from a graph database."""
+
+    read_only: bool
+
+    def create_schema(self) -> None:
+        """Create node/relationship tables or constraints if missing (idempotent)."""
+        ...
+
+    def write_nodes(self, label: str, rows: Sequence[dict[str, Any]]) -> None:
+        """Create nodes of one label; every row has all of NODE_PROPS."""
+        ...
+
+    def write_edges(self, rel: str, src: str, dst: str, rows: Sequence[dict[str, Any]]) -> None:
+        """Create relationships from ``src``-labelled to ``dst``-labelled nodes; rows have src, dst, score."""
+        ...
+
+    def delete_document(self, doc_id: str) -> None:
+        """Remove every node (and its relationships) of one document."""
+        ...
+
+    def query(self, cypher_text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a read-only query (refused before execution if it could write); rows as dicts."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def node_row(**kw: Any) -> dict[str, Any]:
+    """A node row with every schema property (missing strings "", missing integers 0)."""
+    row = {k: ("" if t == "STRING" else 0) for k, t in NODE_PROPS.items()}
+    row.update({k: v for k, v in kw.items() if v is not None})
+    return row
+
+
+class KuzuStore:
+    """Kuzu, embedded and on disk (a single database file).
+
+    Args:
+        path: the database file (created when writable and missing; its folder must exist).
+        read_only: open for queries only (several readers may share the file).
+        batch: rows per ``UNWIND`` write.
+    """
+
+    def __init__(self, path: str | Path, *, read_only: bool = False, batch: int = 2000) -> None:
+        try:
+            import kuzu
+        except ImportError as exc:  # pragma: no cover - optional extra
+            raise HtmlRagError("the embedded graph store needs kuzu: pip install 'htmlrag-bench[graph]'") from exc
+        self.path = Path(path)
+        self.read_only = read_only
+        self.batch = batch
+        if read_only and not self.path.exists():
+            raise HtmlRagError(f"{self.path}: no graph database here (build it first: htmlrag graph build)")
+        try:
+            self._db = kuzu.Database(str(self.path), read_only=read_only)
+            self._conn = kuzu.Connection(self._db)
+        except RuntimeError as exc:
+            raise HtmlRagError(f"{self.path}: cannot open Kuzu database: {exc}") from exc
+
+    def _run(self, text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        res = self._conn.execute(text, params or {})
+        results = res if isinstance(res, list) else [res]
+        out: list[dict[str, Any]] = []
+        for r in results[-1:]:
+            cols = r.get_column_names()
+            while r.has_next():
+                out.append(dict(zip(cols, r.get_next(), strict=True)))
+        return out
+
+    def _tables(self) -> set[str]:
+        return {row["name"] for row in self._run("CALL show_tables() RETURN name")}
+
+    def create_schema(self) -> None:
+        have = self._tables()
+        props = ", ".join(f"{k} {t}" for k, t in NODE_PROPS.items())
+        for lab in LABELS:
+            if lab not in have:
+                self._run(f"CREATE NODE TABLE `{lab}`({props}, PRIMARY KEY(id))")
+        for rel, pairs in RELS.items():
+            if rel not in have:
+                pair_text = ", ".join(f"FROM `{a}` TO `{b}`" for a, b in pairs)
+                self._run(f"CREATE REL TABLE `{rel}`({pair_text}, score DOUBLE)")
+
+    def write_nodes(self, label: str, rows: Sequence[dict[str, Any]]) -> None:
+        for i in range(0, len(rows), self.batch):
+            self._run(cypher.create_nodes(label), {"rows": list(rows[i : i + self.batch])})
+
+    def write_edges(self, rel: str, src: str, dst: str, rows: Sequence[dict[str, Any]]) -> None:
+        for i in range(0, len(rows), self.batch):
+            self._run(cypher.create_edges(rel, src, dst), {"rows": list(rows[i : i + self.batch])})
+
+    def delete_document(self, doc_id: str) -> None:
+        self._run(cypher.DELETE_DOC, {"doc_id": doc_id})
+
+    def query(self, cypher_text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        check_read_only(cypher_text)
+        return self._run(cypher_text, params)
+
+    def close(self) -> None:
+        conn, db = getattr(self, "_conn", None), getattr(self, "_db", None)
+        if conn is not None:
+            conn.close()
+        if db is not None:
+            db.close()
+        self._conn = self._db = None

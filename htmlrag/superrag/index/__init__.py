@@ -1,0 +1,1 @@
+"""Vector and full-text indexes over the graph's content (node ids are the keys)."""

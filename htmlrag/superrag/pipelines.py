@@ -1,0 +1,64 @@
+"""Named retrievers, as the CLI and the benchmark use them.
+
+* ``vector``, ``bm25``: one search alone over content nodes.
+* ``hybrid``: vector + BM25 fused with RRF.
+* ``toc``: question vs section titles, then those sections' content.
+* ``tables``: hybrid, plus the top-3 related tables/figures.
+* ``reflect``: hybrid; a reader decides whether the top-3 related tables/figures are added.
+* ``merge``: hybrid with cross-page merging along ``HAS_NEXT``.
+* ``rerank``: hybrid top-20 reranked (embedding cosine) to top-k.
+* ``full``: hybrid top-20 -> cross-page merge -> rerank to top-k -> self-reflection on tables/figures.
+* ``cypher``: a model writes a read-only Cypher query from the schema (needs ``cypher_writer``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from htmlrag.errors import HtmlRagError
+from htmlrag.superrag.retrieve.evidence import Evidence
+from htmlrag.superrag.retrieve.expand import SelfReflection, TableFigureExpansion
+from htmlrag.superrag.retrieve.hybrid import HybridRetriever, TocRetriever
+from htmlrag.superrag.retrieve.merge import CrossPageMerge, EmbeddingReranker, Rerank
+
+RETRIEVERS = ("vector", "bm25", "hybrid", "toc", "tables", "reflect", "merge", "rerank", "full", "cypher")
+
+
+class _Full:
+    name = "full"
+
+    def __init__(self, corpus: Any, reader: Any) -> None:
+        hybrid = HybridRetriever(corpus)
+        self.ranked = Rerank(CrossPageMerge(corpus, hybrid), EmbeddingReranker(corpus), pool=20)
+        self.reflect = SelfReflection(TableFigureExpansion(corpus, self.ranked), reader)
+
+    def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
+        return self.reflect(question, k, doc_ids)
+
+
+def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer: Any = None) -> Any:
+    """The retriever called ``name`` over ``corpus``; a callable ``(question, k=10, doc_ids=None)``."""
+    if name in ("vector", "bm25"):
+        return HybridRetriever(corpus, use=(name,))
+    if name == "hybrid":
+        return HybridRetriever(corpus)
+    if name == "toc":
+        return TocRetriever(corpus)
+    if name == "tables":
+        return TableFigureExpansion(corpus, HybridRetriever(corpus))
+    if name == "reflect":
+        return SelfReflection(TableFigureExpansion(corpus, HybridRetriever(corpus)), reader)
+    if name == "merge":
+        return CrossPageMerge(corpus, HybridRetriever(corpus))
+    if name == "rerank":
+        return Rerank(HybridRetriever(corpus), EmbeddingReranker(corpus), pool=20)
+    if name == "full":
+        return _Full(corpus, reader)
+    if name == "cypher":
+        if cypher_writer is None:
+            raise HtmlRagError("the cypher retriever needs a cypher_writer (a model, or a fixed query)")
+        from htmlrag.superrag.retrieve.cypher_qa import CypherRetriever
+
+        return CypherRetriever(corpus, cypher_writer)
+    raise HtmlRagError(f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVERS)}")

@@ -1,0 +1,1 @@
+"""Retrievers over the layout-aware graph; every one returns :class:`~.evidence.Evidence` lists."""

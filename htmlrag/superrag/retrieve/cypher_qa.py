@@ -1,0 +1,82 @@
+"""LLM-written Cypher over the graph schema, executed read-only.
+
+The model sees the schema (:func:`~htmlrag.superrag.graph.schema.schema_text`) and the question, and writes
+one Cypher query. The query is checked by :func:`~htmlrag.superrag.graph.readonly.check_read_only` (write
+clauses raise :class:`~htmlrag.superrag.graph.readonly.WriteQueryError` before anything runs) and executed
+through the store's read-only query path. Result rows with an ``id`` column become evidence of those nodes
+(score = 1 / row rank); other rows become ``Row`` evidence whose text is the row as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from htmlrag.superrag.graph.readonly import check_read_only
+from htmlrag.superrag.graph.schema import schema_text
+from htmlrag.superrag.retrieve.evidence import Backend, Evidence, to_evidence
+from htmlrag.superrag.retrieve.expand import Reader
+
+CYPHER_PROMPT = """Task: write a Cypher query that retrieves the information needed to answer the question
+from a graph database of PDF documents.
+Instructions:
+- Use only the node labels, relationship types and properties in the schema.
+- The query must only read: no CREATE, MERGE, SET, DELETE, REMOVE, DROP, LOAD, COPY or CALL.
+- Return the matched content nodes' ids as `id` (for example `RETURN c.id AS id`), at most {k} rows.
+- Answer with the Cypher query only, no explanation.
+Schema:
+{schema}
+{scope}Question: {question}
+Cypher query:"""
+
+_FENCE = re.compile(r"```(?:cypher)?\s*(.*?)```", re.S | re.I)
+
+
+def extract_cypher(reply: str) -> str:
+    """The query in a model reply: the first fenced block if any, else the whole reply, stripped."""
+    m = _FENCE.search(reply)
+    return (m.group(1) if m else reply).strip()
+
+
+class FixedCypherWriter:
+    """Deterministic fake writer: always answers with the given query (tests, and ``--cypher`` on the CLI)."""
+
+    def __init__(self, query: str) -> None:
+        self.query = query
+        self.prompts: list[str] = []
+
+    def __call__(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        return self.query
+
+
+class CypherRetriever:
+    """Evidence from a model-written, read-only Cypher query (see the module docstring)."""
+
+    name = "cypher"
+
+    def __init__(self, corpus: Backend, writer: Reader) -> None:
+        self.corpus, self.writer = corpus, writer
+        self.last_query: str | None = None
+
+    def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
+        scope = f"Only use documents with doc_id in {json.dumps(list(doc_ids))}.\n" if doc_ids else ""
+        prompt = CYPHER_PROMPT.format(k=k, schema=schema_text(), scope=scope, question=question)
+        query = extract_cypher(self.writer(prompt))
+        self.last_query = query
+        check_read_only(query)
+        rows = self.corpus.store.query(query)[: max(k, 1) * 5]
+        ids = [str(r["id"]) for r in rows if r.get("id") is not None]
+        nodes = self.corpus.nodes(ids)
+        out: list[Evidence] = []
+        for rank, r in enumerate(rows, start=1):
+            nid = r.get("id")
+            if nid is not None and str(nid) in nodes:
+                out.append(to_evidence(nodes[str(nid)], 1.0 / rank, self.name))
+            elif nid is None:
+                out.append(Evidence(node_id="", kind="Row", doc_id="", pages=(), score=1.0 / rank,
+                                    text=json.dumps(r, default=str, ensure_ascii=False), retriever=self.name))
+            if len(out) >= k:
+                break
+        return out

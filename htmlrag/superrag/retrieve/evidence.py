@@ -1,0 +1,83 @@
+"""Evidence records, reciprocal rank fusion, and what retrievers need from a built corpus."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from htmlrag.superrag.graph import cypher
+
+
+@dataclass
+class Evidence:
+    """One retrieved graph node.
+
+    Attributes:
+        node_id: the node's id in the graph.
+        kind: its label (SectionChunk, TableChunk, Table, Figure, ...).
+        doc_id: the document it belongs to.
+        pages: physical pages (1-based) it covers, ascending.
+        score: the retriever's score (higher is better; its meaning depends on the retriever).
+        text: the node's text (tables: rows as ``cell | cell`` lines), with merged continuations appended.
+        title: section title, table or figure caption.
+        html: ``<table>`` markup for tables and table chunks, else empty.
+        retriever: which stage produced or last re-scored it.
+        merged: ids of nodes whose text was appended (cross-page merging).
+    """
+
+    node_id: str
+    kind: str
+    doc_id: str
+    pages: tuple[int, ...]
+    score: float
+    text: str
+    title: str = ""
+    html: str = ""
+    retriever: str = ""
+    merged: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["pages"], d["merged"] = list(self.pages), list(self.merged)
+        return d
+
+
+class Backend(Protocol):
+    """A built corpus as retrievers see it (see :class:`htmlrag.superrag.corpus.Corpus`)."""
+
+    store: Any
+    vectors: Any
+    fulltext: Any
+    embedder: Any
+
+    def nodes(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def fetch_nodes(store: Any, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Rows of the given node ids (all schema properties), keyed by id."""
+    if not ids:
+        return {}
+    return {r["id"]: r for r in store.query(cypher.NODES_BY_ID, {"ids": list(dict.fromkeys(ids))})}
+
+
+def to_evidence(row: dict[str, Any], score: float, retriever: str) -> Evidence:
+    p0, p1 = int(row.get("page_start") or 0), int(row.get("page_end") or 0)
+    pages = tuple(range(p0, max(p0, p1) + 1)) if p0 else ()
+    return Evidence(node_id=row["id"], kind=row.get("kind") or "", doc_id=row.get("doc_id") or "", pages=pages,
+                    score=float(score), text=row.get("text") or "", title=row.get("title") or "",
+                    html=row.get("html") or "" if row.get("kind") in ("Table", "TableChunk") else "",
+                    retriever=retriever)
+
+
+def rrf(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion: score(id) = sum over rankings of 1 / (k + rank), rank from 1; best first."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for r, i in enumerate(ranking, start=1):
+            scores[i] = scores.get(i, 0.0) + 1.0 / (k + r)
+    return sorted(scores.items(), key=lambda x: (-x[1], x[0]))

@@ -1,0 +1,78 @@
+"""Cross-page merging along ``HAS_NEXT``, and reranking from top-20 to top-10.
+
+Merging: a retrieved SectionChunk whose ``HAS_NEXT`` successor starts on a later page and whose text does
+not end a sentence (``.``, ``!``, ``?``, ``:`` or a closing quote/bracket after one) gets the successor's
+text appended (the paragraph ran over the page break); a Table whose ``HAS_NEXT`` table continues on the
+next page gets its rows appended. Pages and ``merged`` record what was joined. Order and scores are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from htmlrag.superrag.graph import cypher
+from htmlrag.superrag.retrieve.evidence import Backend, Evidence
+
+Retriever = Callable[..., list[Evidence]]
+_ENDS = re.compile(r"[.!?:][\"')\]”’]*\s*$")
+
+
+class CrossPageMerge:
+    """Base retriever, then cross-page merging of its evidence (see the module docstring)."""
+
+    def __init__(self, corpus: Backend, base: Retriever) -> None:
+        self.corpus, self.base, self.name = corpus, base, "merge"
+
+    def merge(self, evidence: Sequence[Evidence]) -> list[Evidence]:
+        ids = [e.node_id for e in evidence if e.kind in ("SectionChunk", "Table")]
+        nxt = {r["source"]: r["id"] for r in self.corpus.store.query(cypher.NEXT_OF, {"ids": ids})} if ids else {}
+        rows = self.corpus.nodes(list(nxt.values()))
+        out: list[Evidence] = []
+        for e in evidence:
+            n = rows.get(nxt.get(e.node_id, ""))
+            if n is None or not e.pages or int(n["page_start"]) <= e.pages[-1]:
+                out.append(e)
+                continue
+            if e.kind == "SectionChunk" and _ENDS.search(e.text):
+                out.append(e)
+                continue
+            pages = tuple(sorted(set(e.pages) | set(range(int(n["page_start"]), int(n["page_end"]) + 1))))
+            out.append(replace(e, text=f"{e.text} {n['text']}" if e.kind == "SectionChunk" else f"{e.text}\n{n['text']}",
+                               html=e.html + (n.get("html") or "") if e.kind == "Table" else e.html,
+                               pages=pages, merged=(*e.merged, n["id"])))
+        return out
+
+    def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
+        return self.merge(self.base(question, k, doc_ids))
+
+
+class Reranker(Protocol):
+    def rerank(self, question: str, evidence: Sequence[Evidence], k: int) -> list[Evidence]: ...
+
+
+class EmbeddingReranker:
+    """Re-scores evidence by cosine(question, title + text) with the corpus's embedder; keeps the best ``k``."""
+
+    def __init__(self, corpus: Backend) -> None:
+        self.corpus = corpus
+
+    def rerank(self, question: str, evidence: Sequence[Evidence], k: int) -> list[Evidence]:
+        if not evidence:
+            return []
+        vecs = self.corpus.embedder.encode([f"{e.title}\n{e.text}"[:4000] for e in evidence])
+        sims = vecs @ self.corpus.embed_query(question)
+        order = sorted(range(len(evidence)), key=lambda i: -float(sims[i]))[:k]
+        return [replace(evidence[i], score=float(sims[i]), retriever=f"{evidence[i].retriever}+rerank") for i in order]
+
+
+class Rerank:
+    """Take ``pool`` (20) from the base retriever, rerank, return ``k`` (10)."""
+
+    def __init__(self, base: Retriever, reranker: Reranker, *, pool: int = 20) -> None:
+        self.base, self.reranker, self.pool, self.name = base, reranker, pool, "rerank"
+
+    def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
+        return self.reranker.rerank(question, self.base(question, max(self.pool, k), doc_ids), k)
