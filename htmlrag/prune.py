@@ -49,6 +49,10 @@ class PruneResult:
         budget: the budget, in tokens.
         truncated: True when the top block was cut to fit (``oversize="truncate"``).
         tokenizer_calls: full-context verifications made (1 in the common case).
+        estimated_tokens: the incremental estimate of the kept blocks' tokens (before verification).
+        dropped_after_check: blocks dropped because the verified context exceeded the budget.
+        trees, scores: the block trees and scores ``kept`` refers to (the input ones, or new ones where a
+            block larger than the budget was split).
     """
 
     context: str
@@ -60,7 +64,8 @@ class PruneResult:
     tokenizer_calls: int = 0
     estimated_tokens: int = 0
     dropped_after_check: int = 0
-    meta: dict = field(default_factory=dict)
+    trees: list[BlockTree] = field(default_factory=list, repr=False)
+    scores: list[np.ndarray] = field(default_factory=list, repr=False)
 
 
 def rank_blocks(trees: Sequence[BlockTree], scores: Sequence[np.ndarray]) -> list[tuple[int, int]]:
@@ -79,8 +84,12 @@ def rank_blocks(trees: Sequence[BlockTree], scores: Sequence[np.ndarray]) -> lis
     return [(ti, bi) for _, ti, _, bi in items]
 
 
-def _block_markup(block: Block) -> str:
+def _block_markup(block: Block, fmt: str = "html") -> str:
+    """What a block adds to the context: its HTML (leaf) or own text (non-leaf); for text and Markdown
+    contexts its text plus a line break (an estimate; the final context is verified by tokenizing it)."""
     el = block.element
+    if fmt != "html":
+        return " ".join(block.text.split()) + "\n"
     if block.is_leaf:
         return etree.tostring(el, method="html", encoding="unicode", with_tail=False)
     return (el.text or "") + "".join(c.tail or "" for c in el)
@@ -202,7 +211,8 @@ def _materialise(trees: Sequence[BlockTree], keep: set[tuple[int, int]],
 
 
 def _split_oversize(trees: Sequence[BlockTree], scores: Sequence[np.ndarray], budget: int,
-                    tokenizer: TokenCounter) -> tuple[list[BlockTree], list[np.ndarray], dict[tuple[int, int], int]]:
+                    tokenizer: TokenCounter, fmt: str = "html",
+                    ) -> tuple[list[BlockTree], list[np.ndarray], dict[tuple[int, int], int]]:
     """Split leaf blocks that alone exceed the budget into smaller blocks (halving ``max_words``).
 
     The parts inherit the block's score (so they are kept in document order among themselves); the input
@@ -216,7 +226,7 @@ def _split_oversize(trees: Sequence[BlockTree], scores: Sequence[np.ndarray], bu
         if len(sc) != len(tree.blocks):
             raise InputError(f"page {ti}: {len(sc)} scores for {len(tree.blocks)} blocks")
         pending = list(zip(tree.blocks, sc, strict=True))
-        c = tokenizer.count_many([_block_markup(b) for b, _ in pending])
+        c = tokenizer.count_many([_block_markup(b, fmt) for b, _ in pending])
         final: list[tuple[Block, float, int]] = []
         while pending:
             nxt: list[tuple[Block, float]] = []
@@ -230,7 +240,7 @@ def _split_oversize(trees: Sequence[BlockTree], scores: Sequence[np.ndarray], bu
                     sb._path = _graft(b._path, sb._path)
                     nxt.append((sb, s))
             pending = nxt
-            c = tokenizer.count_many([_block_markup(b) for b, _ in pending]) if pending else []
+            c = tokenizer.count_many([_block_markup(b, fmt) for b, _ in pending]) if pending else []
         if len(final) == len(tree.blocks):
             out_trees.append(tree)
             out_scores.append(sc)
@@ -268,6 +278,7 @@ def prune_to_budget(
     separator: str = "\n",
     ranker: Ranker | None = None,
     question: str | None = None,
+    max_exact_checks: int = 16,
 ) -> PruneResult:
     """Keep the best blocks of ``trees`` within ``budget`` tokens of ``tokenizer`` (see module docstring).
 
@@ -284,6 +295,8 @@ def prune_to_budget(
             it (all blocks are re-scored in one call so scores stay comparable); otherwise parts inherit
             the score of the block they come from.
         question: the question, for ``ranker``.
+        max_exact_checks: how many near-miss blocks (estimate just over the budget) are checked by
+            tokenizing the candidate context exactly.
 
     Raises:
         BudgetError: ``budget`` is not a positive integer.
@@ -293,13 +306,13 @@ def prune_to_budget(
         raise BudgetError(f"budget must be a positive number of tokens, got {budget!r}")
     if fill not in ("skip", "stop") or oversize not in ("truncate", "drop"):
         raise InputError(f"fill must be skip|stop and oversize truncate|drop, got {fill!r}, {oversize!r}")
-    split_trees, scores, costs_of = _split_oversize(trees, scores, budget, tokenizer)
+    split_trees, scores, costs_of = _split_oversize(trees, scores, budget, tokenizer, fmt)
     if ranker is not None and question is not None and any(a is not b for a, b in zip(split_trees, trees)):
         scores = ranker.score(question, split_trees)
     trees = split_trees
     ranked = rank_blocks(trees, scores)
     if not ranked:
-        return PruneResult("", ["" for _ in trees], [], 0, budget)
+        return PruneResult("", ["" for _ in trees], [], 0, budget, trees=list(trees), scores=list(scores))
 
     block_of = {(ti, bi): trees[ti].blocks[bi] for ti, bi in ranked}
     costs = [costs_of[k] for k in ranked]
@@ -309,13 +322,23 @@ def prune_to_budget(
     kept: list[tuple[int, int]] = []
     est: list[int] = []
     total = 0
+    exact_checks = 0
     for key, cost in zip(ranked, costs, strict=True):
         block = block_of[key]
         anc = skel.new_ancestors(block)
-        extra = cost + sum(skel.tag_cost(a.tag) for a in anc)
+        extra = cost + (sum(skel.tag_cost(a.tag) for a in anc) if fmt == "html" else 0)
         if key[0] not in pages_open and pages_open:
             extra += sep_cost
-        if total + extra <= budget:
+        fits = total + extra <= budget
+        if not fits and total + extra - budget <= max(8, extra // 4) and exact_checks < max_exact_checks:
+            # The estimate is conservative (tags merge across boundaries): check near misses exactly.
+            exact_checks += 1
+            trial = _materialise(trees, {*kept, key})
+            actual = tokenizer.count(separator.join(convert(p, fmt) for p in trial if p))
+            if actual <= budget:
+                fits = True
+                extra = actual - total
+        if fits:
             kept.append(key)
             est.append(extra)
             total += extra
@@ -328,7 +351,7 @@ def prune_to_budget(
     dropped = 0
     while True:
         pages = _materialise(trees, set(kept))
-        context = convert(separator.join(p for p in pages if p), fmt)
+        context = separator.join(convert(p, fmt) for p in pages if p)
         tokens = tokenizer.count(context)
         calls += 1
         if tokens <= budget:
@@ -340,21 +363,23 @@ def prune_to_budget(
             kept.pop()
             dropped += 1
     if kept or oversize == "drop":
-        return PruneResult(context, pages, kept, tokens, budget, False, calls, total, dropped)
+        return PruneResult(context, pages, kept, tokens, budget, False, calls, total, dropped, list(trees),
+                           list(scores))
 
     # No block fits: keep the top-ranked block cut to the budget (structure kept, text cut at the end).
     top = ranked[0]
     room = budget
     for _ in range(12):
         pages = _materialise(trees, {top}, (top[0], top[1], room, tokenizer))
-        context = convert(separator.join(p for p in pages if p), fmt)
+        context = separator.join(convert(p, fmt) for p in pages if p)
         tokens = tokenizer.count(context)
         calls += 1
         if tokens <= budget:
             truncated = bool(context)
             return PruneResult(context, pages, [top] if truncated else [], tokens, budget, truncated, calls, total,
-                               dropped)
+                               dropped, list(trees), list(scores))
         room -= tokens - budget + 1
         if room <= 0:
             break
-    return PruneResult("", ["" for _ in trees], [], 0, budget, False, calls, total, dropped)
+    return PruneResult("", ["" for _ in trees], [], 0, budget, False, calls, total, dropped, list(trees),
+                       list(scores))

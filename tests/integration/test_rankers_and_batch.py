@@ -1,0 +1,95 @@
+"""Real MiniLM embedding ranker (bundled model), content cache, and the resumable batch CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from htmlrag import build_block_tree, clean_html
+from htmlrag.cli import main
+from htmlrag.rankers.embedding import EmbeddingCache, EmbeddingRanker
+
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "pages"
+
+pytest.importorskip("sentence_transformers")
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2")
+
+
+def _trees():
+    pages = [clean_html((SAMPLES / p).read_bytes()) for p in ("lighthouse.html", "river-festival.html")]
+    return [build_block_tree(p, 20, page=i) for i, p in enumerate(pages)]
+
+
+def test_minilm_ranks_the_answer_block_first(minilm):
+    trees = _trees()
+    scores = minilm.score("Which club won the dragon boat race?", trees)
+    flat = [(s, t.blocks[i].text) for t, sc in zip(trees, scores, strict=True) for i, s in enumerate(sc)]
+    best = max(flat)[1]
+    assert "dragon boat" in best
+    assert all(np.isfinite(s) for s, _ in flat)
+
+
+def test_embedding_cache_encodes_shared_pages_once(minilm, tmp_path):
+    ranker = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cache=EmbeddingCache(tmp_path / "emb.sqlite"))
+    trees = _trees()
+    first = ranker.score("lighthouse steps", trees)
+    misses = ranker.cache.misses
+    second = ranker.score("festival visitors", trees)  # same pages, another question
+    assert ranker.cache.misses == misses  # no block encoded again
+    assert ranker.cache.hits >= sum(len(t) for t in trees)
+    # a new ranker on the same SQLite file finds the vectors on disk
+    again = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cache=EmbeddingCache(tmp_path / "emb.sqlite"))
+    third = again.score("lighthouse steps", trees)
+    assert again.cache.misses == 0
+    np.testing.assert_allclose(np.concatenate(first), np.concatenate(third), atol=1e-6)
+    assert not np.allclose(np.concatenate(first), np.concatenate(second))
+
+
+def test_bge_instruction_is_applied():
+    r = EmbeddingRanker("BAAI/bge-large-en")
+    assert r.query_instruction.startswith("Represent this sentence")
+    assert EmbeddingRanker("some/other-model").query_instruction == ""
+
+
+def _batch_file(tmp_path: Path) -> Path:
+    rows = [json.loads(line) for line in (SAMPLES / "questions.jsonl").read_text().splitlines()]
+    lines = [json.dumps({"id": r["id"], "question": r["question"],
+                         "page_paths": [str(SAMPLES / p) for p in r["pages"]]}) for r in rows]
+    lines.insert(2, "{not json")
+    lines.insert(3, json.dumps({"id": "missing", "question": "q", "page_paths": ["/nope/x.html"]}))
+    lines.append(json.dumps({"id": "inline", "question": "Who designed it?",
+                             "pages": ["<p>The tower was designed by Margaret Ellis.</p>"]}))
+    f = tmp_path / "in.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    return f
+
+
+@pytest.mark.parametrize("ranker", ["bm25", "embed"])
+def test_batch_prune_keeps_order_reports_errors_and_resumes(tmp_path, capsys, ranker):
+    src = _batch_file(tmp_path)
+    out = tmp_path / "out.jsonl"
+    args = ["prune", "--batch", str(src), "--out", str(out), "--budget", "128", "--ranker", ranker]
+    assert main(args) == 1  # two bad items
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    n_in = len([x for x in src.read_text().splitlines() if x.strip()])
+    assert len(rows) == n_in
+    assert [r["id"] for r in rows][:2] == ["sample-1", "sample-2"]
+    assert "invalid JSON" in rows[2]["error"] and "no such file" in rows[3]["error"]
+    good = [r for r in rows if "error" not in r]
+    assert all(r["tokens"] <= 128 and r["context"] for r in good)
+    assert "Margaret Ellis" in rows[-1]["context"]
+
+    # kill in the middle: keep 4 complete rows and half of the 5th; the rerun completes without duplicates
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:4]) + lines[4][: len(lines[4]) // 2])
+    assert main(args) == 1
+    again = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["id"] for r in again] == [r["id"] for r in rows]
+    assert [r.get("context") for r in again] == [r.get("context") for r in rows]

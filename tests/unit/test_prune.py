@@ -1,0 +1,207 @@
+"""Greedy pruning to a token budget: exact, within budget, keeps the best blocks; defined edge cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from htmlrag import BudgetError, build_block_tree, clean_html
+from htmlrag.formats import html_to_text
+from htmlrag.pipeline import HtmlRagPipeline
+from htmlrag.prune import _materialise, prune_to_budget, rank_blocks
+from htmlrag.rankers.bm25 import BM25Ranker, tokenize
+from htmlrag.tokens import load_tokenizer
+
+TOK = load_tokenizer()
+
+
+class FixedRanker:
+    """Deterministic fake: scores from a function of the block text."""
+
+    name = "fixed"
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def score(self, question, trees):
+        return [np.array([self.fn(b.text) for b in t.blocks], dtype=np.float32) for t in trees]
+
+
+def _nav_page() -> str:
+    nav = "".join(f"<li><a href='/s{i}'>Section number {i} of the site menu</a></li>" for i in range(40))
+    return clean_html(f"<html><body><nav><ul>{nav}</ul></nav><div><p>Intro paragraph about nothing much at all "
+                      "here.</p><p>The answer: the bridge opened in 1932 after six years of work.</p></div></body></html>")
+
+
+def test_toolkit_failure_case_tight_budget_keeps_top_block():
+    """htmlrag 0.1.1 dropped low-ranked blocks from its list without removing them from the page, then cut
+    the page at the budget: only the navigation at the top survived. We keep the top-ranked block."""
+    html = _nav_page()
+    tree = build_block_tree(html, max_words=20)
+    scores = [np.array([10.0 if "1932" in b.text else 0.0 for b in tree.blocks])]
+    res = prune_to_budget([tree], scores, 60, TOK)
+    assert "1932" in res.context
+    assert "menu" not in res.context
+    assert res.tokens <= 60 == res.budget
+    # what cutting the page at the budget keeps (the toolkit's end state): navigation only
+    cut = TOK.truncate(html, 60)
+    assert "menu" in cut and "1932" not in cut
+
+
+def test_removal_is_exact_leaf_and_non_leaf():
+    html = clean_html("<body><div>own text of div<p>first child para</p><p>second child para</p></div><p>x</p></body>")
+    tree = build_block_tree(html, max_words=3)
+    by = {b.path_str: b for b in tree}
+    keep_only = {(0, by["<html><body><div><p1>"].index)}
+    out = _materialise([tree], keep_only)[0]
+    assert "second child para" in out and "first child" not in out and "own text" not in out
+    keep_div_text = {(0, by["<html><body><div>"].index)}
+    out = _materialise([tree], keep_div_text)[0]
+    assert "own text of div" in out and "para" not in out
+    assert tree.html() == html  # the input tree is never modified
+
+
+@pytest.mark.parametrize("fmt", ["html", "text", "markdown"])
+def test_budget_holds_in_every_format(fmt):
+    pages = [clean_html(open(f"data/pages/{p}", encoding="utf-8").read()) for p in
+             ("lighthouse.html", "river-festival.html", "tea-garden.html")]
+    trees = [build_block_tree(p, 16, page=i) for i, p in enumerate(pages)]
+    scores = BM25Ranker().score("dragon boat race winner", trees)
+    for budget in (30, 64, 128, 300):
+        res = prune_to_budget(trees, scores, budget, TOK, fmt=fmt)
+        assert res.tokens == TOK.count(res.context) <= budget
+    full = prune_to_budget(trees, scores, 300, TOK, fmt=fmt)
+    assert "was won by the" in full.context
+    assert full.tokens > 0.6 * 300  # the budget is used, not left mostly empty
+
+
+def test_pages_keep_provenance():
+    pages = [clean_html("<p>alpha page talks about cats and more cats</p><p>filler words only</p>"),
+             clean_html("<p>beta page mentions dogs</p>")]
+    trees = [build_block_tree(p, 4, page=i) for i, p in enumerate(pages)]
+    assert {b.page for b in trees[1]} == {1}
+    res = prune_to_budget(trees, BM25Ranker().score("dogs", trees), 40, TOK)
+    assert "dogs" in res.pages[1]
+    assert all(ti in (0, 1) for ti, _ in res.kept)
+    assert res.kept[0][0] == 1
+
+
+def test_page_without_tags():
+    tree = build_block_tree(clean_html("just plain text with no tags at all"), 256)
+    res = prune_to_budget([tree], [np.ones(len(tree))], 100, TOK)
+    assert "just plain text" in res.context
+
+
+def test_one_block_larger_than_budget_is_split_not_lost():
+    html = clean_html("<body><article>" + "".join(f"<p>Paragraph {i} says {'word ' * 15}</p>" for i in range(30))
+                      + "<p>needle sentence with the answer 42</p></article></body>")
+    tree = build_block_tree(html, 10_000)  # the whole page is a single block
+    assert len(tree) == 1
+    ranker = BM25Ranker()
+    res = prune_to_budget([tree], ranker.score("needle answer", [tree]), 50, TOK, ranker=ranker,
+                          question="needle answer")
+    assert res.tokens <= 50
+    assert "needle sentence" in res.context
+
+
+def test_budget_smaller_than_every_block():
+    html = clean_html("<body><p>" + "lorem ipsum dolor sit amet " * 40 + "</p></body>")
+    tree = build_block_tree(html, 256)
+    res = prune_to_budget([tree], [np.ones(len(tree))], 25, TOK)
+    assert res.truncated and 0 < res.tokens <= 25 and res.context.startswith("<html><body><p>lorem")
+    dropped = prune_to_budget([tree], [np.ones(len(tree))], 25, TOK, oversize="drop")
+    assert dropped.context == "" and dropped.tokens == 0 and not dropped.kept
+    assert prune_to_budget([tree], [np.ones(len(tree))], 3, TOK).context == ""  # not even the tags fit
+
+
+def test_zero_blocks_and_bad_budget():
+    res = prune_to_budget([], [], 100, TOK)
+    assert res.context == "" and res.tokens == 0
+    empty = build_block_tree("", 256)
+    assert prune_to_budget([empty], [np.zeros(0)], 100, TOK).context == ""
+    tree = build_block_tree("<p>x</p>", 256)
+    for bad in (0, -5, 1.5):
+        with pytest.raises(BudgetError):
+            prune_to_budget([tree], [np.ones(1)], bad, TOK)
+
+
+def test_empty_question_keeps_document_order():
+    html = clean_html("".join(f"<p>paragraph number {i} with some filler words</p>" for i in range(20)))
+    tree = build_block_tree(html, 8)
+    res = prune_to_budget([tree], BM25Ranker().score("", [tree]), 60, TOK)
+    text = html_to_text(res.context)
+    assert "paragraph number 0" in text and "paragraph number 19" not in text
+
+
+def test_cjk_page():
+    html = clean_html(open("data/pages/tea-garden.html", encoding="utf-8").read())
+    tree = build_block_tree(html, 20)
+    assert "始" in tokenize("始建于哪一年")
+    res = prune_to_budget([tree], BM25Ranker().score("云岭茶园始建于哪一年？", [tree]), 120, TOK)
+    assert "一九五六年" in res.context and res.tokens <= 120
+
+
+def test_rank_blocks_ties_by_page_then_document_order():
+    trees = [build_block_tree(clean_html("<p>a b</p><p>c d</p>"), 2, page=i) for i in range(2)]
+    ranked = rank_blocks(trees, [np.zeros(2), np.zeros(2)])
+    assert ranked == [(0, 0), (0, 1), (1, 0), (1, 1)]
+
+
+# ------------------------------------------------------------------ property: budget and top blocks
+
+_vocab = ["alpha", "beta", "gamma", "delta", "river", "bridge", "1932", "table", "cell"]
+
+
+@st.composite
+def pages(draw):
+    n = draw(st.integers(1, 10))
+    parts = []
+    for _ in range(n):
+        tag = draw(st.sampled_from(["p", "div", "li", "td"]))
+        words = draw(st.lists(st.sampled_from(_vocab), min_size=1, max_size=30))
+        inner = " ".join(words)
+        if tag == "li":
+            parts.append(f"<ul><li>{inner}</li><li>{words[0]}</li></ul>")
+        elif tag == "td":
+            parts.append(f"<table><tr><td>{inner}</td><td></td></tr></table>")
+        else:
+            parts.append(f"<{tag}>{inner}<b>{words[-1]}</b></{tag}>")
+    return clean_html("<html><body>" + "".join(parts) + "</body></html>")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(pages(), min_size=1, max_size=3), st.integers(8, 400), st.integers(2, 40), st.randoms())
+def test_property_within_budget_and_keeps_top_blocks(htmls, budget, max_words, rnd):
+    trees = [build_block_tree(h, max_words, page=i) for i, h in enumerate(htmls)]
+    scores = [np.array([rnd.random() for _ in t.blocks]) for t in trees]
+    res = prune_to_budget(trees, scores, budget, TOK, oversize="drop")
+    assert res.tokens == TOK.count(res.context) <= budget
+    ranked = rank_blocks(res.trees, res.scores)
+    if ranked:
+        top = ranked[0]
+        alone = "\n".join(p for p in _materialise(res.trees, {top}) if p)
+        if TOK.count(alone) <= budget:
+            assert top in res.kept
+    stop = prune_to_budget(trees, scores, budget, TOK, fill="stop", oversize="drop")
+    assert stop.kept == rank_blocks(stop.trees, stop.scores)[: len(stop.kept)]  # a prefix of the ranking
+    assert stop.tokens <= budget
+
+
+def test_pipeline_two_steps_and_stage_outputs():
+    pages = [open(f"data/pages/{p}", encoding="utf-8").read() for p in ("lighthouse.html", "river-festival.html")]
+    pipe = HtmlRagPipeline(BM25Ranker(), FixedRanker(lambda t: float("1871" in t)), TOK, budget1=200, budget2=80,
+                           max_words1=40, max_words2=10)
+    res = pipe.run("When was Harrow Point Lighthouse first lit?", pages)
+    assert set(res.stages) == {"cleaned", "step1", "step2"}
+    assert res.stage_tokens["step1"] <= 200 and res.tokens <= 80
+    assert "1871" in res.context
+    assert res.stage_tokens["cleaned"] > res.stage_tokens["step1"] > res.stage_tokens["step2"] > 0
+
+
+def test_pipeline_bad_page_does_not_lose_the_others():
+    pipe = HtmlRagPipeline(BM25Ranker(), None, TOK, budget2=200)
+    res = pipe.run("lighthouse", [b"\x00\x01binary\x00" * 20, open("data/pages/lighthouse.html", "rb").read()])
+    assert 0 in res.errors and "binary" in res.errors[0]
+    assert "Lighthouse" in res.context
