@@ -199,3 +199,17 @@ def test_bad_arguments_raise_input_errors(tok, page_or_small_tree):
     ranker = GenerativeRanker.from_model(tiny_causal_lm("llama", tok), tok)
     with pytest.raises(InputError, match="question must be a string"):
         ranker.score(None, [page_or_small_tree])  # type: ignore[arg-type]
+
+
+def test_the_gpu_check_script_runs_end_to_end_on_cpu(tmp_path):
+    """The GPU check can only run where a GPU is lent; its logic is exercised here at a toy size on CPU."""
+    import json
+
+    from scripts.gpu_check_gen_pruner import main
+
+    out = tmp_path / "gpu.json"
+    main(["--device", "cpu", "--shape", "smoke", "--lengths", "600", "--repeats", "1",
+          "--released-samples", "1", "--data", str(tmp_path / "absent"), "--out", str(out)])
+    row = json.loads(out.read_text())["lengths"]["600"]
+    assert row["prompt_tokens"] == 600 and row["blocks"] > 1
+    assert row["model_tokens"] < row["released_tokens"] and row["ms_per_doc"] > 0
