@@ -76,6 +76,9 @@ def open_pdf(path: str | Path, *, password: str | None = None, repair: bool = Fa
     except Exception as exc:  # pymupdf.FileDataError and friends
         why = "truncated or damaged" if truncated else "damaged"
         raise InputError(f"{p}: cannot open PDF ({why}): {exc}") from exc
+    if doc.page_count == 0 and not doc.needs_pass:
+        doc.close()
+        raise InputError(f"{p}: PDF has no pages")
     if truncated or doc.is_repaired:
         what = "truncated (no %%EOF marker at the end)" if truncated else "damaged (MuPDF had to repair it)"
         if not repair:
@@ -87,7 +90,4 @@ def open_pdf(path: str | Path, *, password: str | None = None, repair: bool = Fa
             doc.close()
             hint = "wrong password" if password is not None else "pass the password"
             raise InputError(f"{p}: PDF is encrypted and needs a password ({hint})")
-    if doc.page_count == 0:
-        doc.close()
-        raise InputError(f"{p}: PDF has no pages")
     return doc, data

@@ -1,0 +1,118 @@
+"""Layout parsing of PDFs made in the test: headings, sections, furniture, columns, tables, figures, ToC,
+and bad input (encrypted, zero pages, truncated, not a PDF, scanned page)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pymupdf")
+
+from htmlrag.errors import InputError  # noqa: E402
+from htmlrag.superrag.parse import parse_pdf  # noqa: E402
+from tests.helpers import superrag_pdfs as mk  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory):
+    return parse_pdf(mk.report_pdf(tmp_path_factory.mktemp("rep") / "report.pdf"))
+
+
+def test_headings_levels_and_sections(report) -> None:
+    heads = [(h.level, h.text) for h in report.headings]
+    assert (1, "1 Chapter about topic A") in heads
+    assert (2, "1.1 Details of A") in heads
+    assert (1, "3 Chapter about topic C") in heads
+    assert report.title == "Widget Annual Report"
+    sub = next(s for s in report.sections if s.title == "2.1 Details of B")
+    parent = report.sections[sub.parent]
+    assert parent.title == "2 Chapter about topic B"
+    assert "Marker2." in " ".join(p.text for p in sub.paragraphs)
+
+
+def test_repeated_header_and_page_numbers_are_removed(report) -> None:
+    text = " ".join(p.text for s in report.sections for p in s.paragraphs) + " ".join(h.text for h in report.headings)
+    assert "ACME Corp" not in text
+    assert [p.printed for p in report.pages] == ["1", "2", "3"]
+
+
+def test_table_rows_cells_html_and_caption(report) -> None:
+    (t,) = report.tables
+    assert t.page == 2
+    assert t.rows == [["Region", "Revenue", "Units"], ["North", "1,234", "56"], ["South", "7,890", "12"]]
+    assert t.html.startswith("<table><caption>Table 1: Revenue by region</caption><tr><th>Region</th>")
+    assert "<td>7,890</td>" in t.html
+    # the cells are not repeated as body paragraphs
+    assert not any("7,890" in p.text for s in report.sections for p in s.paragraphs)
+
+
+def test_figure_bbox_and_caption(report) -> None:
+    (f,) = report.figures
+    assert f.page == 3 and f.caption == "Figure 1: Widget sales chart"
+    x0, y0, x1, y1 = f.bbox
+    assert 148 <= x0 < x1 <= 452 and y1 - y0 > 100  # inside the placement box, aspect ratio kept
+
+
+def test_two_columns_are_read_column_by_column(tmp_path: Path) -> None:
+    doc = parse_pdf(mk.two_column_pdf(tmp_path / "cols.pdf"))
+    order = [p.text.split()[0] for s in doc.sections for p in s.paragraphs]
+    assert order == [f"LEFT{i}" for i in range(1, 7)] + [f"RIGHT{i}" for i in range(1, 7)]
+
+
+def test_toc_page_maps_printed_to_physical_pages(tmp_path: Path) -> None:
+    doc = parse_pdf(mk.toc_pdf(tmp_path / "toc.pdf"))
+    assert doc.toc_source == "pages"
+    assert [(e.title, e.printed_page, e.page) for e in doc.toc] == [
+        ("Introduction", "1", 2), ("Methods", "2", 3), ("Results", "3", 4), ("Discussion", "4", 5)]
+    # ToC lines are not body text
+    assert not any("....." in p.text for s in doc.sections for p in s.paragraphs)
+
+
+def test_outline_gives_toc_and_levels(tmp_path: Path) -> None:
+    import pymupdf
+
+    path = mk.report_pdf(tmp_path / "o.pdf", with_table=False, with_figure=False)
+    d = pymupdf.open(path)
+    d.set_toc([[1, "1 Chapter about topic A", 1], [2, "1.1 Details of A", 1], [3, "2.1 Details of B", 2]])
+    d.save(tmp_path / "outlined.pdf")
+    d.close()
+    doc = parse_pdf(tmp_path / "outlined.pdf")
+    assert doc.toc_source == "outline"
+    levels = {h.text: (h.level, h.source) for h in doc.headings}
+    assert levels["2.1 Details of B"] == (3, "outline")  # the outline's level wins over numbering depth
+
+
+def test_scanned_page_warns_and_keeps_other_pages(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    doc = parse_pdf(mk.scanned_pdf(tmp_path / "scan.pdf"))
+    assert doc.pages[1].scanned and not doc.pages[0].scanned
+    assert any("page 2 has no text layer" in w and "scan.pdf" in w for w in doc.warnings)
+    assert "page 2 has no text layer" in caplog.text
+    assert any("normal page" in p.text for s in doc.sections for p in s.paragraphs)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: mk.encrypted_pdf(p), "encrypted"),
+        (lambda p: mk.zero_page_pdf(p), "no pages"),
+        (lambda p: mk.truncated_pdf(p, mk.report_pdf(p.with_name("src.pdf"))), "truncated"),
+        (lambda p: (p.write_bytes(b"<html>not a pdf</html>"), p)[1], "not a PDF"),
+    ],
+    ids=["encrypted", "zero-pages", "truncated", "not-pdf"],
+)
+def test_bad_pdfs_raise_input_error_naming_the_file(tmp_path: Path, make, message: str) -> None:
+    path = make(tmp_path / "bad.pdf")
+    with pytest.raises(InputError) as exc:
+        parse_pdf(path)
+    assert message in str(exc.value) and "bad.pdf" in str(exc.value)
+
+
+def test_encrypted_pdf_opens_with_password(tmp_path: Path) -> None:
+    doc = parse_pdf(mk.encrypted_pdf(tmp_path / "enc.pdf"), password="user")
+    assert "secret" in " ".join(p.text for s in doc.sections for p in s.paragraphs)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="nope.pdf: file not found"):
+        parse_pdf(tmp_path / "nope.pdf")
