@@ -149,7 +149,7 @@ def main() -> None:
     ap.add_argument("--max-words", type=int, default=128, help="block size in words")
     ap.add_argument("--tokenizer", choices=["mistral", "tiny"], default="mistral")
     ap.add_argument("--batch-size", type=int, default=32, help="segments per forward call of our walk")
-    ap.add_argument("--time-pages", type=int, default=3, help="pages on which the three strategies are timed")
+    ap.add_argument("--time-pages", type=int, default=5, help="pages on which the three strategies are timed")
     ap.add_argument("--time-max-prompt", type=int, default=4000, help="largest prompt (tokens) of a timed page")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")

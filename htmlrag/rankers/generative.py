@@ -23,8 +23,12 @@ With several pages the root of page ``i`` is named ``html{i}`` in the paths (``<
 ``<html1><body>...``), as the released toolkit's parser did on concatenated pages, so paths stay unique.
 The score of a block is Eq. 3 (see :mod:`htmlrag.rankers.token_tree`): the log-probability of its path,
 optionally divided by the average path depth in tags (the released toolkit's normalisation, which does not
-change the order within one call). Where we differ from the released model code: the children's logits are
-read at the parent's position (Eq. 2 of the paper) and the shared prefix is never re-run.
+change the order within one call). Where we differ from the released model code: the shared prefix is never
+re-run, and the children's logits are read at the parent's position (Eq. 2 of the paper); the copy of that
+code we could read (GitHub mirror, ``llm_modeling/``) indexes ``logits[:, 0, :]``, which we take for a slip.
+
+The released checkpoints hold plain Llama / Phi-3 weights (their remote code only adds the scoring loop), so
+``AutoModelForCausalLM`` loads them by ``model_type`` without ``trust_remote_code`` (not verifiable offline).
 """
 
 from __future__ import annotations

@@ -27,7 +27,9 @@ both exact (equal to one full forward pass per path, up to float rounding):
   prompt length + depth - 1. Needs an attention implementation that takes 4D masks (``eager``, ``sdpa``);
   other implementations (flash-attention) fall back to ``batch_size == 1``.
 
-Logits are computed only where needed (``logits_to_keep``). Only public transformers API is used.
+Logits are computed only where needed (``logits_to_keep``, as an index tensor in the packed mode). Only
+public transformers API is used: the forward's cache argument (``cache``, ``past_key_values`` before it was
+renamed), ``DynamicCache``, ``position_ids``, 4D ``attention_mask``. Tested with transformers 5.24.
 
 Accounting (:class:`TreeStats`) counts model tokens processed by our walk, by the released toolkit's
 strategy (the whole prompt plus the node's prefix re-run at every branching node, no cache) and by a naive
