@@ -120,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_prune_parser(sub)
+    try:
+        from htmlrag.cli_graph import add_graph_parser
+    except ImportError:  # pragma: no cover - optional [graph] extra
+        pass
+    else:
+        add_graph_parser(sub)
     return p
 
 

@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("pymupdf")
 
-from htmlrag.errors import InputError  # noqa: E402
-from htmlrag.superrag.parse import parse_pdf  # noqa: E402
-from tests.helpers import superrag_pdfs as mk  # noqa: E402
+from htmlrag.errors import InputError
+from htmlrag.superrag.parse import parse_pdf
+from tests.helpers import superrag_pdfs as mk
 
 
 @pytest.fixture(scope="module")

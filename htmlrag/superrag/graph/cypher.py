@@ -1,6 +1,7 @@
 """Cypher texts used by every backend (the same strings run on Kuzu and Neo4j).
 
-Labels are written in backticks where generated (``Table`` is a reserved word in Kuzu). Writes (only used
+Labels are written in backticks where generated (``Table`` is a reserved word in Kuzu). Id lookups are ``UNWIND $ids AS i MATCH (n) WHERE n.id = i``: Kuzu 0.11.3 returns a node of the wrong table
+for ``MATCH (n) WHERE n.id IN $ids`` over several node tables. Writes (only used
 while building) are ``UNWIND $rows`` batches; reads take ``$ids``/``$doc_ids`` lists.
 """
 
@@ -25,23 +26,23 @@ DELETE_DOC = "MATCH (n) WHERE n.doc_id = $doc_id DETACH DELETE n"
 COUNT_NODES = "MATCH (n) RETURN count(n) AS n"
 COUNT_EDGES = "MATCH ()-[e]->() RETURN count(e) AS n"
 DOCUMENTS = "MATCH (d:Document) RETURN d.id AS id, d.title AS title, d.page_end AS pages ORDER BY id"
-NODES_BY_ID = f"MATCH (n) WHERE n.id IN $ids RETURN {_RETURN}"
+NODES_BY_ID = f"UNWIND $ids AS i MATCH (n) WHERE n.id = i RETURN {_RETURN}"
 #: Content under given sections (any depth up to 4), in reading order.
 SECTION_CONTENT = (
-    "MATCH (c)-[:IS_UNDER*1..4]->(s) WHERE s.id IN $ids AND c.kind IN ['SectionChunk', 'Table', 'Figure'] "
+    "UNWIND $ids AS i MATCH (c)-[:IS_UNDER*1..4]->(s) WHERE s.id = i AND c.kind IN ['SectionChunk', 'Table', 'Figure'] "
     "RETURN DISTINCT s.id AS section, c.id AS id, c.kind AS kind, c.ord AS ord ORDER BY section, ord"
 )
 #: Tables and figures that sit under the same parent as the given nodes, or on the same page.
 RELATED_TABLES_FIGURES = (
-    "MATCH (c)-[:IS_UNDER]->(s)<-[:IS_UNDER]-(t) WHERE c.id IN $ids AND t.kind IN ['Table', 'Figure'] "
+    "UNWIND $ids AS i MATCH (c)-[:IS_UNDER]->(s)<-[:IS_UNDER]-(t) WHERE c.id = i AND t.kind IN ['Table', 'Figure'] "
     "RETURN DISTINCT c.id AS source, t.id AS id, 'section' AS via "
     "UNION "
-    "MATCH (c)-[:ON_PAGE]->(p)<-[:ON_PAGE]-(t) WHERE c.id IN $ids AND t.kind IN ['Table', 'Figure'] "
+    "UNWIND $ids AS i MATCH (c)-[:ON_PAGE]->(p)<-[:ON_PAGE]-(t) WHERE c.id = i AND t.kind IN ['Table', 'Figure'] "
     "RETURN DISTINCT c.id AS source, t.id AS id, 'page' AS via"
 )
 #: The table a table chunk belongs to.
-PARENT_TABLE = "MATCH (c:TableChunk)-[:IS_UNDER]->(t:`Table`) WHERE c.id IN $ids RETURN c.id AS source, t.id AS id"
+PARENT_TABLE = "UNWIND $ids AS i MATCH (c:TableChunk)-[:IS_UNDER]->(t:`Table`) WHERE c.id = i RETURN c.id AS source, t.id AS id"
 #: The node that follows each given node in reading order.
-NEXT_OF = "MATCH (a)-[:HAS_NEXT]->(b) WHERE a.id IN $ids RETURN a.id AS source, b.id AS id"
+NEXT_OF = "UNWIND $ids AS i MATCH (a)-[:HAS_NEXT]->(b) WHERE a.id = i RETURN a.id AS source, b.id AS id"
 #: The section title path of each given node.
-PARENT_OF = "MATCH (a)-[:IS_UNDER]->(b) WHERE a.id IN $ids RETURN a.id AS source, b.id AS id, b.title AS title"
+PARENT_OF = "UNWIND $ids AS i MATCH (a)-[:IS_UNDER]->(b) WHERE a.id = i RETURN a.id AS source, b.id AS id, b.title AS title"
