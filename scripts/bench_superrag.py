@@ -34,6 +34,7 @@ import argparse
 import csv
 import difflib
 import fnmatch
+import itertools
 import json
 import logging
 import re
@@ -73,7 +74,7 @@ def numbers(text: str) -> set[str]:
 
 def pairs(text: str) -> set[str]:
     words = [w for w in WORD.findall(text.lower())]
-    return {f"{a} {b}" for a, b in zip(words, words[1:]) if a not in STOP and b not in STOP}
+    return {f"{a} {b}" for a, b in itertools.pairwise(words) if a not in STOP and b not in STOP}
 
 
 def gold_items(question: str, answer: str) -> tuple[str, set[str]]:

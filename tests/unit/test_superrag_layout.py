@@ -114,5 +114,5 @@ def test_encrypted_pdf_opens_with_password(tmp_path: Path) -> None:
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="nope.pdf: file not found"):
+    with pytest.raises(InputError, match=r"nope\.pdf: file not found"):
         parse_pdf(tmp_path / "nope.pdf")
