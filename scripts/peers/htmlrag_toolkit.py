@@ -49,7 +49,12 @@ def _prune(items_file: str, out_file: str, ranker: str, budget: int, max_words: 
 
     from htmlrag import BM25HTMLPruner, EmbedHTMLPruner, build_block_tree, clean_html
 
-    tok = AutoTokenizer.from_pretrained(tokenizer)
+    if tokenizer.endswith(".model") or ".model." in tokenizer:  # a SentencePiece file (offline Mistral-7B)
+        from transformers import LlamaTokenizer
+
+        tok = LlamaTokenizer(vocab_file=tokenizer, legacy=True)
+    else:
+        tok = AutoTokenizer.from_pretrained(tokenizer)
     if ranker == "bm25":
         pruner = BM25HTMLPruner()
     else:
