@@ -77,9 +77,11 @@ def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]
 def run(cfg: DictConfig) -> float | None:
     """Run one configuration; returns the system under test's first metric (for sweepers)."""
     from eval import build
+    from eval.schemas import validate
     from htmlrag.evaluate import EvalSettings, evaluate
 
     t0 = time.perf_counter()
+    validate(cfg)
     rank, world = _rank_world()
     _seed(cfg.seed)
     metrics = build.metric_names(cfg)

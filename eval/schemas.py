@@ -303,7 +303,9 @@ class Config:
     pruner: PrunerConfig = field(default_factory=PrunerConfig)
     reader: Any = MISSING
     metric: MetricConfig = field(default_factory=MetricConfig)
-    baselines: dict[str, SystemConfig] = field(default_factory=dict)
+    # Entries are checked against SystemConfig by validate() before any work; typed as Any so that a baseline
+    # can be added from the command line (+baselines.name={clean:false}), which a typed dict refuses.
+    baselines: dict[str, Any] = field(default_factory=dict)
     paths: PathsConfig = field(default_factory=PathsConfig)
     run: RunConfig = field(default_factory=RunConfig)
     wandb: WandbConfig = field(default_factory=WandbConfig)
@@ -320,6 +322,23 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
     "reader": {"none_schema": NoneReaderConfig, "fake_schema": FakeReaderConfig, "hf_schema": HFReaderConfig,
                "vllm_schema": VLLMReaderConfig, "openai_schema": OpenAIReaderConfig},
 }
+
+
+def validate(cfg: Any) -> None:
+    """Check what composition cannot: every baseline against :class:`SystemConfig` (misspelt or mistyped
+    keys raise here, before anything is loaded). The entries are replaced by typed nodes."""
+    from omegaconf import open_dict
+
+    from htmlrag.errors import HtmlRagError
+
+    with open_dict(cfg):
+        for name in list(cfg.baselines):
+            entry = cfg.baselines[name]
+            try:
+                typed = OmegaConf.merge(OmegaConf.structured(SystemConfig), entry if entry is not None else {})
+            except Exception as exc:  # omegaconf raises several types; report the baseline by name
+                raise HtmlRagError(f"baseline {name!r}: {exc}") from exc
+            cfg.baselines[name] = typed
 
 
 def project_root() -> str:

@@ -119,18 +119,18 @@ class _Builder:
         from htmlrag.clean import clean_html
 
         key = content_key("clean", CONTEXT_VERSION, digest)
-        hit = self.caches.pages.get(key) if self.caches.pages else None
+        hit = self.caches.pages.get(key) if self.caches.pages is not None else None
         if hit is not None:
             return hit
         cleaned = clean_html(page, name=f"page {digest[:12]}")
-        if self.caches.pages:
+        if self.caches.pages is not None:
             self.caches.pages.put(key, cleaned)
         return cleaned
 
     def context(self, system: System, question: str, pages: Sequence[str | bytes], digests: Sequence[str]
                 ) -> tuple[dict[str, Any], bool]:
         key = content_key("context", CONTEXT_VERSION, system.fingerprint, question, list(digests))
-        hit = self.caches.contexts.get(key) if self.caches.contexts and system.fingerprint else None
+        hit = self.caches.contexts.get(key) if self.caches.contexts is not None and system.fingerprint else None
         if hit is not None:
             return hit, True
         from htmlrag.encoding import to_text
@@ -148,7 +148,7 @@ class _Builder:
             stages["raw"] = stages.pop("cleaned")
         entry = {"context": res.context, "stage_tokens": stages, "page_errors": page_errors,
                  "seconds": round(float(res.seconds), 4)}
-        if self.caches.contexts and system.fingerprint:
+        if self.caches.contexts is not None and system.fingerprint:
             self.caches.contexts.put(key, entry)
         return entry, False
 

@@ -1,0 +1,77 @@
+"""Paired t-tests and paper-style tables."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from scipy import stats as sps
+
+from htmlrag.errors import HtmlRagError
+from htmlrag.stats import compare_to, paired_ttest
+from htmlrag.tables import build_table
+
+
+def test_paired_ttest_matches_scipy() -> None:
+    a = [1.0, 0.0, 1.0, 1.0, 0.5, 1.0, 0.0, 1.0]
+    b = [0.0, 0.0, 1.0, 0.0, 0.5, 0.0, 0.0, 1.0]
+    t = paired_ttest(a, b)
+    ref = sps.ttest_rel(a, b)
+    assert t.n == 8 and t.t == pytest.approx(ref.statistic) and t.p == pytest.approx(ref.pvalue)
+    assert t.mean_a == pytest.approx(sum(a) / 8)
+
+
+def test_paired_ttest_degenerate_cases() -> None:
+    assert paired_ttest([1, 0, 1], [1, 0, 1]).p == 1.0            # identical: no difference
+    assert paired_ttest([1, 1, 1], [0, 0, 0]).p == 0.0            # constant non-zero difference
+    assert paired_ttest([1.0], [0.0]).p is None                   # one pair: undefined
+    with pytest.raises(HtmlRagError):
+        paired_ttest([1, 2], [1])
+
+
+def test_compare_to_pairs_by_id() -> None:
+    scores = {"em": {"ours": {"a": 1.0, "b": 1.0, "c": 0.0, "d": 1.0},
+                     "base": {"b": 0.0, "a": 0.0, "c": 0.0}}}  # base lacks d: only a, b, c are paired
+    res = compare_to(scores, "ours", ["em"])["em"]["base"]
+    assert res.n == 3
+    assert res.to_dict() == paired_ttest([1.0, 1.0, 0.0], [0.0, 0.0, 0.0]).to_dict()
+    with pytest.raises(HtmlRagError, match="no em scores"):
+        compare_to(scores, "other", ["em"])
+
+
+def _runs():
+    return [
+        {"dataset": "ASQA", "ours": "htmlrag", "system_order": ["bm25", "text", "htmlrag"],
+         "systems": {"bm25": {"metrics": {"em": 0.30, "tokens": 4000}}, "text": {"metrics": {"em": 0.35, "tokens": 3900}},
+                     "htmlrag": {"metrics": {"em": 0.40, "tokens": 3950}}},
+         "tests": {"em": {"bm25": {"p": 0.01}, "text": {"p": 0.2}}}},
+        {"dataset": "NQ", "ours": "htmlrag",
+         "systems": {"bm25": {"metrics": {"em": 0.50, "tokens": 1}}, "text": {"metrics": {"em": 0.45, "tokens": 1}},
+                     "htmlrag": {"metrics": {"em": 0.48, "tokens": 1}}},
+         "tests": {"em": {"bm25": {"p": 0.5}, "text": {"p": 0.04}}}},
+    ]
+
+
+def test_table_marks_best_second_and_dagger() -> None:
+    t = build_table(_runs(), ["em", "tokens"], directions={"tokens": False}, scales={"tokens": 1.0}, unranked=["tokens"])
+    md = t.to_markdown()
+    lines = {line.split("|")[1].strip(): line for line in md.splitlines() if line.startswith("| ") and "---" not in line}
+    assert lines["htmlrag"].split("|")[2].strip() == "**40.00**"     # ASQA best
+    assert lines["text"].split("|")[2].strip() == "<u>35.00</u>"     # ASQA second
+    assert lines["bm25"].split("|")[2].strip() == "30.00†"           # p=0.01 vs ours
+    assert lines["text"].split("|")[4].strip() == "45.00†"           # NQ, p=0.04
+    assert lines["bm25"].split("|")[4].strip() == "**50.00**"
+    assert lines["htmlrag"].split("|")[3].strip() == "3950"          # tokens: unscaled, unranked
+    assert list(lines)[1:] == ["bm25", "text", "htmlrag"]            # system_order respected
+    tex = t.to_latex()
+    assert "\\multicolumn{2}{c}{ASQA}" in tex and "\\textbf{40.00}" in tex and "\\underline{35.00}" in tex
+    assert "30.00$^\\dagger$" in tex and "\\cmidrule(lr){2-3}" in tex
+    rows = list(csv.DictReader(io.StringIO(t.to_csv())))
+    assert {"system": "bm25", "dataset": "ASQA", "metric": "em", "value": "0.3", "p_vs_ours": "0.01", "rank": "3"} in rows
+
+
+def test_lower_is_better_direction() -> None:
+    runs = [{"dataset": "d", "ours": "a", "systems": {"a": {"metrics": {"x": 0.1}}, "b": {"metrics": {"x": 0.2}}}}]
+    md = build_table(runs, ["x"], directions={"x": False}).to_markdown()
+    assert "**10.00**" in md and "<u>20.00</u>" in md
