@@ -118,3 +118,21 @@ def test_registry_is_registered_once() -> None:
 def test_aggregate_is_mean_and_empty_is_nan() -> None:
     assert aggregate("em", [1.0, 0.0, 0.5]) == pytest.approx(0.5)
     assert math.isnan(aggregate("em", []))
+
+
+def test_properties_hold_for_any_text() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.text(max_size=40), st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4))
+    def check(response: str, answers: list[str]) -> None:
+        assert normalize_answer(normalize_answer(response)) == normalize_answer(response)  # idempotent
+        answers = [a for a in answers if a.strip()] or ["x"]
+        x = MetricInput(response=response, answers=answers)
+        em, hit = get_metric("em").fn(x), get_metric("hit1").fn(x)
+        assert 0.0 <= em <= hit <= 1.0 and (hit == 0.0) == (em == 0.0)
+        if get_metric("exact_match").fn(x) == 1.0:
+            assert hit == 1.0 and get_metric("f1").fn(x) == 1.0
+
+    check()
