@@ -1,0 +1,258 @@
+"""``htmlrag-train``: supervised fine-tuning of a generative HTML pruner (one linear :func:`train`).
+
+    htmlrag-train train=tiny train.model=/path/to/model data.paths=[data/train/wtq-demo]
+    htmlrag-train train=phi35_pruner deepspeed=zero3 dry_run=true          # print settings, load nothing
+    accelerate launch --config_file conf/accelerate/zero3.yaml -m training.train train=phi35_pruner data.paths=[...]
+    htmlrag-train -m train_launcher=slurm train=phi35_pruner deepspeed=zero3 data.paths=[...]
+
+Steps, top to bottom: resolve the DeepSpeed config -> (dry run: log and stop) -> load the samples (an empty
+set stops here, before any model or GPU work) -> training arguments (this starts torch.distributed when
+launched on several GPUs) -> tokenize (loss on the assistant's tokens only; samples over ``max_length``
+dropped) -> load the model (+ LoRA) -> ``Trainer.train`` (resuming from the latest complete checkpoint) ->
+export (LoRA merged) to ``export_dir`` -> ``train_result.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from htmlrag.errors import HtmlRagError
+from training.checkpoints import export_model, latest_checkpoint
+from training.data import Collator, TokenizeReport, TrainDataError, load_records, tokenize_records
+from training.hardware import (
+    MODEL_FILLED,
+    export_slurm_env,
+    fill_auto,
+    load_deepspeed,
+    parallelism_config,
+    resolve_deepspeed,
+    sequence_parallel_support,
+    zero_stage,
+)
+from training.schemas import CONF_DIR, register_configs
+
+log = logging.getLogger("htmlrag-train")
+
+
+@dataclass
+class TrainResult:
+    """What a finished run reports (also written to ``<output_dir>/train_result.json`` by rank 0).
+
+    Attributes:
+        export_dir: the final model folder (loads with ``GenerativeRanker(export_dir)``).
+        global_step: optimizer steps done in all, resumed ones included.
+        resumed_from: the checkpoint the run continued from (None: from scratch).
+        losses: ``(step, training loss)`` as logged every ``logging_steps`` (this run's and the resumed ones').
+        samples: samples trained on; ``dropped_over_length``: samples over ``max_length``.
+        seconds: wall time of ``Trainer.train``.
+    """
+
+    export_dir: str
+    global_step: int
+    resumed_from: str | None
+    losses: list[tuple[int, float]] = field(default_factory=list)
+    samples: int = 0
+    dropped_over_length: int = 0
+    train_tokens: int = 0
+    seconds: float = 0.0
+
+
+def training_arguments(cfg: Any) -> dict[str, Any]:
+    """The ``transformers.TrainingArguments`` keywords of a config (DeepSpeed and parallelism excluded)."""
+    r = cfg.train
+    return {
+        "output_dir": str(cfg.output_dir),
+        "per_device_train_batch_size": r.per_device_train_batch_size,
+        "gradient_accumulation_steps": r.gradient_accumulation_steps,
+        "num_train_epochs": float(r.num_train_epochs),
+        "max_steps": r.max_steps,
+        "learning_rate": r.learning_rate,
+        "lr_scheduler_type": r.lr_scheduler_type,
+        "warmup_steps": r.warmup_ratio,  # transformers 5: a float < 1 is a ratio of the optimizer steps
+        "adam_beta1": r.adam_beta1,
+        "adam_beta2": r.adam_beta2,
+        "adam_epsilon": r.adam_epsilon,
+        "weight_decay": r.weight_decay,
+        "max_grad_norm": r.max_grad_norm,
+        "optim": r.optim,
+        "bf16": r.bf16,
+        "gradient_checkpointing": r.gradient_checkpointing,
+        "gradient_checkpointing_kwargs": {"use_reentrant": False} if r.gradient_checkpointing else None,
+        "logging_steps": r.logging_steps,
+        "save_strategy": "steps",
+        "save_steps": r.save_steps,
+        "save_total_limit": r.save_total_limit,
+        "seed": cfg.seed,
+        "data_seed": cfg.seed,
+        "report_to": cfg.report_to,
+        "dataloader_num_workers": r.dataloader_num_workers,
+        "remove_unused_columns": False,
+        "disable_tqdm": not cfg.progress,
+    }
+
+
+def dry_run_report(cfg: Any, ds_path: Path | None, ds: dict[str, Any] | None) -> dict[str, Any]:
+    """What the run would use: training arguments, DeepSpeed config with ``auto`` filled, LoRA, data."""
+    hp = training_arguments(cfg)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    sp = cfg.train.sequence_parallel_size
+    sp_ok, sp_why = sequence_parallel_support()
+    resume = latest_checkpoint(cfg.output_dir) if cfg.resume else None
+    return {
+        "recipe": cfg.train.name,
+        "model": cfg.train.model,
+        "max_length": cfg.train.max_length,
+        "training_arguments": hp,
+        "world_size": world,
+        "effective_batch_size": world // max(sp, 1) * hp["per_device_train_batch_size"]
+        * hp["gradient_accumulation_steps"],
+        "lora": OmegaConf.to_container(cfg.train.lora) if isinstance(cfg.train.lora, DictConfig) else asdict(
+            cfg.train.lora),
+        "deepspeed_file": str(ds_path) if ds_path else None,
+        "deepspeed": fill_auto(ds, hp, world) if ds else None,
+        "deepspeed_filled_at_start": [k for k in MODEL_FILLED if ds and _get(ds, k) == "auto"],
+        "sequence_parallel": {"size": sp, "supported": sp_ok, "backend": sp_why},
+        "data": OmegaConf.to_container(cfg.data) if isinstance(cfg.data, DictConfig) else asdict(cfg.data),
+        "output_dir": str(cfg.output_dir),
+        "export_dir": str(cfg.export_dir or Path(cfg.output_dir) / "final"),
+        "resume_from": str(resume) if resume else None,
+    }
+
+
+def _get(d: dict[str, Any], dotted: str) -> Any:
+    for key in dotted.split("."):
+        if not isinstance(d, dict):
+            return None
+        d = d.get(key)
+    return d
+
+
+def train(cfg: Any) -> TrainResult | dict[str, Any]:
+    """Fine-tune a pruner as configured (see the module docstring); a dry run returns its report instead.
+
+    Raises:
+        TrainDataError: no samples, or none within ``max_length`` (before any model is loaded).
+        HtmlRagError: a bad DeepSpeed/parallelism setting, or bf16 asked for without a GPU.
+    """
+    recipe = cfg.train
+    ds_path = resolve_deepspeed(cfg.deepspeed)
+    ds = load_deepspeed(ds_path) if ds_path else None
+    if cfg.dry_run:
+        report = dry_run_report(cfg, ds_path, ds)
+        log.info("dry run of recipe %s (nothing loaded):\n%s", recipe.name, json.dumps(report, indent=2, default=str))
+        return report
+
+    # 1. The samples, before any model or GPU work.
+    data = cfg.data
+    rows = load_records(list(data.paths), hub=data.hub, revision=data.revision,
+                        data_files=list(data.data_files) if data.data_files else None,
+                        sample_rates=dict(data.sample_rates), max_samples=data.max_samples, seed=cfg.seed)
+    if not rows:
+        raise TrainDataError(f"no training samples in data.paths={list(data.paths)} hub={data.hub!r} (after sampling "
+                             f"rates {dict(data.sample_rates)}, max_samples={data.max_samples}); nothing to train on")
+
+    # 2. Training arguments (starts torch.distributed under accelerate/torchrun/SLURM).
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments, set_seed
+
+    if recipe.bf16 and not (torch.cuda.is_available() and torch.cuda.is_bf16_supported()):
+        raise HtmlRagError("train.bf16=true needs a GPU with bf16 support; on CPU set train.bf16=false (train=tiny)")
+    export_slurm_env()
+    args = TrainingArguments(**training_arguments(cfg), deepspeed=str(ds_path) if ds_path else None,
+                             parallelism_config=parallelism_config(recipe.sequence_parallel_size,
+                                                                   recipe.attn_implementation, ds))
+    set_seed(cfg.seed)
+    if ds is not None:
+        log.info("DeepSpeed %s (ZeRO stage %d)", ds_path, zero_stage(ds))
+
+    # 3. Tokenizer and samples (prompt tokens masked; over-length samples dropped).
+    tokenizer = AutoTokenizer.from_pretrained(recipe.model, revision=recipe.revision,
+                                              trust_remote_code=recipe.trust_remote_code)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    encoded, rep = tokenize_records(rows, tokenizer, recipe.max_length, overlength=data.overlength,
+                                    progress=cfg.progress and args.process_index == 0)
+    if not encoded:
+        raise TrainDataError(f"all {len(rows)} samples are over train.max_length={recipe.max_length} tokens; raise "
+                             "it or rebuild the samples with smaller buckets")
+    log.info("%d samples (%d tokens, longest %d); %d over max_length=%d dropped", rep.kept, rep.tokens, rep.longest,
+             rep.over_length, recipe.max_length)
+
+    # 4. The model (+ LoRA).
+    dtype = torch.bfloat16 if recipe.bf16 else torch.float32
+    model_kwargs: dict[str, Any] = {"dtype": dtype, "revision": recipe.revision,
+                                    "trust_remote_code": recipe.trust_remote_code}
+    if recipe.attn_implementation:
+        model_kwargs["attn_implementation"] = recipe.attn_implementation
+    model = AutoModelForCausalLM.from_pretrained(recipe.model, **model_kwargs)
+    if recipe.gradient_checkpointing:
+        model.config.use_cache = False
+    if recipe.lora.enabled:
+        from peft import LoraConfig, get_peft_model
+
+        targets = list(recipe.lora.target_modules)
+        model = get_peft_model(model, LoraConfig(
+            r=recipe.lora.r, lora_alpha=recipe.lora.alpha, lora_dropout=recipe.lora.dropout, task_type="CAUSAL_LM",
+            target_modules=targets[0] if targets == ["all-linear"] else targets))
+        trainable, total = model.get_nb_trainable_parameters()
+        log.info("LoRA r=%d: %d of %d parameters trainable", recipe.lora.r, trainable, total)
+
+    # 5. Train, resuming from the latest complete checkpoint.
+    trainer = Trainer(model=model, args=args, train_dataset=encoded, data_collator=Collator(tokenizer.pad_token_id),
+                      processing_class=tokenizer)
+    resume = latest_checkpoint(args.output_dir) if cfg.resume else None
+    if resume is not None:
+        log.info("resuming from %s", resume)
+    start = time.perf_counter()
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    seconds = time.perf_counter() - start
+
+    # 6. Export (LoRA merged) and report.
+    export_dir = Path(cfg.export_dir or Path(args.output_dir) / "final")
+    export_model(trainer, tokenizer, export_dir, lora=recipe.lora.enabled, base_model=recipe.model, dtype=dtype,
+                 adapter_dir=Path(args.output_dir) / "adapter", revision=recipe.revision,
+                 trust_remote_code=recipe.trust_remote_code)
+    return _report(trainer, cfg, export_dir, resume, rep, seconds)
+
+
+def _report(trainer: Any, cfg: Any, export_dir: Path, resume: Path | None, rep: TokenizeReport,
+            seconds: float) -> TrainResult:
+    losses = [(int(e["step"]), float(e["loss"])) for e in trainer.state.log_history if "loss" in e]
+    result = TrainResult(str(export_dir), int(trainer.state.global_step), str(resume) if resume else None, losses,
+                         rep.kept, rep.over_length, rep.tokens, round(seconds, 3))
+    if trainer.is_world_process_zero():
+        config = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else None
+        (Path(cfg.output_dir) / "train_result.json").write_text(
+            json.dumps({**asdict(result), "config": config}, indent=2, default=str) + "\n", encoding="utf-8")
+        log.info("trained %d steps (%s) in %.1fs; first/last loss %s / %s; model -> %s", result.global_step,
+                 f"resumed from {resume.name}" if resume else "from scratch", seconds,
+                 losses[0][1] if losses else None, losses[-1][1] if losses else None, export_dir)
+    return result
+
+
+def _main(cfg: DictConfig) -> None:
+    try:
+        train(cfg)
+    except HtmlRagError as exc:
+        log.error("%s", exc)
+        raise SystemExit(1) from exc
+
+
+def main() -> None:
+    """Console-script entry point: register the schema, then hand over to Hydra."""
+    import hydra
+
+    register_configs()
+    hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="train_config")(_main)()
+
+
+if __name__ == "__main__":
+    main()
