@@ -104,7 +104,8 @@ def run(cfg: DictConfig) -> float | None:
     systems = build.build_systems(cfg, cache_dir)
     reader = build.build_reader(cfg, cache_dir)
     settings = EvalSettings(metrics=metrics, short_answer=cfg.dataset.short_answer, chunk_size=cfg.run.chunk_size,
-                            progress=cfg.run.progress, save_contexts=cfg.run.save_contexts, rank=rank, world=world)
+                            progress=cfg.run.progress, save_contexts=cfg.run.save_contexts, rank=rank, world=world,
+                            retry_failed=cfg.run.retry_failed)
     stats = evaluate(examples, systems, reader, store, settings, build.build_caches(cache_dir))
     log.info("rank %d: %d evaluated (%d saved before), %d failed examples, %d failed system contexts, %.1fs",
              rank, stats.evaluated, stats.done_before, stats.failed_examples, stats.failed_systems, stats.seconds)

@@ -273,6 +273,7 @@ class RunConfig:
     progress: bool = True
     save_contexts: bool = False
     use_cache: bool = True
+    retry_failed: bool = False
     shard_timeout_s: float = 24 * 3600.0
 
 

@@ -74,6 +74,7 @@ class EvalSettings:
         progress: show a progress bar.
         save_contexts: also save each context in the rows (large).
         rank / world: this process's shard: examples ``i`` with ``i % world == rank``.
+        retry_failed: examples saved with an error are evaluated again (the new row replaces the old).
     """
 
     metrics: list[str]
@@ -83,6 +84,7 @@ class EvalSettings:
     save_contexts: bool = False
     rank: int = 0
     world: int = 1
+    retry_failed: bool = False
 
 
 @dataclass
@@ -186,7 +188,7 @@ def evaluate(
     t0 = time.perf_counter()
     stats = EvalStats()
     builder = _Builder(caches or Caches())
-    done = store.done_ids()
+    done = store.done_ids(include_failed=not settings.retry_failed)
     mine = [(i, ex) for i, ex in enumerate(examples) if i % settings.world == settings.rank]
     todo = [(i, ex) for i, ex in mine if ex.id not in done]
     stats.done_before = len(mine) - len(todo)

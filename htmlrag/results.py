@@ -57,6 +57,11 @@ def dump_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+def has_error(row: Mapping[str, Any]) -> bool:
+    """True when the example or one of its systems failed."""
+    return bool(row.get("error")) or any(bool(s.get("error")) for s in row.get("systems", {}).values())
+
+
 class RowWriter:
     """Appends JSON rows to one file under an exclusive lock (one writer per file)."""
 
@@ -150,19 +155,22 @@ class RunStore:
         return rows
 
     def all_rows(self, repair: bool = True) -> list[dict[str, Any]]:
-        """Rows of every row file, one per id (first seen wins), sorted by the example's index."""
+        """Rows of every row file, one per id, sorted by the example's index. Of several rows for one id the
+        first wins, unless it holds an error and a later one (a retry) does not."""
         seen: dict[str, dict[str, Any]] = {}
         for f in self.row_files():
             for row in self.read_rows(f, repair=repair):
-                if row["id"] in seen:
+                old = seen.get(row["id"])
+                if old is not None and not (has_error(old) and not has_error(row)):
                     log.debug("%s: duplicate row for id %s ignored", f, row["id"])
                     continue
                 seen[row["id"]] = row
         return sorted(seen.values(), key=lambda r: (r.get("index", 0), r["id"]))
 
-    def done_ids(self) -> set[str]:
-        """Ids already saved (in any row file); repairs torn lines."""
-        return {r["id"] for r in self.all_rows(repair=True)}
+    def done_ids(self, include_failed: bool = True) -> set[str]:
+        """Ids already saved (in any row file); with ``include_failed=False`` rows holding an error do not
+        count (they are retried). Repairs torn lines."""
+        return {r["id"] for r in self.all_rows(repair=True) if include_failed or not has_error(r)}
 
     def writer(self, rank: int = 0, world: int = 1) -> RowWriter:
         """A locked appender for this process's row file."""

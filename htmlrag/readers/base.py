@@ -146,9 +146,13 @@ class BaseReader:
                               f"(max_new_tokens {self.generation.max_new_tokens}, question {req.question[:60]!r})")
         return replace(req, context=self.tokenizer.truncate(req.context, budget))
 
+    def cache_identity(self) -> str:
+        """What identifies the model beyond its name in cache keys (dtype, endpoint, ...); overridden."""
+        return ""
+
     def cache_key(self, messages: list[dict[str, str]]) -> str:
-        """Key of a response: model name, prompt hash, generation parameters."""
-        return content_key("reader", self.name, content_key(messages), asdict(self.generation))
+        """Key of a response: model name (+ :meth:`cache_identity`), prompt hash, generation parameters."""
+        return content_key("reader", self.name, self.cache_identity(), content_key(messages), asdict(self.generation))
 
     def read(self, requests: Sequence[ReadRequest]) -> list[ReaderOutput]:
         """Fit, look up the cache (greedy only), generate what is missing, store it."""
@@ -214,7 +218,7 @@ class FakeReader(BaseReader):
 
     def __init__(self, window: int = 4096, tokenizer: Any = None, cache: ResponseCache | None = None,
                  max_words: int = 30, fail_on: str | None = None, delay: float = 0.0, **_: Any) -> None:
-        super().__init__("fake", window, GenerationConfig(max_new_tokens=32), tokenizer, cache)
+        super().__init__(f"fake-{max_words}w", window, GenerationConfig(max_new_tokens=32), tokenizer, cache)
         self.max_words = max_words
         self.fail_on = fail_on
         self.delay = delay

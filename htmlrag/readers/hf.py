@@ -74,6 +74,9 @@ class HFReader(BaseReader):
 
         self._tokenizer = HFCounter(tok, self.model_name)
 
+    def cache_identity(self) -> str:
+        return f"hf|dtype={self.dtype}"
+
     @property
     def tokenizer(self) -> Any:
         self._load()

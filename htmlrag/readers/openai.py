@@ -62,6 +62,9 @@ class OpenAIReader(BaseReader):
     def base_url(self) -> str:
         return os.environ.get(self.base_url_env, self.default_base_url).rstrip("/")
 
+    def cache_identity(self) -> str:
+        return f"openai|{self.base_url}"
+
     def _payload(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         g = self.generation
         body: dict[str, Any] = {"model": self.name, "messages": messages, "max_tokens": g.max_new_tokens,

@@ -48,6 +48,9 @@ class VLLMReader(BaseReader):
 
         self._tokenizer = HFCounter(self._llm.get_tokenizer(), self.model_name)
 
+    def cache_identity(self) -> str:
+        return f"vllm|dtype={self.engine_args['dtype']}"
+
     @property
     def tokenizer(self) -> Any:
         self._load()

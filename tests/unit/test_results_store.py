@@ -84,3 +84,19 @@ def test_summary_is_deterministic_and_order_independent() -> None:
     assert a["systems"]["b"]["stage_tokens"] == {"raw": 30.0}
     assert a["system_order"] == ["b", "a"]
     assert "seconds" not in dump_json(a)
+
+
+def test_failed_rows_are_retried_and_replaced(tmp_path: Path) -> None:
+    store = RunStore(tmp_path, "exp", "abc")
+    bad = _row(1)
+    bad["systems"]["a"] = {"error": "HTTP 503"}
+    with store.writer() as w:
+        w.append(_row(0))
+        w.append(bad)
+    assert store.done_ids() == {"q0", "q1"}
+    assert store.done_ids(include_failed=False) == {"q0"}
+    with store.writer() as w:
+        w.append(_row(1))   # the retry
+        w.append(_row(0, em=0.0))  # a duplicate of a good row: ignored
+    rows = store.all_rows()
+    assert rows[1]["systems"]["a"]["scores"]["em"] == 1.0 and rows[0]["systems"]["a"]["scores"]["em"] == 1.0
