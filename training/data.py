@@ -117,7 +117,7 @@ def mix(rows: list[dict[str, Any]], rate: float, rng: random.Random) -> list[dic
     whole, frac = int(rate), rate - int(rate)
     out = [r for _ in range(whole) for r in rows]
     if frac > 0 and rows:
-        out.extend(rng.sample(rows, int(round(len(rows) * frac))))
+        out.extend(rng.sample(rows, round(len(rows) * frac)))
     return out
 
 

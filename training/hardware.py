@@ -174,3 +174,14 @@ def export_slurm_env() -> bool:
     log.info("SLURM task: rank %d of %d (local %d), master %s:%d", env.rank, env.world_size, env.local_rank,
              env.master_addr, env.master_port)
     return True
+
+
+def single_rank_env() -> bool:
+    """For DeepSpeed in a plain ``python``/``htmlrag-train`` process (no launcher): export the environment of
+    a one-rank ``torch.distributed`` job. Returns True if it did (nothing is changed under a launcher)."""
+    if any(k in os.environ for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE")):
+        return False
+    os.environ.update({"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
+                       "MASTER_PORT": os.environ.get("MASTER_PORT", "29500")})
+    log.info("DeepSpeed without a launcher: running as the single rank of a one-process job")
+    return True

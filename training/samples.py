@@ -44,6 +44,7 @@ from htmlrag.clean import clean_html
 from htmlrag.errors import HtmlRagError, InputError
 from htmlrag.metrics import normalize_answer
 from htmlrag.rankers.generative import block_paths, build_pruner_messages, path_string
+from htmlrag.text import has_cjk
 from htmlrag.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -166,8 +167,13 @@ class PageTree:
 
 
 def contains_answer(text_norm: str, answer_norm: str) -> bool:
-    """Word-boundary containment of two SQuAD-normalised strings (both already normalised)."""
-    return bool(answer_norm) and f" {answer_norm} " in f" {text_norm} "
+    """Containment of two SQuAD-normalised strings: on word boundaries, or as a plain substring when the
+    answer has CJK characters (CJK text has no spaces between words)."""
+    if not answer_norm:
+        return False
+    if has_cjk(answer_norm):
+        return answer_norm in text_norm
+    return f" {answer_norm} " in f" {text_norm} "
 
 
 _PUNCT_SPACE = str.maketrans({c: " " for c in string.punctuation})

@@ -35,6 +35,7 @@ from training.hardware import (
     parallelism_config,
     resolve_deepspeed,
     sequence_parallel_support,
+    single_rank_env,
     zero_stage,
 )
 from training.schemas import CONF_DIR, register_configs
@@ -135,8 +136,12 @@ def _get(d: dict[str, Any], dotted: str) -> Any:
     return d
 
 
-def train(cfg: Any) -> TrainResult | dict[str, Any]:
+def train(cfg: Any, callbacks: list[Any] | None = None) -> TrainResult | dict[str, Any]:
     """Fine-tune a pruner as configured (see the module docstring); a dry run returns its report instead.
+
+    Args:
+        cfg: a composed ``train_config`` (or an object with the same fields).
+        callbacks: extra ``transformers.TrainerCallback`` objects (timers, loggers).
 
     Raises:
         TrainDataError: no samples, or none within ``max_length`` (before any model is loaded).
@@ -146,6 +151,7 @@ def train(cfg: Any) -> TrainResult | dict[str, Any]:
     ds_path = resolve_deepspeed(cfg.deepspeed)
     ds = load_deepspeed(ds_path) if ds_path else None
     if cfg.dry_run:
+        parallelism_config(recipe.sequence_parallel_size, recipe.attn_implementation, ds)  # validates only
         report = dry_run_report(cfg, ds_path, ds)
         log.info("dry run of recipe %s (nothing loaded):\n%s", recipe.name, json.dumps(report, indent=2, default=str))
         return report
@@ -165,7 +171,8 @@ def train(cfg: Any) -> TrainResult | dict[str, Any]:
 
     if recipe.bf16 and not (torch.cuda.is_available() and torch.cuda.is_bf16_supported()):
         raise HtmlRagError("train.bf16=true needs a GPU with bf16 support; on CPU set train.bf16=false (train=tiny)")
-    export_slurm_env()
+    if not export_slurm_env() and ds is not None:
+        single_rank_env()
     args = TrainingArguments(**training_arguments(cfg), deepspeed=str(ds_path) if ds_path else None,
                              parallelism_config=parallelism_config(recipe.sequence_parallel_size,
                                                                    recipe.attn_implementation, ds))
@@ -187,7 +194,10 @@ def train(cfg: Any) -> TrainResult | dict[str, Any]:
              rep.over_length, recipe.max_length)
 
     # 4. The model (+ LoRA).
-    dtype = torch.bfloat16 if recipe.bf16 else torch.float32
+    # bf16 weights only where float32 master weights live elsewhere: DeepSpeed keeps them in its optimizer, LoRA
+    # trains float32 adapters on frozen weights. Otherwise float32 weights + bf16 autocast (Trainer bf16=True):
+    # an update of lr 2e-5 is below bf16's precision (2^-8 relative) and would be lost on bf16 weights.
+    dtype = torch.bfloat16 if recipe.bf16 and (ds is not None or recipe.lora.enabled) else torch.float32
     model_kwargs: dict[str, Any] = {"dtype": dtype, "revision": recipe.revision,
                                     "trust_remote_code": recipe.trust_remote_code}
     if recipe.attn_implementation:
@@ -207,7 +217,7 @@ def train(cfg: Any) -> TrainResult | dict[str, Any]:
 
     # 5. Train, resuming from the latest complete checkpoint.
     trainer = Trainer(model=model, args=args, train_dataset=encoded, data_collator=Collator(tokenizer.pad_token_id),
-                      processing_class=tokenizer)
+                      processing_class=tokenizer, callbacks=callbacks)
     resume = latest_checkpoint(args.output_dir) if cfg.resume else None
     if resume is not None:
         log.info("resuming from %s", resume)
