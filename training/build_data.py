@@ -1,8 +1,8 @@
 """Build pruner training samples from questions with gold answers and HTML pages.
 
-    python -m training.build_data --wtq ../shared/data/wtq-html-qa --out data/train/wtq-demo
+    python -m training.build_data --wtq ../shared/data/wtq-html-qa --out results/train/data/wtq-demo
     python -m training.build_data --pages data/pages/questions.jsonl --out /tmp/samples --max-words 32
-    htmlrag-train-data --wtq ../shared/data/wtq-html-qa --out data/train/wtq-demo --variants every_bucket
+    htmlrag-train-data --wtq ../shared/data/wtq-html-qa --out results/train/data/wtq-demo --variants every_bucket
 
 Writes ``<out>/<name>-<bucket>.jsonl`` (the released layout, one file per length bucket) and
 ``<out>/stats.json`` (counts per bucket, label coverage, dropped items by reason), and logs the report.

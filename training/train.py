@@ -1,6 +1,6 @@
 """``htmlrag-train``: supervised fine-tuning of a generative HTML pruner (one linear :func:`train`).
 
-    htmlrag-train train=tiny train.model=/path/to/model data.paths=[data/train/wtq-demo]
+    htmlrag-train train=tiny train.model=/path/to/model data.paths=[results/train/data/wtq-demo]
     htmlrag-train train=phi35_pruner deepspeed=zero3 dry_run=true          # print settings, load nothing
     accelerate launch --config_file conf/accelerate/zero3.yaml -m training.train train=phi35_pruner data.paths=[...]
     htmlrag-train -m train_launcher=slurm train=phi35_pruner deepspeed=zero3 data.paths=[...]
@@ -162,8 +162,11 @@ def train(cfg: Any, callbacks: list[Any] | None = None) -> TrainResult | dict[st
                         data_files=list(data.data_files) if data.data_files else None,
                         sample_rates=dict(data.sample_rates), max_samples=data.max_samples, seed=cfg.seed)
     if not rows:
+        hint = ("; set data.paths=[files or folders of .jsonl samples] (htmlrag-train-data builds them) or "
+                "data.hub=zstanjj/HtmlRAG-train") if not data.paths and not data.hub else ""
         raise TrainDataError(f"no training samples in data.paths={list(data.paths)} hub={data.hub!r} (after sampling "
-                             f"rates {dict(data.sample_rates)}, max_samples={data.max_samples}); nothing to train on")
+                             f"rates {dict(data.sample_rates)}, max_samples={data.max_samples}); nothing to train on"
+                             + hint)
 
     # 2. Training arguments (starts torch.distributed under accelerate/torchrun/SLURM).
     import torch
