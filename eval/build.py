@@ -52,9 +52,14 @@ def metric_names(cfg: DictConfig) -> list[str]:
 
 def run_identity(cfg: DictConfig) -> dict[str, Any]:
     """What the run id hashes: the config without paths/run/wandb, with interpolations *unresolved* (so
-    the id does not depend on where the project lives)."""
+    the id does not depend on where the project lives), plus the library's code fingerprint (so that a
+    run never resumes into rows computed by different code)."""
+    from htmlrag.evaluate import code_fingerprint
+
     raw = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
-    return {k: v for k, v in raw.items() if k not in NOT_HASHED}
+    ident = {k: v for k, v in raw.items() if k not in NOT_HASHED}
+    ident["_code"] = code_fingerprint()
+    return ident
 
 
 def make_store(cfg: DictConfig) -> RunStore:
@@ -148,6 +153,8 @@ def _git(*args: str) -> str | None:
 def environment(examples: list[Example], dataset: str, world: int) -> dict[str, Any]:
     """What ``env.json`` records: git commit (and whether the tree was dirty), package versions, the
     dataset's content hash, Python and platform, the number of processes."""
+    from htmlrag.evaluate import code_fingerprint
+
     versions = {}
     for pkg in PACKAGES:
         try:
@@ -162,5 +169,6 @@ def environment(examples: list[Example], dataset: str, world: int) -> dict[str, 
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "dataset": {"name": dataset, "examples": len(examples), "sha256": fingerprint(examples)},
+        "code_fingerprint": code_fingerprint(),
         "world_size": world,
     }

@@ -15,11 +15,13 @@ Row format (one JSON line per example)::
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from htmlrag.cache import SqliteCache, content_key
@@ -31,8 +33,27 @@ from htmlrag.results import RunStore
 
 log = logging.getLogger(__name__)
 
-#: Bumped when the way contexts are built changes, to invalidate cached contexts.
-CONTEXT_VERSION = "1"
+#: Library modules that do not influence a row (presentation, storage, command lines): left out of
+#: :func:`code_fingerprint`.
+_NOT_FINGERPRINTED = frozenset({"results.py", "summary.py", "tables.py", "stats.py", "cache.py", "cli.py",
+                                "cli_prune.py", "__main__.py"})
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """SHA-256 (16 hex digits) over the library source that shapes a prediction row: cleaning, block trees,
+    rankers, pruning, formats, tokens, readers, metrics, data loaders, this loop (``superrag`` and
+    presentation modules excluded). Part of every cache key and of the run id, so that changed code never
+    reuses contexts, answers or rows computed by older code."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] == "superrag" or (len(rel.parts) == 1 and rel.name in _NOT_FINGERPRINTED):
+            continue
+        h.update(rel.as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
 
 
 @dataclass
@@ -120,7 +141,7 @@ class _Builder:
     def clean(self, page: str | bytes, digest: str) -> str:
         from htmlrag.clean import clean_html
 
-        key = content_key("clean", CONTEXT_VERSION, digest)
+        key = content_key("clean", code_fingerprint(), digest)
         hit = self.caches.pages.get(key) if self.caches.pages is not None else None
         if hit is not None:
             return hit
@@ -131,7 +152,7 @@ class _Builder:
 
     def context(self, system: System, question: str, pages: Sequence[str | bytes], digests: Sequence[str]
                 ) -> tuple[dict[str, Any], bool]:
-        key = content_key("context", CONTEXT_VERSION, system.fingerprint, question, list(digests))
+        key = content_key("context", code_fingerprint(), system.fingerprint, question, list(digests))
         hit = self.caches.contexts.get(key) if self.caches.contexts is not None and system.fingerprint else None
         if hit is not None:
             return hit, True
