@@ -31,6 +31,9 @@ from htmlrag.parse import parse_html
 from htmlrag.text import count_words, has_cjk
 
 
+_HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6", "caption"))
+
+
 class _PathNode:
     """One step of a block path; paths share their prefixes through ``parent`` links."""
 
@@ -76,12 +79,28 @@ class Block:
     _path: _PathNode = field(repr=False, default=None)  # type: ignore[assignment]
 
     _text: str | None = field(repr=False, default=None)
+    #: With sibling packing: every element of the block (consecutive siblings), and their positions.
+    members: tuple[etree._Element, ...] = field(repr=False, default=())
+    member_positions: tuple[int, ...] = field(repr=False, default=())
+
+    @property
+    def elements(self) -> tuple[etree._Element, ...]:
+        """The elements the block covers: one, or several consecutive siblings when packed."""
+        return self.members or (self.element,)
+
+    @property
+    def positions(self) -> tuple[int, ...]:
+        """Document-order positions of :attr:`elements`."""
+        return self.member_positions or (self.position,)
 
     @property
     def text(self) -> str:
         """The block's text (computed on first use from :attr:`element`)."""
         if self._text is None:
-            self._text = _subtree_text(self.element) if self.is_leaf else _own_text(self.element)
+            if not self.is_leaf:
+                self._text = _own_text(self.element)
+            else:
+                self._text = " ".join(_subtree_text(e) for e in self.elements)
         return self._text
 
     @property
@@ -108,6 +127,7 @@ class BlockTree:
     blocks: list[Block]
     max_words: int
     page: int = 0
+    _rank_texts: list[str] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.blocks)
@@ -121,6 +141,39 @@ class BlockTree:
     def html(self) -> str:
         """The page as HTML (plain tag names; no sibling suffixes)."""
         return serialize(self.root)
+
+    def rank_texts(self) -> list[str]:
+        """Texts for rankers: each block's text preceded by its context, i.e. the nearest preceding heading
+        (``h1``-``h6`` or table ``caption``) and, for table rows, the table's first row. The context helps
+        rankers place short blocks (a table row, a list item); it is never part of the pruned output."""
+        if self._rank_texts is None:
+            self._rank_texts = [f"{c} {b.text}" if c else b.text for b, c in zip(self.blocks, self._contexts(),
+                                                                                   strict=True)]
+        return self._rank_texts
+
+    def _contexts(self) -> list[str]:
+        if self.root is None:
+            return ["" for _ in self.blocks]
+        heading_at: list[str] = []
+        current = ""
+        for el in self.root.iter():
+            tag = el.tag if isinstance(el.tag, str) else ""
+            if tag in _HEADINGS:
+                current = " ".join("".join(el.itertext()).split())
+            heading_at.append(current)
+        out = []
+        for b in self.blocks:
+            parts = [heading_at[b.position] if b.position < len(heading_at) else ""]
+            el = b.element
+            if el.tag == "tr":
+                table = el.getparent()
+                while table is not None and table.tag != "table":
+                    table = table.getparent()
+                first = next(table.iter("tr"), None) if table is not None else None
+                if first is not None and first is not el:
+                    parts.append(" ".join("".join(first.itertext()).split()))
+            out.append(" ".join(p for p in parts if p))
+        return out
 
     @property
     def paths(self) -> list[str]:
@@ -201,6 +254,7 @@ def build_block_tree(
     page: int = 0,
     max_depth: int | None = None,
     sibling_index_base: int = 0,
+    pack_siblings: bool = False,
     name: str = "<input>",
 ) -> BlockTree:
     """Split a page into blocks (Algorithm 1 of the HtmlRAG paper; see the module docstring).
@@ -212,6 +266,11 @@ def build_block_tree(
         page: page index recorded on every block.
         max_depth: optional limit on path depth; a node at this depth becomes a leaf block whatever its size.
         sibling_index_base: first suffix number for same-named siblings (0 as in the released pruners).
+        pack_siblings: our extension, off by default: when a node is split, runs of consecutive small
+            children are packed into one block of up to ``max_words`` words (instead of one block per child),
+            so table rows and list items are ranked with their neighbours. A packed block covers several
+            elements (:attr:`Block.elements`); its path is its first element's. Generative rankers need one
+            element per path: do not pack for them.
         name: how to call the input in error messages.
 
     Returns:
@@ -250,6 +309,20 @@ def build_block_tree(
             continue
         counts = Counter(c.tag for c in children)
         seen: Counter[str] = Counter()
+        run: list[tuple[etree._Element, _PathNode, int]] = []
+
+        def flush() -> None:
+            if not run:
+                return
+            if len(run) == 1:
+                add(run[0][0], run[0][1], True, run[0][2])
+            else:
+                first, first_path, _ = run[0]
+                blocks.append(Block(len(blocks), True, sum(w for _, _, w in run), first, page, position[id(first)],
+                                    first_path, None, tuple(e for e, _, _ in run),
+                                    tuple(position[id(e)] for e, _, _ in run)))
+            run.clear()
+
         for child in children:
             tag = child.tag
             if counts[tag] > 1:
@@ -262,9 +335,15 @@ def build_block_tree(
                 continue  # no content: not a block (e.g. an empty cell that keeps a row's shape)
             child_path = _PathNode(label, path)
             if words > max_words and (max_depth is None or child_path.depth < max_depth):
+                flush()
                 queue.append((child, child_path))
-            else:
+            elif not pack_siblings:
                 add(child, child_path, True, words)
+            else:
+                if run and sum(w for _, _, w in run) + words > max_words:
+                    flush()
+                run.append((child, child_path, words))
+        flush()
         own = count_words(el.text or "") + sum(count_words(c.tail) for c in el if c.tail)
         if own > 0:
             add(el, path, False, own)

@@ -37,6 +37,10 @@ def add_prune_parser(sub: Any) -> None:
     p.add_argument("--gen-model", default=None, help="generative pruner name/path (for --ranker gen)")
     p.add_argument("--gen-dtype", default="bfloat16", help="generative pruner dtype (default bfloat16)")
     p.add_argument("--gen-max-prompt-tokens", type=int, default=None, help="cap on the pruner prompt length")
+    p.add_argument("--gen-truncation", choices=["error", "left", "right"], default="error",
+                   help="a pruner prompt over the window: reject (default) or drop HTML from the left/right")
+    p.add_argument("--no-pack", action="store_true",
+                   help="one block per child (the paper's Algorithm 1) instead of packing small siblings")
     p.add_argument("--device", default="cpu", help="torch device for model rankers")
     p.add_argument("--trust-remote-code", action="store_true", help="allow model code from the hub (off)")
     p.add_argument("--format", choices=["html", "text", "markdown"], default="html", help="context format")
@@ -62,7 +66,7 @@ def _make_ranker(kind: str, args: argparse.Namespace):
         from htmlrag.rankers.generative import GenerativeRanker
 
         return GenerativeRanker(args.gen_model, device=args.device, dtype=args.gen_dtype,
-                                max_prompt_tokens=args.gen_max_prompt_tokens,
+                                max_prompt_tokens=args.gen_max_prompt_tokens, truncation=args.gen_truncation,
                                 trust_remote_code=args.trust_remote_code)
     raise InputError(f"unknown ranker {kind!r}")
 
@@ -75,7 +79,8 @@ def _make_pipeline(args: argparse.Namespace):
     r1 = _make_ranker(args.ranker, args)
     r2 = _make_ranker(args.ranker2, args) if args.ranker2 else None
     return HtmlRagPipeline(r1, r2, tok, budget1=args.budget1, budget2=args.budget, max_words1=args.max_words,
-                           max_words2=args.max_words2, fmt=args.format, clean=not args.no_clean)
+                           max_words2=args.max_words2, fmt=args.format, clean=not args.no_clean,
+                           pack_siblings=not args.no_pack)
 
 
 def _item_pages(item: dict, base: Path) -> list[str | bytes]:

@@ -61,6 +61,8 @@ class HtmlRagPipeline:
         fmt: ``html``, ``text`` or ``markdown`` (converted after pruning).
         clean: clean pages first (turn off for pages that are already clean).
         fill: see :func:`htmlrag.prune.prune_to_budget`.
+        pack_siblings: pack runs of small sibling blocks (see :func:`htmlrag.build_block_tree`) for rankers
+            that do not need one element per path (BM25, embedding; never for the generative pruner).
     """
 
     def __init__(
@@ -75,17 +77,19 @@ class HtmlRagPipeline:
         fmt: str = "html",
         clean: bool = True,
         fill: str = "skip",
+        pack_siblings: bool = True,
     ):
         if fmt not in FORMATS:
             raise InputError(f"unknown context format {fmt!r}; choose one of {', '.join(FORMATS)}")
         self.ranker1, self.ranker2, self.tokenizer = ranker1, ranker2, tokenizer
         self.budget1, self.budget2 = budget1, budget2
         self.max_words1, self.max_words2 = max_words1, max_words2
-        self.fmt, self.clean, self.fill = fmt, clean, fill
+        self.fmt, self.clean, self.fill, self.pack_siblings = fmt, clean, fill, pack_siblings
 
     def _step(self, question: str, pages: Sequence[str], ranker: Ranker, max_words: int, budget: int,
               fmt: str) -> tuple[PruneResult, list[BlockTree]]:
-        trees = [build_block_tree(p, max_words, page=i) for i, p in enumerate(pages)]
+        pack = self.pack_siblings and not getattr(ranker, "needs_paths", False)
+        trees = [build_block_tree(p, max_words, page=i, pack_siblings=pack) for i, p in enumerate(pages)]
         scores = ranker.score(question, trees)
         return prune_to_budget(trees, scores, budget, self.tokenizer, fmt=fmt, fill=self.fill, ranker=ranker,
                                question=question), trees

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 import lxml.etree as etree
 import numpy as np
 
-from htmlrag.blocktree import Block, BlockTree, build_block_tree
+from htmlrag.blocktree import Block, BlockTree, _PathNode, _subtree_text, build_block_tree
+from htmlrag.text import count_words
 from htmlrag.clean import clean_tree, serialize
 from htmlrag.errors import BudgetError, InputError
 from htmlrag.formats import convert
@@ -91,7 +92,7 @@ def _block_markup(block: Block, fmt: str = "html") -> str:
     if fmt != "html":
         return " ".join(block.text.split()) + "\n"
     if block.is_leaf:
-        return etree.tostring(el, method="html", encoding="unicode", with_tail=False)
+        return "".join(etree.tostring(e, method="html", encoding="unicode", with_tail=False) for e in block.elements)
     return (el.text or "") + "".join(c.tail or "" for c in el)
 
 
@@ -182,8 +183,9 @@ def _materialise(trees: Sequence[BlockTree], keep: set[tuple[int, int]],
                 el.text = None
                 for child in el:
                     child.tail = None
-        for b in sorted((b for b in tree.blocks if b.is_leaf), key=lambda b: -b.depth):
-            el = elements[b.position]
+        leaves = [(b, pos) for b in tree.blocks if b.is_leaf for pos in b.positions]
+        for b, pos in sorted(leaves, key=lambda bp: -bp[0].depth):
+            el = elements[pos]
             if truncate is not None and (ti, b.index) == truncate[:2]:
                 _cut(el, truncate[2], truncate[3])
                 continue
@@ -231,6 +233,11 @@ def _split_oversize(trees: Sequence[BlockTree], scores: Sequence[np.ndarray], bu
         while pending:
             nxt: list[tuple[Block, float]] = []
             for (b, s), cost in zip(pending, c, strict=True):
+                if b.members and cost > budget:  # a packed run of siblings: split it into its elements first
+                    for e, pos in zip(b.members, b.member_positions, strict=True):
+                        node = _PathNode(e.tag, b._path.parent)
+                        nxt.append((Block(0, True, count_words(_subtree_text(e)), e, b.page, pos, node), s))
+                    continue
                 if cost <= budget or not b.is_leaf or len(b.element) == 0 or b.words < 2:
                     final.append((b, s, cost))
                     continue

@@ -6,7 +6,8 @@ question and *answer retention*: the fraction of questions for which a gold answ
 punctuation and articles removed, whitespace collapsed), is contained in the normalised text of the pruned
 context (the paper's Table 5 "reference EM").
 
-Systems: ours (clean -> block tree at 256 words -> BM25 or MiniLM -> exact greedy pruning), a plain
+Systems: ours (clean -> block tree at 128 words with sibling packing -> BM25 or MiniLM on each block with
+its heading/table-header context -> exact greedy pruning; the context as HTML and as text), a plain
 chunk-and-rerank baseline with the same ranker (section chunks of 128 words filled to the same budget,
 plain text), and, in the same run and on the first ``--peer-limit`` questions, htmlrag 0.1.1's
 BM25HTMLPruner / EmbedHTMLPruner (``--peer-python``: a separate venv with htmlrag==0.1.1).
@@ -73,19 +74,21 @@ def make_ranker(kind: str):
     return EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2")
 
 
-def run_ours(items, kind, budget, tok, max_words):
+def run_ours(items, kind, budget, tok, max_words, fmt="html", pack=True):
     ranker = make_ranker(kind)  # fresh cache per budget: pages shared *between questions* still hit it
     if kind != "bm25":
         ranker._load()  # model loading is not per-question work
     hits, secs, toks = 0, 0.0, 0
     for it in items:
         t0 = time.perf_counter()
-        trees = [build_block_tree(clean_html(p), max_words, page=i) for i, p in enumerate(it["pages"])]
+        trees = [build_block_tree(clean_html(p), max_words, page=i, pack_siblings=pack)
+                 for i, p in enumerate(it["pages"])]
         res = prune_to_budget(trees, ranker.score(it["question"], trees), budget, tok, ranker=ranker,
-                              question=it["question"])
+                              question=it["question"], fmt=fmt)
         secs += time.perf_counter() - t0
+        assert res.tokens <= budget
         toks += res.tokens
-        hits += retained(html_to_text(res.context), it["answers"])
+        hits += retained(html_to_text(res.context) if fmt == "html" else res.context, it["answers"])
     return hits / len(items), secs / len(items), toks / len(items)
 
 
@@ -104,7 +107,7 @@ def run_chunks(items, kind, budget, tok, chunk_words=128):
     return hits / len(items), secs / len(items), toks / len(items)
 
 
-def run_peer(py, items, kind, budget, max_words):
+def run_peer(py, items, kind, budget, max_words, tok):
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "items.jsonl"
         with src.open("w", encoding="utf-8") as fh:
@@ -116,14 +119,15 @@ def run_peer(py, items, kind, budget, max_words):
         subprocess.run([py, "-P", str(script), "prune", str(src), str(out), kind, str(budget), str(max_words),
                         str(mistral_tokenizer_path()), str(minilm_path())], check=True, cwd=tmp)
         rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
-    hits = errs = 0
+    hits = errs = over = 0
     for it, r in zip(items, rows, strict=True):
         if "error" in r:
             errs += 1
             continue
+        over += tok.count(r["context"]) > budget
         hits += retained(html_to_text(r["context"]) if r["context"].strip() else "", it["answers"])
     secs = sum(r["seconds"] for r in rows) / len(rows)
-    return hits / len(items), secs, errs
+    return hits / len(items), secs, errs, over
 
 
 def main() -> None:
@@ -132,7 +136,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="questions for our systems (default: all)")
     ap.add_argument("--budgets", default="512,1024,2048,4096")
     ap.add_argument("--rankers", default="bm25,embed")
-    ap.add_argument("--max-words", type=int, default=256)
+    ap.add_argument("--max-words", type=int, default=128)
+    ap.add_argument("--no-pack", action="store_true", help="the paper's one-block-per-child trees")
+    ap.add_argument("--peer-max-words", type=int, default=256, help="the toolkit's block size (its default)")
     ap.add_argument("--peer-python", default=os.environ.get("HTMLRAG_PEER_PYTHON"))
     ap.add_argument("--peer-limit", type=int, default=20, help="questions for the (slow) peer and the paired rows")
     args = ap.parse_args()
@@ -143,30 +149,35 @@ def main() -> None:
     rows = []
     for kind in args.rankers.split(","):
         for b in budgets:
-            r_ours = run_ours(items, kind, b, tok, args.max_words)
+            pack = not args.no_pack
+            r_ours = run_ours(items, kind, b, tok, args.max_words, "html", pack)
+            r_text = run_ours(items, kind, b, tok, args.max_words, "text", pack)
             r_chunk = run_chunks(items, kind, b, tok)
-            row = {"ranker": kind, "budget": b, "ours": r_ours, "chunks": r_chunk}
+            row = {"ranker": kind, "budget": b, "ours": r_ours, "ours_text": r_text, "chunks": r_chunk}
             if args.peer_python:
                 sub = items[: args.peer_limit]
-                row["ours_sub"] = run_ours(sub, kind, b, tok, args.max_words)
-                row["peer_sub"] = run_peer(args.peer_python, sub, kind, b, args.max_words)
+                row["ours_sub"] = run_ours(sub, kind, b, tok, args.max_words, "html", pack)
+                row["peer_sub"] = run_peer(args.peer_python, sub, kind, b, args.peer_max_words, tok)
             rows.append(row)
             print(json.dumps(row), flush=True)
 
-    print("\n| ranker | budget | ours retention | chunk+rerank retention | ours s/q | chunks s/q | ours avg tokens |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(f"\n{len(items)} questions; ours: block tree at {args.max_words} words"
+          f"{'' if args.no_pack else ' with sibling packing'}, contextual ranking; context in HTML or text")
+    print("| ranker | budget | ours HTML | ours text | chunk+rerank (text) | ours HTML s/q | chunks s/q | ours avg tokens |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['ranker']} | {r['budget']} | {r['ours'][0]:.3f} | {r['chunks'][0]:.3f} | {r['ours'][1]:.3f} "
-              f"| {r['chunks'][1]:.3f} | {r['ours'][2]:.0f} |")
+        print(f"| {r['ranker']} | {r['budget']} | {r['ours'][0]:.3f} | {r['ours_text'][0]:.3f} | {r['chunks'][0]:.3f} "
+              f"| {r['ours'][1]:.3f} | {r['chunks'][1]:.3f} | {r['ours'][2]:.0f} |")
     if args.peer_python:
         n = min(args.peer_limit, len(items))
         print(f"\nSame {n} questions, same budget, one process each:")
-        print("| ranker | budget | ours retention | htmlrag 0.1.1 retention | peer errors | ours s/q | peer s/q | speed-up |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        print("| ranker | budget | ours HTML retention | htmlrag 0.1.1 retention | peer errors | peer over budget "
+              "| ours s/q | peer s/q | speed-up |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
             o, p = r["ours_sub"], r["peer_sub"]
-            print(f"| {r['ranker']} | {r['budget']} | {o[0]:.3f} | {p[0]:.3f} | {p[2]} | {o[1]:.3f} | {p[1]:.3f} "
-                  f"| {p[1] / o[1]:.1f}x |")
+            print(f"| {r['ranker']} | {r['budget']} | {o[0]:.3f} | {p[0]:.3f} | {p[2]} | {p[3]} | {o[1]:.3f} "
+                  f"| {p[1]:.3f} | {p[1] / o[1]:.1f}x |")
 
 
 if __name__ == "__main__":

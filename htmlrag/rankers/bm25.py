@@ -59,14 +59,17 @@ class BM25Ranker:
         stemmer: Snowball language for PyStemmer, or ``None`` for no stemming.
         k1: term-frequency saturation.
         b: length normalisation.
+        contextual: score each block's text with its heading / table-header context
+            (:meth:`BlockTree.rank_texts`); ``False`` scores the bare block text (the paper's setting).
     """
 
     name = "bm25"
 
-    def __init__(self, stemmer: str | None = "english", k1: float = 1.5, b: float = 0.75):
+    def __init__(self, stemmer: str | None = "english", k1: float = 1.5, b: float = 0.75, contextual: bool = True):
         self.stemmer = stemmer
         self.k1 = k1
         self.b = b
+        self.contextual = contextual
 
     def score(self, question: str, trees: Sequence[BlockTree]) -> list[np.ndarray]:
         """BM25 score of every block of ``trees`` for ``question`` (0 for blocks sharing no term)."""
@@ -74,7 +77,7 @@ class BM25Ranker:
 
         logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets itself to DEBUG
 
-        texts = [b.text for t in trees for b in t.blocks]
+        texts = [x for t in trees for x in (t.rank_texts() if self.contextual else [b.text for b in t.blocks])]
         sizes = [len(t.blocks) for t in trees]
         query = tokenize(question, self.stemmer)
         if not texts or not query:

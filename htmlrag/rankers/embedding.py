@@ -122,6 +122,8 @@ class EmbeddingRanker:
         cache: an :class:`EmbeddingCache` (one in memory per ranker by default).
         max_seq_length: optional cap on the model's input length (tokens); longer blocks are truncated.
         trust_remote_code: only when a config asks for it.
+        contextual: embed each block with its heading / table-header context (:meth:`BlockTree.rank_texts`);
+            ``False`` embeds the bare block text (the paper's setting).
     """
 
     name = "embedding"
@@ -135,6 +137,7 @@ class EmbeddingRanker:
         cache: EmbeddingCache | None = None,
         max_seq_length: int | None = None,
         trust_remote_code: bool = False,
+        contextual: bool = True,
     ):
         self.model_name = model
         self.query_instruction = QUERY_INSTRUCTIONS.get(model, "") if query_instruction is None else query_instruction
@@ -143,6 +146,7 @@ class EmbeddingRanker:
         self.cache = cache if cache is not None else EmbeddingCache()
         self.max_seq_length = max_seq_length
         self.trust_remote_code = trust_remote_code
+        self.contextual = contextual
         self._model = None
         self.model_id = model
 
@@ -189,7 +193,8 @@ class EmbeddingRanker:
 
     def score(self, question: str, trees: Sequence[BlockTree]) -> list[np.ndarray]:
         """Cosine similarity of every block of ``trees`` with ``question``."""
-        texts = [" ".join(b.text.split()) for t in trees for b in t.blocks]
+        texts = [" ".join(x.split()) for t in trees
+                 for x in (t.rank_texts() if self.contextual else [b.text for b in t.blocks])]
         sizes = [len(t.blocks) for t in trees]
         if not texts:
             return [np.zeros(0, dtype=np.float32) for _ in trees]

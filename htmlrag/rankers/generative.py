@@ -233,6 +233,7 @@ class GenerativeRanker:
             raise InputError(f"max_prompt_tokens must be >= 1, got {max_prompt_tokens}")
         self.model_name_or_path = str(model_name_or_path)
         self.name = f"gen:{self.model_name_or_path}"
+        self.needs_paths = True  # one element per block path: the pipeline never packs siblings for it
         self.device = device
         self.dtype = dtype
         self.max_prompt_tokens = max_prompt_tokens

@@ -42,6 +42,24 @@ def _clean(pages_file: str, out_file: str, max_words: int) -> None:
             out.write(json.dumps(row) + "\n")
 
 
+class _SentencePieceTokenizer:
+    """The three tokenizer methods the toolkit calls, on the same SentencePiece model our side uses."""
+
+    def __init__(self, path: str):
+        import sentencepiece
+
+        self.sp = sentencepiece.SentencePieceProcessor(model_file=path)
+
+    def encode(self, text, add_special_tokens=False):
+        return self.sp.encode(text)
+
+    def tokenize(self, text):
+        return self.sp.encode(text, out_type=str)
+
+    def convert_tokens_to_string(self, tokens):
+        return self.sp.decode_pieces(tokens)
+
+
 def _prune(items_file: str, out_file: str, ranker: str, budget: int, max_words: int, tokenizer: str,
            embed_model: str) -> None:
     """Each input line: {"id", "question", "pages": [html]}; the toolkit's own pipeline per question."""
@@ -50,9 +68,7 @@ def _prune(items_file: str, out_file: str, ranker: str, budget: int, max_words: 
     from htmlrag import BM25HTMLPruner, EmbedHTMLPruner, build_block_tree, clean_html
 
     if tokenizer.endswith(".model") or ".model." in tokenizer:  # a SentencePiece file (offline Mistral-7B)
-        from transformers import LlamaTokenizer
-
-        tok = LlamaTokenizer(vocab_file=tokenizer, legacy=True)
+        tok = _SentencePieceTokenizer(tokenizer)  # transformers 5 cannot build LlamaTokenizer from a bare file
     else:
         tok = AutoTokenizer.from_pretrained(tokenizer)
     if ranker == "bm25":
