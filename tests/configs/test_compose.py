@@ -128,7 +128,8 @@ def _offline(cfg_overrides: list[str]) -> list[str]:
     if cfg.ranker is not None and "model" in cfg.ranker and cfg.ranker.model != OFFLINE_EMBEDDING:
         extra.append(f"ranker.model={OFFLINE_EMBEDDING}")
     for name, b in cfg.baselines.items():
-        if b.ranker1 is not None and "model" in b.ranker1 and b.ranker1.model != OFFLINE_EMBEDDING:
+        r1 = b.get("ranker1")
+        if r1 is not None and "model" in r1 and r1.model != OFFLINE_EMBEDDING:
             extra.append(f"baselines.{name}.ranker1.model={OFFLINE_EMBEDDING}")
     if cfg.dataset.loader._target_.endswith("load_htmlrag_test") and cfg.dataset.loader.path is None:
         extra.append("dataset=sample_pages")
