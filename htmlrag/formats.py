@@ -1,8 +1,9 @@
 """Context formats, converted *after* pruning (HtmlRAG Appendix A): HTML, plain text, Markdown.
 
 - ``html``: the pruned HTML as is.
-- ``text``: the text of the HTML with a line break at every block-level boundary (and between table
-  cells a `` | ``), whitespace normalised per line; image alt text is kept in brackets.
+- ``text``: the text of the HTML with a line break at every block-level boundary (a table row is one line,
+  its cells separated by a space, as in plain-text extraction: the table structure is what the HTML format
+  is for), whitespace normalised per line; image alt text is kept in brackets.
 - ``markdown``: ``markdownify`` with ATX headings.
 """
 
@@ -21,7 +22,7 @@ FORMATS: tuple[str, ...] = ("html", "text", "markdown")
 
 
 def html_to_text(html: str) -> str:
-    """Plain text of ``html``: one line per block-level element, cells separated by `` | ``."""
+    """Plain text of ``html``: one line per block-level element; a table row is one line."""
     if not html.strip():
         return ""
     parts: list[str] = []
@@ -31,7 +32,7 @@ def html_to_text(html: str) -> str:
             tag = el.tag if isinstance(el.tag, str) else ""
             if event == "start":
                 if tag in ("td", "th"):
-                    parts.append(" | ")
+                    parts.append(" ")
                 elif tag not in INLINE:
                     parts.append("\n")
                 if el.text:
@@ -45,7 +46,7 @@ def html_to_text(html: str) -> str:
                     parts.append(el.tail)
         parts.append("\n")
     lines = (" ".join(line.split()) for line in "".join(parts).split("\n"))
-    return "\n".join(line.strip(" |") if line.startswith("|") else line for line in lines if line)
+    return "\n".join(line for line in lines if line)
 
 
 def _roots(html: str) -> list[etree._Element]:

@@ -21,6 +21,7 @@ from htmlrag.text import _CJK
 
 _WORD = re.compile(f"[{_CJK}]+|[^\\W_]+", re.UNICODE)
 _IS_CJK = re.compile(f"[{_CJK}]")
+_PLAIN = re.compile(r"[^\W_]+")
 
 _STOPWORDS = frozenset(
     ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "do", "does", "did", "from", "has", "have", "had", "i", "you", "he", "she", "we", "his", "her", "its", "our", "your", "been", "being", "were", "than", "so", "can", "could", "would", "should", "may", "might"]
@@ -37,6 +38,11 @@ def _stemmer(language: str):
 def tokenize(text: str, stemmer: str | None = "english", stopwords: bool = True) -> list[str]:
     """Tokens of ``text`` for BM25 (see the module docstring)."""
     text = unicodedata.normalize("NFKC", text).lower()
+    if not _IS_CJK.search(text):  # fast path: C-level findall, no per-match Python work
+        words = _PLAIN.findall(text)
+        if stopwords:
+            words = [w for w in words if w not in _STOPWORDS]
+        return _stemmer(stemmer).stemWords(words) if (words and stemmer) else words
     out: list[str] = []
     words: list[str] = []
     for m in _WORD.finditer(text):
