@@ -37,6 +37,16 @@ def _stemmer(language: str):
 
 def tokenize(text: str, stemmer: str | None = "english", stopwords: bool = True) -> list[str]:
     """Tokens of ``text`` for BM25 (see the module docstring)."""
+    return list(_tokenize_cached(text, stemmer, stopwords))
+
+
+@lru_cache(maxsize=262_144)
+def _tokenize_cached(text: str, stemmer: str | None, stopwords: bool) -> tuple[str, ...]:
+    # Content-keyed: pages shared by several questions (and blocks re-scored after a split) are tokenised once.
+    return tuple(_tokenize(text, stemmer, stopwords))
+
+
+def _tokenize(text: str, stemmer: str | None, stopwords: bool) -> list[str]:
     text = unicodedata.normalize("NFKC", text).lower()
     if not _IS_CJK.search(text):  # fast path: C-level findall, no per-match Python work
         words = _PLAIN.findall(text)
