@@ -43,7 +43,7 @@ def add_prune_parser(sub: Any) -> None:
                    help="one block per child (the paper's Algorithm 1) instead of packing small siblings")
     p.add_argument("--device", default="cpu", help="torch device for model rankers")
     p.add_argument("--trust-remote-code", action="store_true", help="allow model code from the hub (off)")
-    p.add_argument("--format", choices=["html", "text", "markdown"], default="html", help="context format")
+    p.add_argument("--format", choices=["html", "compact_html", "text", "markdown"], default="html", help="context format")
     p.add_argument("--no-clean", action="store_true", help="pages are already cleaned")
     p.add_argument("--no-resume", action="store_true", help="overwrite --out instead of resuming it")
     p.set_defaults(func=run_prune)

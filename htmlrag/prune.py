@@ -30,11 +30,11 @@ import lxml.etree as etree
 import numpy as np
 
 from htmlrag.blocktree import Block, BlockTree, _PathNode, _subtree_text, build_block_tree
-from htmlrag.text import count_words
 from htmlrag.clean import clean_tree, serialize
 from htmlrag.errors import BudgetError, InputError
-from htmlrag.formats import convert
+from htmlrag.formats import compact_html, convert
 from htmlrag.rankers.base import Ranker
+from htmlrag.text import count_words
 from htmlrag.tokens import TokenCounter
 
 
@@ -89,10 +89,11 @@ def _block_markup(block: Block, fmt: str = "html") -> str:
     """What a block adds to the context: its HTML (leaf) or own text (non-leaf); for text and Markdown
     contexts its text plus a line break (an estimate; the final context is verified by tokenizing it)."""
     el = block.element
-    if fmt != "html":
+    if fmt not in ("html", "compact_html"):
         return " ".join(block.text.split()) + "\n"
     if block.is_leaf:
-        return "".join(etree.tostring(e, method="html", encoding="unicode", with_tail=False) for e in block.elements)
+        markup = "".join(etree.tostring(e, method="html", encoding="unicode", with_tail=False) for e in block.elements)
+        return compact_html(markup) if fmt == "compact_html" else markup
     return (el.text or "") + "".join(c.tail or "" for c in el)
 
 
@@ -333,7 +334,7 @@ def prune_to_budget(
     for key, cost in zip(ranked, costs, strict=True):
         block = block_of[key]
         anc = skel.new_ancestors(block)
-        extra = cost + (sum(skel.tag_cost(a.tag) for a in anc) if fmt == "html" else 0)
+        extra = cost + (sum(skel.tag_cost(a.tag) for a in anc) if fmt in ("html", "compact_html") else 0)
         if key[0] not in pages_open and pages_open:
             extra += sep_cost
         fits = total + extra <= budget

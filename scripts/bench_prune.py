@@ -30,7 +30,7 @@ from pathlib import Path
 from htmlrag import build_block_tree, clean_html
 from htmlrag.chunking import chunk_tree, section_chunks
 from htmlrag.formats import html_to_text
-from htmlrag.models import mistral_tokenizer_path, minilm_path
+from htmlrag.models import minilm_path, mistral_tokenizer_path
 from htmlrag.prune import prune_to_budget
 from htmlrag.tokens import load_tokenizer
 
@@ -88,7 +88,7 @@ def run_ours(items, kind, budget, tok, max_words, fmt="html", pack=True):
         secs += time.perf_counter() - t0
         assert res.tokens <= budget
         toks += res.tokens
-        hits += retained(html_to_text(res.context) if fmt == "html" else res.context, it["answers"])
+        hits += retained(html_to_text(res.context) if fmt.endswith("html") else res.context, it["answers"])
     return hits / len(items), secs / len(items), toks / len(items)
 
 
@@ -152,8 +152,10 @@ def main() -> None:
             pack = not args.no_pack
             r_ours = run_ours(items, kind, b, tok, args.max_words, "html", pack)
             r_text = run_ours(items, kind, b, tok, args.max_words, "text", pack)
+            r_compact = run_ours(items, kind, b, tok, args.max_words, "compact_html", pack)
             r_chunk = run_chunks(items, kind, b, tok)
-            row = {"ranker": kind, "budget": b, "ours": r_ours, "ours_text": r_text, "chunks": r_chunk}
+            row = {"ranker": kind, "budget": b, "ours": r_ours, "ours_compact": r_compact, "ours_text": r_text,
+                   "chunks": r_chunk}
             if args.peer_python:
                 sub = items[: args.peer_limit]
                 row["ours_sub"] = run_ours(sub, kind, b, tok, args.max_words, "html", pack)
@@ -163,11 +165,13 @@ def main() -> None:
 
     print(f"\n{len(items)} questions; ours: block tree at {args.max_words} words"
           f"{'' if args.no_pack else ' with sibling packing'}, contextual ranking; context in HTML or text")
-    print("| ranker | budget | ours HTML | ours text | chunk+rerank (text) | ours HTML s/q | chunks s/q | ours avg tokens |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| ranker | budget | ours HTML | ours compact HTML | ours text | chunk+rerank (text) | ours HTML s/q "
+          "| chunks s/q | ours HTML avg tokens |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['ranker']} | {r['budget']} | {r['ours'][0]:.3f} | {r['ours_text'][0]:.3f} | {r['chunks'][0]:.3f} "
-              f"| {r['ours'][1]:.3f} | {r['chunks'][1]:.3f} | {r['ours'][2]:.0f} |")
+        print(f"| {r['ranker']} | {r['budget']} | {r['ours'][0]:.3f} | {r['ours_compact'][0]:.3f} "
+              f"| {r['ours_text'][0]:.3f} | {r['chunks'][0]:.3f} | {r['ours'][1]:.3f} | {r['chunks'][1]:.3f} "
+              f"| {r['ours'][2]:.0f} |")
     if args.peer_python:
         n = min(args.peer_limit, len(items))
         print(f"\nSame {n} questions, same budget, one process each:")

@@ -205,3 +205,19 @@ def test_pipeline_bad_page_does_not_lose_the_others():
     res = pipe.run("lighthouse", [b"\x00\x01binary\x00" * 20, open("data/pages/lighthouse.html", "rb").read()])
     assert 0 in res.errors and "binary" in res.errors[0]
     assert "Lighthouse" in res.context
+
+
+def test_compact_html_is_valid_and_shorter():
+    from htmlrag.formats import compact_html
+    from htmlrag.lossless import output_text
+
+    html = clean_html("<table><tr><th>a</th><td>b</td></tr><tr><td>c</td><td>d</td></tr></table><ul><li>x</li>"
+                      "<li>y<ul><li>z</li></ul></li></ul>")
+    small = compact_html(html)
+    assert "</td>" not in small and "</li>" not in small
+    assert TOK.count(small) < TOK.count(html)
+    assert clean_html(small) == html  # an HTML parser reads back the same tree
+    assert output_text(small) == output_text(html)
+    tree = build_block_tree(html, 2)
+    res = prune_to_budget([tree], [np.arange(len(tree), dtype=float)], 20, TOK, fmt="compact_html")
+    assert res.tokens <= 20 and "</td>" not in res.context
