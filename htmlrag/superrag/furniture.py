@@ -3,6 +3,9 @@
 A line is furniture when it sits in the top or bottom margin band (``band`` of the page height), or is one
 of the ``edge_lines`` top-most or bottom-most lines of its page (short pages end high), and its text, with every digit replaced by ``#``, recurs in the same band on at least ``min_share`` of the pages
 (and on at least 2 pages). A lone page number in the band is furniture on any document of 3+ pages.
+Exception: a recurring line set at heading size (``heading_size`` points or more) whose texts differ from page
+to page ("Section 1", "Section 2", ...) is a numbered heading that happens to open every page, not a running
+header; it stays in the text. A heading-sized line with the *same* text on every page is still furniture.
 The printed page label of a page is the page number found in its band (arabic or roman).
 """
 
@@ -51,7 +54,8 @@ def page_label(text: str) -> str | None:
 
 
 def find_furniture(
-    pages: list[tuple[list[Line], float]], *, band: float = 0.1, min_share: float = 0.3, edge_lines: int = 2
+    pages: list[tuple[list[Line], float]], *, band: float = 0.1, min_share: float = 0.3, edge_lines: int = 2,
+    heading_size: float | None = None,
 ) -> tuple[list[set[int]], dict[int, str]]:
     """Find header/footer lines and printed page labels.
 
@@ -60,6 +64,8 @@ def find_furniture(
         band: fraction of the page height at the top and at the bottom searched for furniture.
         min_share: fraction of pages a header/footer text must recur on.
         edge_lines: this many top-most and bottom-most lines of each page are candidates wherever they sit.
+        heading_size: font size (points) from which a recurring line whose text varies between pages is
+            kept as a heading (None: no exception).
 
     Returns:
         For each page, the indices (into that page's list) of furniture lines; and the printed page
@@ -67,13 +73,18 @@ def find_furniture(
     """
     n = len(pages)
     seen: dict[tuple[str, str], set[int]] = defaultdict(set)
+    texts: dict[tuple[str, str], set[str]] = defaultdict(set)
+    big: dict[tuple[str, str], bool] = defaultdict(lambda: True)
     bands = [_bands(lines, height, band, edge_lines) for lines, height in pages]
     for pi, (lines, _) in enumerate(pages):
         for ln, b in zip(lines, bands[pi], strict=True):
             if b:
-                seen[(b, _key(ln.text))].add(pi)
+                k = (b, _key(ln.text))
+                seen[k].add(pi)
+                texts[k].add(ln.text.strip())
+                big[k] = big[k] and heading_size is not None and ln.size >= heading_size
     need = max(2, int(min_share * n + 0.999))
-    repeated = {k for k, v in seen.items() if len(v) >= need} if n >= 2 else set()
+    repeated = {k for k, v in seen.items() if len(v) >= need and not (big[k] and len(texts[k]) > 1)} if n >= 2 else set()
     drop: list[set[int]] = []
     labels: dict[int, str] = {}
     for pi, (lines, _) in enumerate(pages):

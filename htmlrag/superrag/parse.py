@@ -155,7 +155,9 @@ def parse_pdf(
     for w in warnings:
         log.warning("%s", w)
 
-    drops, labels = find_furniture([(p.lines, p.info.height) for p in pages], band=opts.furniture_band)
+    rough_body = body_size(ln for p in pages for ln in p.lines)
+    drops, labels = find_furniture([(p.lines, p.info.height) for p in pages], band=opts.furniture_band,
+                                   heading_size=rough_body * opts.size_ratio if rough_body else None)
     if not labels:
         labels = {p.info.number: p.label for p in pages if p.label}
     for p, d in zip(pages, drops, strict=True):
