@@ -102,11 +102,16 @@ def run(cfg: DictConfig) -> float | None:
         store.write_json("env.json", env)
     log.info("run %s/%s: %d examples, rank %d of %d", cfg.name, store.run_id, len(examples), rank, world)
     systems = build.build_systems(cfg, cache_dir)
+    caches = build.build_caches(cache_dir)
+    from eval.refiners import precompute_heavy  # large refiner models run and are released before the reader
+
+    precompute_heavy(examples, systems, caches, store, rank=rank, world=world, retry_failed=cfg.run.retry_failed,
+                     progress=cfg.run.progress)
     reader = build.build_reader(cfg, cache_dir)
     settings = EvalSettings(metrics=metrics, short_answer=cfg.dataset.short_answer, chunk_size=cfg.run.chunk_size,
                             progress=cfg.run.progress, save_contexts=cfg.run.save_contexts, rank=rank, world=world,
                             retry_failed=cfg.run.retry_failed)
-    stats = evaluate(examples, systems, reader, store, settings, build.build_caches(cache_dir))
+    stats = evaluate(examples, systems, reader, store, settings, caches)
     log.info("rank %d: %d evaluated (%d saved before), %d failed examples, %d failed system contexts, %.1fs",
              rank, stats.evaluated, stats.done_before, stats.failed_examples, stats.failed_systems, stats.seconds)
     if world > 1:

@@ -103,7 +103,7 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
     p = cfg.pruner
     specs = {cfg.system_name: {"clean": cfg.cleaner.enabled, "ranker1": cfg.ranker, "ranker2": p.ranker2,
                                "max_words1": p.max_words, "max_words2": p.max_words2, "budget1": p.budget1,
-                               "budget": p.budget, "fmt": p.fmt}}
+                               "budget": p.budget, "fmt": p.fmt, "refiner": p.refiner}}
     for name, sys_cfg in cfg.baselines.items():
         if name in specs:
             raise HtmlRagError(f"baseline {name!r} has the name of the system under test; rename one")
@@ -114,11 +114,20 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
     for name, s in specs.items():
         spec = {k: plain(v) for k, v in s.items()}
         spec["fmt"] = str(getattr(s["fmt"], "value", s["fmt"]))
-        pipe = HtmlRagPipeline(
-            ranker1=_ranker(s["ranker1"], cache_dir, made), ranker2=_ranker(s["ranker2"], cache_dir, made),
-            tokenizer=tokenizer, budget1=spec["budget1"], budget2=spec["budget"], max_words1=spec["max_words1"],
-            max_words2=spec["max_words2"], fmt=spec["fmt"], clean=False, fill=p.fill,
-        )
+        if spec.get("refiner") is None:
+            spec.pop("refiner", None)  # keeps the fingerprints of refiner-less systems unchanged
+            pipe = HtmlRagPipeline(
+                ranker1=_ranker(s["ranker1"], cache_dir, made), ranker2=_ranker(s["ranker2"], cache_dir, made),
+                tokenizer=tokenizer, budget1=spec["budget1"], budget2=spec["budget"], max_words1=spec["max_words1"],
+                max_words2=spec["max_words2"], fmt=spec["fmt"], clean=False, fill=p.fill,
+            )
+        else:  # a baseline refiner (eval/refiners.py) replaces the block-tree pipeline
+            from eval.refiners import make_refiner
+
+            pipe = make_refiner(spec["refiner"], ranker1=_ranker(s["ranker1"], cache_dir, made),
+                                ranker2=_ranker(s["ranker2"], cache_dir, made), tokenizer=tokenizer, system=spec,
+                                fill=p.fill)
+            spec["fmt"] = str(getattr(pipe, "fmt", spec["fmt"]))
         fp = content_key(spec, p.tokenizer, p.fill)
         systems.append(System(name=name, pipeline=pipe, clean=bool(spec["clean"]), fmt=spec["fmt"], fingerprint=fp))
     return systems

@@ -232,6 +232,7 @@ class PrunerConfig:
     tokenizer: str | None = None
     fill: str = "skip"
     ranker2: Any = None
+    refiner: Any = None  # a `refiner` group option replacing the block-tree pipeline (eval/refiners.py)
 
 
 @dataclass
@@ -246,6 +247,7 @@ class SystemConfig:
     budget1: int = II("pruner.budget1")
     budget: int = II("pruner.budget")
     fmt: Fmt = II("pruner.fmt")  # noqa: RUF009 - an interpolation string
+    refiner: Any = None  # a `refiner` group option (baselines of eval/refiners.py)
 
 
 @dataclass
@@ -358,3 +360,6 @@ def register_configs() -> None:
     for group, schemas in _SCHEMAS.items():
         for name, node in schemas.items():
             cs.store(group=group, name=name, node=node)
+    from eval.refiners import register as register_refiners
+
+    register_refiners(cs)  # refiner group and generative ranker schemas
