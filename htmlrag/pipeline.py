@@ -9,7 +9,9 @@ Either ranker may be ``None`` to skip its step (the paper's ablations). Every nu
 
 from __future__ import annotations
 
+import hashlib
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -63,6 +65,9 @@ class HtmlRagPipeline:
         fill: see :func:`htmlrag.prune.prune_to_budget`.
         pack_siblings: pack runs of small sibling blocks (see :func:`htmlrag.build_block_tree`) for rankers
             that do not need one element per path (BM25, embedding; never for the generative pruner).
+        cache_pages: keep the cleaned HTML and block trees of this many recent pages, keyed by content
+            (SHA-1 of the page) and tree parameters, so a page retrieved for several questions is cleaned and
+            split once (0: no cache). Trees are never modified by pruning, so sharing them is safe.
     """
 
     def __init__(
@@ -78,6 +83,7 @@ class HtmlRagPipeline:
         clean: bool = True,
         fill: str = "skip",
         pack_siblings: bool = True,
+        cache_pages: int = 0,
     ):
         if fmt not in FORMATS:
             raise InputError(f"unknown context format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -85,11 +91,31 @@ class HtmlRagPipeline:
         self.budget1, self.budget2 = budget1, budget2
         self.max_words1, self.max_words2 = max_words1, max_words2
         self.fmt, self.clean, self.fill, self.pack_siblings = fmt, clean, fill, pack_siblings
+        self.cache_pages = cache_pages
+        self._cache: OrderedDict[tuple, object] = OrderedDict()
+
+    def _cached(self, key: tuple, make):
+        if not self.cache_pages:
+            return make()
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        value = make()
+        self._cache[key] = value
+        while len(self._cache) > 2 * self.cache_pages:  # cleaned pages + trees
+            self._cache.popitem(last=False)
+        return value
 
     def _step(self, question: str, pages: Sequence[str], ranker: Ranker, max_words: int, budget: int,
               fmt: str) -> tuple[PruneResult, list[BlockTree]]:
         pack = self.pack_siblings and not getattr(ranker, "needs_paths", False)
-        trees = [build_block_tree(p, max_words, page=i, pack_siblings=pack) for i, p in enumerate(pages)]
+
+        def tree(i: int, p: str) -> BlockTree:
+            key = ("tree", hashlib.sha1(p.encode()).digest(), max_words, pack, i)
+            return self._cached(key, lambda: build_block_tree(p, max_words, page=i, pack_siblings=pack))
+
+        trees = [tree(i, p) for i, p in enumerate(pages)]
         scores = ranker.score(question, trees)
         return prune_to_budget(trees, scores, budget, self.tokenizer, fmt=fmt, fill=self.fill, ranker=ranker,
                                question=question), trees
@@ -101,8 +127,12 @@ class HtmlRagPipeline:
         cleaned: list[str] = []
         for i, page in enumerate(pages):
             try:
-                cleaned.append(clean_html(page, name=f"page {i}") if self.clean else
-                               (page.decode("utf-8", "replace") if isinstance(page, bytes) else page))
+                if not self.clean:
+                    cleaned.append(page.decode("utf-8", "replace") if isinstance(page, bytes) else page)
+                    continue
+                raw = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
+                key = ("clean", hashlib.sha1(raw).digest())
+                cleaned.append(self._cached(key, lambda page=page, i=i: clean_html(page, name=f"page {i}")))
             except InputError as exc:
                 res.errors[i] = str(exc)
                 cleaned.append("")
