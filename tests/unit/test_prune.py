@@ -221,3 +221,13 @@ def test_compact_html_is_valid_and_shorter():
     tree = build_block_tree(html, 2)
     res = prune_to_budget([tree], [np.arange(len(tree), dtype=float)], 20, TOK, fmt="compact_html")
     assert res.tokens <= 20 and "</td>" not in res.context
+
+
+def test_pipeline_page_cache_gives_identical_results():
+    pages = [open(f"data/pages/{p}", "rb").read() for p in ("lighthouse.html", "river-festival.html")]
+    cold = HtmlRagPipeline(BM25Ranker(), None, TOK, budget2=120, max_words1=20)
+    warm = HtmlRagPipeline(BM25Ranker(), None, TOK, budget2=120, max_words1=20, cache_pages=8)
+    for q in ("Who designed the lighthouse?", "dragon boat race winner", "Who designed the lighthouse?"):
+        a, b = cold.run(q, pages), warm.run(q, pages)
+        assert a.context == b.context and a.tokens == b.tokens <= 120
+    assert len(warm._cache) == 4  # two cleaned pages + two trees, reused by the later questions
