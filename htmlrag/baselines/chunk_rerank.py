@@ -174,5 +174,6 @@ def ranker_costs(ranker: Any, question: str, texts: Sequence[str]) -> dict[str, 
     model = ranker._load()
     tok = model.tokenizer
     cap = int(model.max_seq_length or 512)
-    ids = tok([ranker.query_instruction + question, *texts], add_special_tokens=True)["input_ids"]
-    return {"input_tokens": float(sum(min(len(x), cap) for x in ids)), "output_tokens": 0.0, **model_size(model)}
+    ids = tok([ranker.query_instruction + question, *texts], add_special_tokens=True, truncation=True,
+              max_length=cap)["input_ids"]
+    return {"input_tokens": float(sum(len(x) for x in ids)), "output_tokens": 0.0, **model_size(model)}

@@ -13,8 +13,10 @@ token boundaries to ``budget`` tokens: the first pages survive, as when a long p
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from htmlrag.baselines.base import decode_pages, fit_to_budget, make_result
@@ -84,22 +86,32 @@ class FormatRefiner:
         tokenizer: token counter of the budget.
         budget: context budget in tokens.
         separator: placed between pages.
+        cache_pages: how many converted pages to keep in memory.
     """
 
-    def __init__(self, fmt: str, tokenizer: TokenCounter, budget: int = 4096, separator: str = "\n") -> None:
+    def __init__(self, fmt: str, tokenizer: TokenCounter, budget: int = 4096, separator: str = "\n",
+                 cache_pages: int = 1024) -> None:
         if fmt not in PAGE_FORMATS:
             raise InputError(f"fmt must be one of {PAGE_FORMATS}, got {fmt!r}")
         if not isinstance(budget, int) or budget <= 0:
             raise BudgetError(f"budget must be a positive number of tokens, got {budget!r}")
         self.fmt, self.tokenizer, self.budget, self.separator = fmt, tokenizer, budget, separator
+        self._done: OrderedDict[str, str] = OrderedDict()
+        self._cache_pages = cache_pages
 
     def convert(self, html: str) -> str:
-        """One page in this refiner's format."""
-        if self.fmt == "text":
-            return page_text(html)
-        if self.fmt == "markdown":
-            return page_markdown(html)
-        return html
+        """One page in this refiner's format (memoised by content: pages recur across questions)."""
+        if self.fmt == "html":
+            return html
+        key = hashlib.sha1(html.encode("utf-8", "surrogatepass")).hexdigest()
+        if key in self._done:
+            self._done.move_to_end(key)
+            return self._done[key]
+        out = page_text(html) if self.fmt == "text" else page_markdown(html)
+        self._done[key] = out
+        if len(self._done) > self._cache_pages:
+            self._done.popitem(last=False)
+        return out
 
     def run(self, question: str, pages: Sequence[str | bytes]) -> PipelineResult:
         """The context: every page converted, joined, cut to the budget (``question`` is not used)."""
