@@ -60,9 +60,17 @@ def html_to_text(html: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
+_DOC_START = re.compile(r"<html[\s>]", re.IGNORECASE)
+
+
 def _roots(html: str) -> list[etree._Element]:
-    root = parse_html(html)
-    return [] if root is None else [root]
+    """One parsed root per document: a context of several pages joined with newlines holds several
+    ``<html>`` documents, and libxml2 keeps only the first of them when they are parsed as one."""
+    starts = [m.start() for m in _DOC_START.finditer(html)]
+    pieces = [html] if len(starts) <= 1 else [html[: starts[0]]] + [
+        html[a:b] for a, b in zip(starts, [*starts[1:], len(html)], strict=True)]
+    roots = (parse_html(p) for p in pieces if p.strip())
+    return [r for r in roots if r is not None]
 
 
 def html_to_markdown(html: str) -> str:
