@@ -10,11 +10,13 @@
 
 (b) sec-10-q (8 10-Q filings, 80 questions): build time per document (parse + graph + embeddings + indexes,
     all-MiniLM-L6-v2 on CPU), and **evidence hit rate at 10** for each retriever vs a flat baseline.
-    Gold items of a question: the numbers in its gold answer (``$``, ``,`` and ``%`` removed; years
+    Gold items of a question (:func:`htmlrag.docqa.items.gold_items`, the same definition the harness's
+    ``evidence_*`` metrics use): the numbers in its gold answer (``$``, ``,`` and ``%`` removed; years
     1990-2035, integers below 10 and numbers that also occur in the question are left out); when the answer
     has none, its key phrases instead: adjacent pairs of lower-cased content words (3+ letters, not stop
-    words) that are not in the question. An item is found when it occurs in the text of the top-10 evidence
-    (numbers compared as normalised numbers, phrases as word pairs). Per question, recall = found / items;
+    words) that are not in the question. An item is found when it occurs in the text of the evidence
+    (numbers compared as normalised numbers, phrases as word pairs). The evidence is the retriever's top 10;
+    ``tables`` and ``full`` append up to 3 related tables/figures to them (so up to 13 items). Per question, recall = found / items;
     the question is a **hit** when recall >= 0.5. We report hit rate (share of hits) and mean recall, over
     all questions and split by the dataset's Source Chunk Type (Table / Text). Retrieval is restricted to
     the filings the question's ``Source Docs`` pattern names (e.g. ``*AAPL*``).
@@ -34,10 +36,8 @@ import argparse
 import csv
 import difflib
 import fnmatch
-import itertools
 import json
 import logging
-import re
 import sys
 import tempfile
 import time
@@ -46,50 +46,17 @@ from pathlib import Path
 
 import numpy as np
 
+from htmlrag.docqa.items import gold_items, item_recall
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "pdf"
-NUM = re.compile(r"(?<![\w.])\$?\d[\d,]*(?:\.\d+)?%?")
-WORD = re.compile(r"[a-z]{3,}")
-STOP = set("the and for are but not you all any can had her was one our out has have from with this that they "
-           "which will would there their what when where who been into than then them these those such its "
-           "also may might could about above after again against because before below between both during "
-           "each more most other over same some through under until very while only own based provided "
-           "documents document period ended quarter quarterly compared".split())
 
 
-def norm_num(s: str) -> str | None:
-    t = s.replace("$", "").replace(",", "").replace("%", "").rstrip(".")
-    try:
-        v = float(t)
-    except ValueError:
-        return None
-    if "." not in t and (v < 10 or 1990 <= v <= 2035):
-        return None
-    return f"{v:.2f}".rstrip("0").rstrip(".")
-
-
-def numbers(text: str) -> set[str]:
-    return {n for n in (norm_num(m) for m in NUM.findall(text)) if n}
-
-
-def pairs(text: str) -> set[str]:
-    words = [w for w in WORD.findall(text.lower())]
-    return {f"{a} {b}" for a, b in itertools.pairwise(words) if a not in STOP and b not in STOP}
-
-
-def gold_items(question: str, answer: str) -> tuple[str, set[str]]:
-    ans = re.sub(r"\(?SOURCE(\(S\))?:[^\n)]*\)?", " ", answer)
-    nums = numbers(ans) - numbers(question)
-    if nums:
-        return "numbers", nums
-    return "phrases", pairs(ans) - pairs(question)
-
-
-def recall(kind: str, items: set[str], evidence_text: str) -> float:
+def recall(kind: str, items: set[str] | list[str], evidence_text: str) -> float:
+    """Share of gold items in the evidence text (NaN without items); see :mod:`htmlrag.docqa.items`."""
     if not items:
         return float("nan")
-    have = numbers(evidence_text) if kind == "numbers" else pairs(evidence_text)
-    return len(items & have) / len(items)
+    return item_recall(list(items), evidence_text)
 
 
 # ---------------------------------------------------------------------------------------------- (a)
