@@ -63,13 +63,16 @@ def _overrides() -> list[str]:
 
 def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]) -> dict[str, Any]:
     """Merge rows, write ``metrics.json`` and ``tables/`` (rank 0, or the single process)."""
+    from eval import docqa
     from htmlrag.summary import summarize, write_tables
 
     rows = store.merge()
+    rows, metrics = docqa.judge_rows(cfg, store, rows, metrics)  # LLM judge scores (judge.enabled)
     summary = summarize(rows, systems, metrics, ours=cfg.system_name, experiment=cfg.name, run_id=store.run_id,
                         dataset=cfg.dataset.name, alpha=cfg.metric.alpha)
     store.write_json("metrics.json", summary)
     paths = write_tables([summary], store.dir / "tables", metrics, caption=cfg.caption)
+    docqa.write_subset_tables(cfg, store, rows, systems, metrics)  # per type/domain, pairwise t-tests (docqa.*)
     log.info("results: %s\n%s", store.dir, paths["md"].read_text(encoding="utf-8"))
     return summary
 

@@ -97,9 +97,11 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
 
     Rankers with the same configuration are built once and shared (one model load).
     """
+    from eval.docqa import check
     from htmlrag.pipeline import HtmlRagPipeline
     from htmlrag.tokens import load_tokenizer
 
+    check(cfg)  # judge settings fail before any work
     p = cfg.pruner
     specs = {cfg.system_name: {"clean": cfg.cleaner.enabled, "ranker1": cfg.ranker, "ranker2": p.ranker2,
                                "max_words1": p.max_words, "max_words2": p.max_words2, "budget1": p.budget1,
@@ -114,6 +116,12 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
     for name, s in specs.items():
         spec = {k: plain(v) for k, v in s.items()}
         spec["fmt"] = str(getattr(s["fmt"], "value", s["fmt"]))
+        graph = spec.pop("graph", None)  # popped when None: fingerprints of other systems stay unchanged
+        if graph is not None:  # a SuperRAG graph system (eval/docqa.py)
+            from eval.docqa import graph_system
+
+            systems.append(graph_system(cfg, name, spec, graph, tokenizer, cache_dir))
+            continue
         if spec.get("refiner") is None:
             spec.pop("refiner", None)  # keeps the fingerprints of refiner-less systems unchanged
             pipe = HtmlRagPipeline(

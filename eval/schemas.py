@@ -16,11 +16,14 @@ from typing import Any
 
 from omegaconf import II, MISSING, OmegaConf
 
+from eval.docqa_schemas import DATASET_SCHEMAS, DocQAConfig, GraphSystemConfig, JudgeConfig
+
 ROOT = Path(__file__).resolve().parents[1]
 CONF_DIR = ROOT / "conf"
 
 
 def _metric_enum() -> type[Enum]:
+    import htmlrag.docqa.metrics  # noqa: F401 - registers the document-QA metrics
     from htmlrag.metrics import METRICS
 
     return Enum("MetricName", {name: name for name in METRICS})  # type: ignore[return-value]
@@ -247,6 +250,7 @@ class SystemConfig:
     budget1: int = II("pruner.budget1")
     budget: int = II("pruner.budget")
     fmt: Fmt = II("pruner.fmt")  # noqa: RUF009 - an interpolation string
+    graph: GraphSystemConfig | None = None  # a SuperRAG graph system instead of block-tree pruning (eval/docqa.py)
     refiner: Any = None  # a `refiner` group option (baselines of eval/refiners.py)
 
 
@@ -313,6 +317,8 @@ class Config:
     run: RunConfig = field(default_factory=RunConfig)
     wandb: WandbConfig = field(default_factory=WandbConfig)
     caption: str = ""
+    docqa: DocQAConfig = field(default_factory=DocQAConfig)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
 
 
 #: Config keys that do not change results: left out of the run id.
@@ -320,7 +326,7 @@ NOT_HASHED = ("paths", "run", "wandb", "hydra", "caption")
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
     "dataset": {"htmlrag_test_schema": HtmlRagTestDataset, "wtq_schema": WtqDataset, "pages_schema": PagesDataset,
-                "crag_schema": CragDataset},
+                "crag_schema": CragDataset, **DATASET_SCHEMAS},
     "ranker": {"bm25_schema": BM25RankerConfig, "embedding_schema": EmbeddingRankerConfig},
     "reader": {"none_schema": NoneReaderConfig, "fake_schema": FakeReaderConfig, "hf_schema": HFReaderConfig,
                "vllm_schema": VLLMReaderConfig, "openai_schema": OpenAIReaderConfig},

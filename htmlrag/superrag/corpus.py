@@ -149,14 +149,19 @@ class Corpus:
         return self.retriever(retriever, reader=reader, cypher_writer=cypher_writer)(question, k, doc_ids)
 
     # --- building ------------------------------------------------------------------------------------
-    def add_pdf(self, path: str | Path, *, parse_options: Any = None, password: str | None = None) -> DocResult:
-        """Parse one PDF and add it (replacing an earlier copy); errors are returned, not raised."""
+    def add_pdf(self, path: str | Path, *, parse_options: Any = None, password: str | None = None,
+                parsed: Any = None) -> DocResult:
+        """Parse one PDF and add it (replacing an earlier copy); errors are returned, not raised.
+
+        ``parsed``: the document already parsed (a :class:`~htmlrag.superrag.model.ParsedDocument`), e.g. from
+        :func:`~htmlrag.superrag.to_html.parse_cached`; then the file is not parsed again.
+        """
         from htmlrag.superrag.parse import parse_pdf
 
         res = DocResult(path=str(path))
         t0 = time.perf_counter()
         try:
-            doc = parse_pdf(path, options=parse_options, password=password)
+            doc = parsed if parsed is not None else parse_pdf(path, options=parse_options, password=password)
             res.doc_id, res.title, res.pages, res.warnings = doc.doc_id, doc.title, doc.page_count, doc.warnings
             res.nodes, res.edges = self._write(doc)
         except HtmlRagError as exc:
@@ -262,6 +267,65 @@ def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
     tmp.replace(folder / MANIFEST)
 
 
+def _settings(root: Path, config: CorpusConfig | None, embedder: Embedder | None) -> tuple[CorpusConfig, dict[str, Any]]:
+    mf = root / MANIFEST
+    if mf.exists():
+        manifest = json.loads(mf.read_text(encoding="utf-8"))
+        cfg = CorpusConfig(**manifest["config"])
+    else:
+        cfg = config or CorpusConfig()
+        if embedder is not None:
+            cfg.embedding_model = embedder.name
+        if cfg.vector_backend == "milvus-lite" and not _milvus_lite_available():
+            log.warning("milvus-lite is not installed; using the in-process numpy vector index instead")
+            cfg.vector_backend = "numpy"
+        manifest = {"format": 1, "config": asdict(cfg), "documents": {}}
+    if embedder is not None and embedder.name != cfg.embedding_model:
+        raise HtmlRagError(f"{root}: corpus embeds with {cfg.embedding_model}, not {embedder.name}")
+    return cfg, manifest
+
+
+class WritableCorpus(Corpus):
+    """A corpus open for adding documents and querying in the same process (see :func:`open_writable`)."""
+
+    manifest: dict[str, Any]
+
+    def has_document(self, doc_id: str) -> bool:
+        return doc_id in self.manifest["documents"]
+
+    def add_document(self, path: str | Path, *, parse_options: Any = None, password: str | None = None,
+                     parsed: Any = None) -> DocResult:
+        """:meth:`Corpus.add_pdf`, then record the document in the manifest (written atomically)."""
+        r = self.add_pdf(path, parse_options=parse_options, password=password, parsed=parsed)
+        if r.ok:
+            self.manifest["documents"][r.doc_id] = {"path": r.path, "title": r.title, "pages": r.pages,
+                                                    "seconds": round(r.seconds, 3), "warnings": r.warnings}
+            _write_manifest(self.folder, self.manifest)
+        return r
+
+
+def open_writable(folder: str | Path, *, config: CorpusConfig | None = None,
+                  embedder: Embedder | None = None) -> WritableCorpus:
+    """Open the corpus at ``folder`` for writing (created with ``config`` when new; an existing corpus keeps
+    the settings in its manifest). Close it when done."""
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    cfg, manifest = _settings(root, config, embedder)
+    corpus = WritableCorpus(root, cfg, embedder=embedder, read_only=False)
+    corpus.manifest = manifest
+    try:
+        corpus.store.create_schema()
+        if not corpus.store.query("MATCH (c:Corpus) RETURN c.id AS id"):
+            from htmlrag.superrag.graph.store import node_row
+
+            corpus.store.write_nodes("Corpus", [node_row(id="corpus", kind="Corpus", title=root.name)])
+    except Exception:
+        corpus.close()
+        raise
+    _write_manifest(root, manifest)
+    return corpus
+
+
 def build_corpus(pdfs: Sequence[str | Path], folder: str | Path, *, config: CorpusConfig | None = None,
                  embedder: Embedder | None = None, parse_options: Any = None,
                  password: str | None = None) -> list[DocResult]:
@@ -278,38 +342,8 @@ def build_corpus(pdfs: Sequence[str | Path], folder: str | Path, *, config: Corp
     Returns:
         One :class:`DocResult` per PDF, in order.
     """
-    root = Path(folder)
-    root.mkdir(parents=True, exist_ok=True)
-    mf = root / MANIFEST
-    if mf.exists():
-        manifest = json.loads(mf.read_text(encoding="utf-8"))
-        cfg = CorpusConfig(**manifest["config"])
-    else:
-        cfg = config or CorpusConfig()
-        if embedder is not None:
-            cfg.embedding_model = embedder.name
-        if cfg.vector_backend == "milvus-lite" and not _milvus_lite_available():
-            log.warning("milvus-lite is not installed; using the in-process numpy vector index instead")
-            cfg.vector_backend = "numpy"
-        manifest = {"format": 1, "config": asdict(cfg), "documents": {}}
-    if embedder is not None and embedder.name != cfg.embedding_model:
-        raise HtmlRagError(f"{root}: corpus embeds with {cfg.embedding_model}, not {embedder.name}")
-    results: list[DocResult] = []
-    with Corpus(root, cfg, embedder=embedder, read_only=False) as corpus:
-        corpus.store.create_schema()
-        if not corpus.store.query("MATCH (c:Corpus) RETURN c.id AS id"):
-            from htmlrag.superrag.graph.store import node_row
-
-            corpus.store.write_nodes("Corpus", [node_row(id="corpus", kind="Corpus", title=root.name)])
-        for p in pdfs:
-            r = corpus.add_pdf(p, parse_options=parse_options, password=password)
-            results.append(r)
-            if r.ok:
-                manifest["documents"][r.doc_id] = {"path": r.path, "title": r.title, "pages": r.pages,
-                                                   "seconds": round(r.seconds, 3), "warnings": r.warnings}
-                _write_manifest(root, manifest)
-    _write_manifest(root, manifest)
-    return results
+    with open_writable(folder, config=config, embedder=embedder) as corpus:
+        return [corpus.add_document(p, parse_options=parse_options, password=password) for p in pdfs]
 
 
 def open_corpus(folder: str | Path, *, embedder: Embedder | None = None, read_only: bool = True) -> Corpus:

@@ -137,6 +137,10 @@ def _offline(cfg_overrides: list[str]) -> list[str]:
             extra.append(f"baselines.{name}.ranker1.model={OFFLINE_EMBEDDING}")
     if cfg.dataset.loader._target_.endswith("load_htmlrag_test") and cfg.dataset.loader.path is None:
         extra.append("dataset=sample_pages")
+    if cfg.dataset.loader._target_.startswith(("htmlrag.data.pdfqa.", "htmlrag.data.docbench.", "htmlrag.data.spiqa.")):
+        from tests.helpers.docqa_data import offline_pdf_overrides
+
+        extra += offline_pdf_overrides()  # PDF datasets -> a tiny generated DOCBENCH set (SuperRAG experiments)
     if cfg.dataset.name == "wtq_html_qa":
         if not (SHARED / "wtq-html-qa").exists():
             pytest.skip("../shared/data/wtq-html-qa absent")

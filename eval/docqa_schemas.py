@@ -1,0 +1,152 @@
+"""Typed schemas of the document-QA (SuperRAG) parts of the config: PDF datasets, graph systems, the corpus,
+the LLM judge. Registered with the other schemas by :func:`eval.schemas.register_configs`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from omegaconf import II, MISSING
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+# ---------------------------------------------------------------- datasets
+@dataclass
+class Sec10qLoader:
+    _target_: str = "htmlrag.data.pdfqa.load_sec10q"
+    root: str = MISSING
+    docs: list[str] | None = None
+    sample_size: int | None = None
+    seed: int = II("seed")
+    parse_cache: str | None = II("docqa.parse_cache")
+
+
+@dataclass
+class DocbenchLoader:
+    _target_: str = "htmlrag.data.docbench.load_docbench"
+    root: str = MISSING
+    domains: list[str] | None = None
+    types: list[str] | None = None
+    docs: list[str] | None = None
+    sample_size: int | None = None
+    seed: int = II("seed")
+    parse_cache: str | None = II("docqa.parse_cache")
+
+
+@dataclass
+class SpiqaLoader:
+    _target_: str = "htmlrag.data.spiqa.load_spiqa"
+    root: str = MISSING
+    split: str = "test-A"
+    pdf_dir: str | None = None
+    missing_pdfs: str = "error"
+    docs: list[str] | None = None
+    sample_size: int | None = None
+    seed: int = II("seed")
+    parse_cache: str | None = II("docqa.parse_cache")
+
+
+@dataclass
+class _PdfDataset:
+    name: str = MISSING
+    short_answer: bool = False
+    require_pages: bool = True
+    limit: int | None = None
+
+
+@dataclass
+class Sec10qDataset(_PdfDataset):
+    loader: Sec10qLoader = field(default_factory=Sec10qLoader)
+
+
+@dataclass
+class DocbenchDataset(_PdfDataset):
+    loader: DocbenchLoader = field(default_factory=DocbenchLoader)
+
+
+@dataclass
+class SpiqaDataset(_PdfDataset):
+    loader: SpiqaLoader = field(default_factory=SpiqaLoader)
+
+
+DATASET_SCHEMAS: dict[str, Any] = {"sec10q_schema": Sec10qDataset, "docbench_schema": DocbenchDataset,
+                                   "spiqa_schema": SpiqaDataset}
+
+
+# ---------------------------------------------------------------- graph systems
+@dataclass
+class GraphSystemConfig:
+    """A SuperRAG retrieval setting (:class:`htmlrag.superrag.settings.GraphSetting`), used as a baseline's
+    ``graph`` entry. ``reflect_reader``: ``keyword`` (deterministic heuristic, no model) or ``reader`` (the run's
+    reader model answers the self-reflection question)."""
+
+    toc: bool = False
+    expand: bool = False
+    reflect: bool = False
+    reflect_reader: str = "keyword"
+    merge: bool = True
+    rerank: bool = True
+    pool: int = 20
+    k: int = 10
+    expand_top: int = 3
+    candidates: int = 50
+
+
+@dataclass
+class CorpusSchema:
+    """:class:`htmlrag.superrag.corpus.CorpusConfig`: one corpus (graph + indexes) per distinct setting."""
+
+    embedding_model: str = MINILM
+    chunk_words: int = 150
+    table_rows: int = 15
+    knn_k: int = 3
+    knn_metric: str = "cosine"
+    stems_per_node: int = 5
+    graph_backend: str = "kuzu"
+    neo4j_uri: str | None = None
+    neo4j_database: str | None = None
+    vector_backend: str = "milvus-lite"
+    vector_uri: str | None = None
+    fulltext_backend: str = "bm25"
+    fulltext_url: str | None = None
+
+
+@dataclass
+class DocQAConfig:
+    """Document-QA settings: the graph corpus, the parse cache, and the extra tables.
+
+    ``subsets``: example metadata keys (``type``, ``domain``, ``question_type``, ...); for each, one more
+    table with a column group per value (``tables/by_<key>/``). ``pairwise``: paired t-tests between every two
+    systems, overall and per subset value (``tables/pairwise.md``).
+    """
+
+    corpus: CorpusSchema = field(default_factory=CorpusSchema)
+    corpus_root: str = "${paths.cache}/superrag/corpora"
+    parse_cache: str = "${paths.cache}/superrag"
+    subsets: list[str] = field(default_factory=list)
+    pairwise: bool = False
+
+
+# ---------------------------------------------------------------- judge
+@dataclass
+class JudgeConfig:
+    """The LLM judge (:mod:`htmlrag.docqa.judge`), run after the evaluation on every answer.
+
+    ``reader``: a reader option used as the judge model (``/reader@reader: openai`` or ``hf``); ``prompt``: the
+    template with ``{{question}}``, ``{{sys_ans}}``, ``{{ref_ans}}``, ``{{ref_text}}``; ``prompt_file``: read
+    the template from this file instead (e.g. DOCBENCH's ``evaluation_prompt.txt``); ``reference``: show the
+    gold evidence text (``metadata.evidence``); ``cache``: cache replies in ``<paths.cache>/judge.sqlite``.
+    """
+
+    enabled: bool = False
+    name: str = "none"
+    reader: Any = None
+    prompt: str = ""
+    prompt_file: str | None = None
+    system: str | None = "You are a helpful evaluator."
+    reference: bool = True
+    max_reference_chars: int = 4000
+    concurrency: int = 4
+    cache: bool = True

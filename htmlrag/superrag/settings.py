@@ -1,0 +1,82 @@
+"""The SuperRAG paper's ablation settings as one composable retriever.
+
+A :class:`GraphSetting` switches the stages on and off; :func:`setting_retriever` chains them:
+
+1. candidates: hybrid search (vector + BM25, RRF) over content nodes; with ``toc`` also the ToC retriever
+   (question vs section titles -> those sections' content), the two lists fused with RRF;
+2. ``merge``: cross-page merging along ``HAS_NEXT`` (a paragraph or table cut by a page break is joined);
+3. ``rerank``: ``pool`` (20) candidates re-scored by embedding cosine, the best ``k`` (10) kept;
+4. ``expand``: the ``expand_top`` (3) tables/figures most similar to the question among those related to the
+   evidence (same section or page, the whole table of a table chunk) are appended;
+5. ``reflect``: step 4 is kept only when a reader, shown the candidate tables/figures' captions, answers
+   "yes" (the paper's self-reflection); the default reader is the deterministic keyword heuristic
+   :class:`~htmlrag.superrag.retrieve.expand.KeywordReader`, a real model is passed as ``reader``.
+
+The paper's settings: (1) non-layout: hybrid + cross-page merge (+ rerank); (2) layout-aware: (1) + ToC +
+table/figure expansion; (3) (2) + self-reflection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from htmlrag.superrag.retrieve.evidence import Evidence, rrf
+from htmlrag.superrag.retrieve.expand import SelfReflection, TableFigureExpansion
+from htmlrag.superrag.retrieve.hybrid import HybridRetriever, TocRetriever
+from htmlrag.superrag.retrieve.merge import CrossPageMerge, EmbeddingReranker, Rerank
+
+Retriever = Callable[..., list[Evidence]]
+
+
+@dataclass(frozen=True)
+class GraphSetting:
+    """Which retrieval stages run (see the module docstring); ``k`` evidence items before expansion."""
+
+    toc: bool = False
+    expand: bool = False
+    reflect: bool = False
+    merge: bool = True
+    rerank: bool = True
+    pool: int = 20
+    k: int = 10
+    expand_top: int = 3
+    candidates: int = 50
+
+
+class FusedRetriever:
+    """Several retrievers' evidence lists fused with RRF (each asked for ``depth`` items); an id's evidence
+    is taken from the first retriever that returned it, scored by the fused score."""
+
+    def __init__(self, retrievers: Sequence[Retriever], *, depth: int = 20, rrf_k: int = 60) -> None:
+        self.retrievers, self.depth, self.rrf_k = list(retrievers), depth, rrf_k
+        self.name = "+".join(getattr(r, "name", "?") for r in self.retrievers)
+
+    def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
+        lists = [r(question, max(k, self.depth), doc_ids) for r in self.retrievers]
+        first: dict[str, Evidence] = {}
+        for ev in lists:
+            for e in ev:
+                first.setdefault(e.node_id, e)
+        fused = rrf([[e.node_id for e in ev] for ev in lists], self.rrf_k)[:k]
+        return [replace(first[i], score=s, retriever=self.name) for i, s in fused]
+
+
+def setting_retriever(corpus: Any, setting: GraphSetting, *, reader: Any = None) -> Retriever:
+    """The retriever of ``setting`` over ``corpus``: a callable ``(question, k, doc_ids) -> evidence``."""
+    base: Retriever = HybridRetriever(corpus, candidates=setting.candidates)
+    if setting.toc:
+        base = FusedRetriever([base, TocRetriever(corpus)], depth=max(setting.pool, setting.k))
+    if setting.merge:
+        base = CrossPageMerge(corpus, base)
+    if setting.rerank:
+        base = Rerank(base, EmbeddingReranker(corpus), pool=setting.pool)
+    if setting.expand:
+        exp = TableFigureExpansion(corpus, base, top=setting.expand_top)
+        return SelfReflection(exp, reader) if setting.reflect else exp
+    if setting.reflect:
+        from htmlrag.errors import HtmlRagError
+
+        raise HtmlRagError("self-reflection decides about the table/figure expansion: set expand=true too")
+    return base

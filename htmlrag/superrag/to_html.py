@@ -1,0 +1,150 @@
+"""PDFs as HTML for the HtmlRAG path (HtmlRAG Appendix A): parse the layout once, then write one HTML page.
+
+The page keeps the structure the parser recovered: ``<title>``; each section as a ``<section>`` nested by
+level, its heading as ``<h1>``-``<h4>`` (levels deeper than 4 use ``<h4>``); paragraphs as ``<p>``; tables as
+the parser's ``<table>`` (rows, cells, caption); figures as ``<figure>`` with a ``<figcaption>`` and a ``<p>``
+of the text inside the picture. ``<head>`` also carries two ``<meta>`` tags, ``superrag-doc-id`` (the
+document's content id, as in the graph) and ``superrag-source`` (the file path), so that a page converted from a
+PDF names its source; cleaning removes them like every ``<meta>``.
+
+Parsing is the slow part (seconds per filing): :func:`parse_cached` keeps parsed documents in memory and,
+given a folder, on disk (keyed by the file's SHA-256 and name, the parser options and the parser's code).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import html
+import logging
+import os
+import pickle
+import re
+import tempfile
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from htmlrag.superrag.model import FigureItem, Paragraph, ParsedDocument, TableItem
+
+log = logging.getLogger(__name__)
+_MEMO: dict[str, ParsedDocument] = {}
+_MEMO_MAX = 64
+_META = re.compile(r'<meta name="superrag-(doc-id|source)" content="([^"]*)"\s*/?>')
+
+
+#: Modules whose code shapes a parsed document (the parse cache key).
+PARSER_MODULES = ("parse.py", "lines.py", "headings.py", "furniture.py", "order.py", "tables.py", "figures.py",
+                  "toc.py", "pdfio.py", "model.py")
+#: ... and a built corpus (graph, embeddings, indexes).
+CORPUS_MODULES = (*PARSER_MODULES, "corpus.py", "embed.py", "graph", "index")
+
+
+@functools.lru_cache(maxsize=4)
+def superrag_fingerprint(parts: tuple[str, ...] | None = None) -> str:
+    """SHA-256 (16 hex digits) over the source of :mod:`htmlrag.superrag` (``parts``: only these files or
+    folders). Part of the parse cache key (parser modules), corpus folders (corpus modules) and context cache
+    keys (everything), so changed code never reuses what older code made."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if parts is not None and rel.parts[0] not in parts:
+            continue
+        h.update(rel.as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def parse_cached(path: str | Path, *, options: Any = None, cache_dir: str | Path | None = None) -> ParsedDocument:
+    """:func:`~htmlrag.superrag.parse.parse_pdf` through an in-memory and an optional on-disk cache.
+
+    Raises:
+        InputError: as ``parse_pdf`` (errors are not cached).
+    """
+    from htmlrag.cache import content_key
+    from htmlrag.superrag.parse import parse_pdf
+
+    p = Path(path)
+    try:
+        digest = file_sha256(p)
+    except FileNotFoundError:
+        digest = ""  # parse_pdf raises the proper InputError
+    key = content_key("parsed", digest, p.stem, asdict(options) if options is not None else None,
+                      superrag_fingerprint(PARSER_MODULES))
+    if key in _MEMO:
+        return replace(_MEMO[key], path=str(p))
+    disk = Path(cache_dir) / "parsed" / f"{key[:32]}.pkl.gz" if cache_dir is not None and digest else None
+    doc: ParsedDocument | None = None
+    if disk is not None and disk.exists():
+        try:
+            with gzip.open(disk, "rb") as fh:
+                doc = pickle.load(fh)  # our own cache folder, written below
+        except Exception as exc:  # a torn or stale file: parse again
+            log.warning("%s: unreadable parse cache entry (%s); parsing again", disk, exc)
+            doc = None
+    if doc is None:
+        doc = parse_pdf(p, options=options)
+        if disk is not None:
+            disk.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=disk.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as fh:
+                pickle.dump(doc, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, disk)
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.pop(next(iter(_MEMO)))
+    _MEMO[key] = doc
+    return replace(doc, path=str(p))
+
+
+def _item_html(item: Paragraph | TableItem | FigureItem) -> str:
+    if isinstance(item, Paragraph):
+        return f"<p>{html.escape(item.text)}</p>"
+    if isinstance(item, TableItem):
+        return item.html
+    cap = f"<figcaption>{html.escape(item.caption)}</figcaption>" if item.caption else ""
+    inner = f"<p>{html.escape(item.text)}</p>" if item.text else ""
+    return f"<figure>{cap}{inner}</figure>" if cap or inner else ""
+
+
+def document_html(doc: ParsedDocument) -> str:
+    """The HTML page of a parsed document (see the module docstring)."""
+    out = ["<!DOCTYPE html><html><head>", f"<title>{html.escape(doc.title)}</title>",
+           f'<meta name="superrag-doc-id" content="{html.escape(doc.doc_id)}">',
+           f'<meta name="superrag-source" content="{html.escape(str(doc.path))}">', "</head><body>"]
+    open_levels: list[int] = []
+    for sec in doc.sections:
+        if sec.heading is not None:
+            while open_levels and open_levels[-1] >= sec.level:
+                out.append("</section>")
+                open_levels.pop()
+            out.append("<section>")
+            open_levels.append(sec.level)
+            tag = f"h{min(max(sec.level, 1), 4)}"
+            out.append(f"<{tag}>{html.escape(sec.title)}</{tag}>")
+        out.extend(_item_html(i) for i in sec.items)
+    out.extend("</section>" for _ in open_levels)
+    out.append("</body></html>")
+    return "".join(out)
+
+
+def pdf_to_html(path: str | Path, *, options: Any = None, cache_dir: str | Path | None = None) -> str:
+    """Parse a PDF (cached, see :func:`parse_cached`) and return its HTML page."""
+    return document_html(parse_cached(path, options=options, cache_dir=cache_dir))
+
+
+def page_source(page: str) -> tuple[str, str] | None:
+    """``(doc_id, source path)`` of a page made by :func:`document_html`, or None for other pages."""
+    found = dict(_META.findall(page[:4096]))
+    if "doc-id" not in found:
+        return None
+    return html.unescape(found["doc-id"]), html.unescape(found.get("source", ""))
