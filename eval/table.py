@@ -13,6 +13,7 @@ import json
 import logging
 from pathlib import Path
 
+import htmlrag.docqa.metrics  # noqa: F401 - registers the document-QA metrics (SuperRAG runs)
 from htmlrag.summary import write_tables
 
 log = logging.getLogger("htmlrag-bench-table")

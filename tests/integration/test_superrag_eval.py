@@ -113,6 +113,13 @@ def test_settings_experiment_writes_type_tables_and_pairwise_tests(tmp_path: Pat
         ("s1_nonlayout", "s2_layout"), ("s2_layout", "s3_reflect"), ("htmlrag_pdf", "s1_nonlayout")}
     rows = [json.loads(x) for x in (run_dir / "predictions.jsonl").read_text().splitlines()]
     assert all(r["systems"]["s2_layout"]["tokens"] <= 4096 for r in rows)
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "eval.table", str(run_dir), "--out", str(tmp_path / "t")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)  # a fresh process re-tables doc-QA metrics
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "evidence_hit" in (tmp_path / "t" / "results.md").read_text()
 
 
 @pytest.mark.slow
