@@ -38,6 +38,8 @@ log = logging.getLogger("htmlrag-paper")
 #: Paper column order and labels of the HtmlRAG test sets.
 DATASETS: dict[str, str] = {"asqa": "ASQA", "hotpot_qa": "HotpotQA", "nq": "NQ", "trivia_qa": "Trivia-QA",
                             "musique": "MuSiQue", "eli5": "ELI5"}
+#: Labels of the other datasets (column groups of their own, after the paper's).
+OTHER_LABELS: dict[str, str] = {"wtq_html_qa": "WTQ-HTML"}
 #: The paper's columns per dataset: (our metric, paper header).
 PAPER_COLUMNS: dict[str, list[tuple[str, str]]] = {
     "asqa": [("hit1", "EM"), ("em", "Hit@1")],
@@ -143,11 +145,16 @@ def column_groups(runs: Sequence[Run]) -> list[tuple[str, Run]]:
         budgets.setdefault(r.dataset, set()).add(r.get("pruner.budget"))
     out = []
     for r in sorted(runs, key=lambda r: (_dataset_order(r.dataset), r.get("pruner.budget") or 0)):
-        label = DATASETS.get(r.dataset, r.dataset)
+        label = label_of(r.dataset)
         if len(budgets[r.dataset]) > 1:
             label += f" {_budget_label(r.get('pruner.budget'))}"
         out.append((label, r))
     return out
+
+
+def label_of(dataset: str) -> str:
+    """The column-group label of a dataset (the paper's spelling, else the config name)."""
+    return DATASETS.get(dataset) or OTHER_LABELS.get(dataset, dataset)
 
 
 def _budget_label(budget: Any) -> str:
@@ -344,7 +351,7 @@ def plot_figure5(points: Mapping[str, Any], out: Path, title: str = "") -> Path:
         ax.set_xticks(p["x"], [str(x) for x in p["x"]])
         ax.set_xlabel(f"block granularity (words, {points['key']})")
         ax.set_ylabel(f"{p['metric']} (%)")
-        ax.set_title(DATASETS.get(ds, ds))
+        ax.set_title(label_of(ds))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     if title:

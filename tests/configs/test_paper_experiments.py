@@ -245,3 +245,39 @@ def test_paper_configs_compose_and_validate() -> None:
         cfg = _compose([f"experiment=paper/{e}"])
         validate(cfg)
         assert OmegaConf.select(cfg, "name").startswith("paper_")
+
+
+def test_heavy_refiner_runs_and_is_released_before_the_reader_is_built(tmp_path: Path, tiny, monkeypatch) -> None:
+    """LongLLMLingua builds every context first, frees its model, and only then is the reader built; the
+    evaluation loop takes the contexts from the cache (no second compression)."""
+    import eval.build as build
+    from eval.app import run
+    from htmlrag.baselines.longllmlingua import LongLLMLinguaRefiner
+
+    events: list[str] = []
+    real_run, real_release, real_reader = LongLLMLinguaRefiner.run, LongLLMLinguaRefiner.release, build.build_reader
+
+    def spy_run(self, question, pages):
+        events.append("compress")
+        return real_run(self, question, pages)
+
+    def spy_release(self):
+        events.append("release" if self._compressor is not None else "release-idle")
+        real_release(self)
+
+    def spy_reader(cfg, cache_dir):
+        events.append("reader")
+        return real_reader(cfg, cache_dir)
+
+    monkeypatch.setattr(LongLLMLinguaRefiner, "run", spy_run)
+    monkeypatch.setattr(LongLLMLinguaRefiner, "release", spy_release)
+    monkeypatch.setattr(build, "build_reader", spy_reader)
+    cfg = _compose(["dataset=sample_pages", "dataset.limit=3", "ranker=bm25", "reader=fake", "metric=short",
+                    "pruner.budget=64", "+refiner@baselines.lingua.refiner=longllmlingua",
+                    f"baselines.lingua.refiner.model={tiny['llama']}", "baselines.lingua.refiner.dtype=float32",
+                    f"paths.results={tmp_path}/results", f"paths.cache={tmp_path}/cache", "run.progress=false"])
+    run(cfg)
+    assert events == ["compress"] * 3 + ["release", "reader"]
+    (run_dir,) = [p for p in (tmp_path / "results" / "default").iterdir() if p.is_dir()]
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["systems"]["lingua"]["n"] == 3 and metrics["systems"]["lingua"]["metrics"]["tokens"] <= 64
