@@ -59,6 +59,9 @@ def run_identity(cfg: DictConfig) -> dict[str, Any]:
     raw = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
     ident = {k: v for k, v in raw.items() if k not in NOT_HASHED}
     ident["_code"] = code_fingerprint()
+    from eval.docqa import run_identity_extra
+
+    ident.update(run_identity_extra(cfg))  # PDF datasets / graph systems: the SuperRAG code too
     return ident
 
 

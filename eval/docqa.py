@@ -41,6 +41,23 @@ def check(cfg: DictConfig) -> None:
         raise HtmlRagError("judge.enabled=true needs judge.reader (e.g. judge=docbench_gpt4)")
 
 
+def uses_superrag(cfg: DictConfig) -> bool:
+    """True when rows depend on :mod:`htmlrag.superrag` code: a PDF dataset (parsed to HTML) or a graph system."""
+    target = str(cfg.dataset.get("loader", {}).get("_target_", ""))
+    pdf = target.startswith(("htmlrag.data.pdfqa.", "htmlrag.data.docbench.", "htmlrag.data.spiqa."))
+    return pdf or any((b or {}).get("graph") is not None for b in cfg.baselines.values())
+
+
+def run_identity_extra(cfg: DictConfig) -> dict[str, str]:
+    """Added to the run id: the SuperRAG code fingerprint when :func:`uses_superrag` (the library's code
+    fingerprint leaves :mod:`htmlrag.superrag` out), so changed parser/graph code starts a new run."""
+    if not uses_superrag(cfg):
+        return {}
+    from htmlrag.superrag.to_html import superrag_fingerprint
+
+    return {"_superrag": superrag_fingerprint()}
+
+
 def corpus_handle(cfg: DictConfig) -> Any:
     """The process-wide :class:`~htmlrag.superrag.system.CorpusHandle` for ``cfg.docqa.corpus``."""
     from htmlrag.superrag.corpus import CorpusConfig

@@ -94,6 +94,8 @@ class Corpus:
     Use :func:`open_corpus` / :func:`build_corpus` rather than the constructor. Close it (or use ``with``).
     """
 
+    TEXT_CACHE = 20000  # evidence embeddings kept in memory (~1.5 KB each with MiniLM)
+
     def __init__(self, folder: Path, config: CorpusConfig, *, embedder: Embedder | None, read_only: bool) -> None:
         self.folder, self.config, self.read_only = folder, config, read_only
         self.embedder: Embedder = embedder or make_embedder(config.embedding_model)
@@ -101,6 +103,7 @@ class Corpus:
         self._vec: Any = None
         self.fulltext = _open_fulltext(folder, config)
         self._qcache: dict[str, np.ndarray] = {}
+        self._tcache: dict[str, np.ndarray] = {}
 
     @property
     def vectors(self) -> Any:
@@ -133,6 +136,19 @@ class Corpus:
         if text not in self._qcache:
             self._qcache[text] = self.embedder.encode([text])[0]
         return self._qcache[text]
+
+    def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of evidence texts (rerank, expansion) through an in-memory cache keyed by the text: the
+        same nodes come back for every setting and for related questions, so most are embedded once."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self._tcache))
+        if todo:
+            if len(self._tcache) + len(todo) > self.TEXT_CACHE:
+                self._tcache.clear()
+            for t, v in zip(todo, self.embedder.encode(todo), strict=True):
+                self._tcache[t] = v
+        if not texts:
+            return np.zeros((0, self._dim()), dtype=np.float32)
+        return np.stack([self._tcache[t] for t in texts])
 
     def documents(self) -> list[dict[str, Any]]:
         return self.store.query(cypher.DOCUMENTS)

@@ -137,3 +137,30 @@ def test_superrag_quickstart_on_real_filings(tmp_path: Path) -> None:
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["n_examples"] == 2 and metrics["n_failed_examples"] == 0
     assert all(s["n"] == 2 and s["n_errors"] == 0 for s in metrics["systems"].values())
+
+
+def test_run_id_covers_superrag_code_only_for_pdf_runs() -> None:
+    from hydra import compose, initialize_config_dir
+
+    from eval.docqa import run_identity_extra
+    from eval.schemas import CONF_DIR, register_configs
+    from htmlrag.superrag.to_html import superrag_fingerprint
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        pdf = compose("config", overrides=["experiment=superrag_settings"])
+        html = compose("config", overrides=["experiment=quickstart"])
+    assert run_identity_extra(pdf) == {"_superrag": superrag_fingerprint()} and run_identity_extra(html) == {}
+
+
+def test_cached_evidence_embeddings_equal_the_embedder(tmp_path: Path) -> None:
+    import numpy as np
+
+    from htmlrag.superrag.corpus import CorpusConfig, open_writable
+
+    emb = HashingEmbedder()
+    with open_writable(tmp_path / "c", config=CorpusConfig(vector_backend="numpy"), embedder=emb) as corpus:
+        texts = ["alpha beta", "gamma", "alpha beta"]
+        first = corpus.encode_texts(texts)
+        assert np.allclose(first, emb.encode(texts)) and len(corpus._tcache) == 2
+        assert np.allclose(corpus.encode_texts(texts[:1]), first[:1]) and corpus.encode_texts([]).shape == (0, 256)

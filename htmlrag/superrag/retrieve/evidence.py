@@ -58,6 +58,12 @@ class Backend(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
+def encode_texts(corpus: Any, texts: Sequence[str]) -> np.ndarray:
+    """``corpus.encode_texts`` (cached) when the corpus has it, else its embedder."""
+    enc = getattr(corpus, "encode_texts", None)
+    return enc(texts) if callable(enc) else corpus.embedder.encode(texts)
+
+
 def fetch_nodes(store: Any, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Rows of the given node ids (all schema properties), keyed by id."""
     if not ids:

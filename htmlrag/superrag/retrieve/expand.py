@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from htmlrag.superrag.graph import cypher
-from htmlrag.superrag.retrieve.evidence import Backend, Evidence, to_evidence
+from htmlrag.superrag.retrieve.evidence import Backend, Evidence, encode_texts, to_evidence
 
 Retriever = Callable[..., list[Evidence]]
 
@@ -66,7 +66,7 @@ class TableFigureExpansion:
         rows = self.corpus.nodes(cand)
         texts = [f"{rows[i].get('title') or ''}\n{(rows[i].get('text') or '')[:2000]}" for i in cand if i in rows]
         keep = [i for i in cand if i in rows]
-        vecs = self.corpus.embedder.encode(texts)
+        vecs = encode_texts(self.corpus, texts)
         sims = vecs @ self.corpus.embed_query(question)
         order = sorted(range(len(keep)), key=lambda j: -float(sims[j]))[: self.top]
         return [to_evidence(rows[keep[j]], float(sims[j]), self.name) for j in order]

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from htmlrag.superrag.graph import cypher
-from htmlrag.superrag.retrieve.evidence import Backend, Evidence
+from htmlrag.superrag.retrieve.evidence import Backend, Evidence, encode_texts
 
 Retriever = Callable[..., list[Evidence]]
 _ENDS = re.compile(r"[.!?:][\"')\]”’]*\s*$")
@@ -62,7 +62,7 @@ class EmbeddingReranker:
     def rerank(self, question: str, evidence: Sequence[Evidence], k: int) -> list[Evidence]:
         if not evidence:
             return []
-        vecs = self.corpus.embedder.encode([f"{e.title}\n{e.text}"[:4000] for e in evidence])
+        vecs = encode_texts(self.corpus, [f"{e.title}\n{e.text}"[:4000] for e in evidence])
         sims = vecs @ self.corpus.embed_query(question)
         order = sorted(range(len(evidence)), key=lambda i: -float(sims[i]))[:k]
         return [replace(evidence[i], score=float(sims[i]), retriever=f"{evidence[i].retriever}+rerank") for i in order]
