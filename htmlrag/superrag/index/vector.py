@@ -53,6 +53,7 @@ class MilvusIndex:
         except ImportError as exc:  # pragma: no cover - optional extra
             raise HtmlRagError("Milvus needs pymilvus: pip install 'htmlrag-bench[graph]'") from exc
         self.uri, self.dim = uri, dim
+        self._loaded: set[str] = set()
         if "://" not in uri:
             # Milvus Lite serves pymilvus in-process; its gRPC servicer logs a traceback for every call it
             # does not implement (AllocTimestamp), which pymilvus handles. Keep those out of the user's log.
@@ -60,7 +61,15 @@ class MilvusIndex:
         try:
             self._client = MilvusClient(uri, token=token or "")
         except Exception as exc:
-            raise HtmlRagError(f"{uri}: cannot open Milvus: {exc}") from exc
+            if "://" in uri or not _release_lite(uri):
+                raise HtmlRagError(f"{uri}: cannot open Milvus: {exc}") from exc
+            # Milvus Lite keeps one in-process server per file; after a long idle time its gRPC connection can be
+            # dropped ("too_many_pings") while the server stays registered. Start a fresh one, once.
+            log.warning("%s: Milvus Lite server unreachable (%s); restarting it", uri, type(exc).__name__)
+            try:
+                self._client = MilvusClient(uri, token=token or "")
+            except Exception as exc2:
+                raise HtmlRagError(f"{uri}: cannot open Milvus: {exc2}") from exc2
 
     def _ensure(self, collection: str) -> None:
         if not self._client.has_collection(collection):
@@ -81,6 +90,9 @@ class MilvusIndex:
                doc_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
         if not self._client.has_collection(collection):
             return []
+        if collection not in self._loaded:  # a reopened (or restarted) server holds collections released
+            self._client.load_collection(collection)
+            self._loaded.add(collection)
         flt = f"doc_id in {json.dumps(list(doc_ids))}" if doc_ids else ""
         res = self._client.search(collection, data=[vector.tolist()], limit=k, filter=flt, output_fields=["doc_id"])
         return [(str(h["id"]), float(h["distance"])) for h in res[0]]
@@ -91,6 +103,18 @@ class MilvusIndex:
 
     def close(self) -> None:
         self._client.close()
+        if "://" not in self.uri:
+            _release_lite(self.uri)  # the next open starts a fresh in-process server for the file
+
+
+def _release_lite(path: str) -> bool:
+    """Stop Milvus Lite's in-process server for ``path`` (True when milvus_lite's server manager exists)."""
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+    except ImportError:
+        return False
+    server_manager_instance.release_server(path)
+    return True
 
 
 class NumpyIndex:
