@@ -30,7 +30,6 @@ from htmlrag.errors import InputError
 from htmlrag.parse import parse_html
 from htmlrag.text import count_words, has_cjk
 
-
 _HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6", "caption"))
 
 
@@ -127,6 +126,8 @@ class BlockTree:
     blocks: list[Block]
     max_words: int
     page: int = 0
+    #: The page has CJK text (words are counted per character there); unknown counts as True.
+    cjk: bool = True
     _rank_texts: list[str] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
@@ -181,14 +182,14 @@ class BlockTree:
         return [b.path_str for b in self.blocks]
 
 
-def _word_counts(root: etree._Element) -> tuple[dict[int, int], list[etree._Element]]:
+def _word_counts(root: etree._Element) -> tuple[dict[int, int], list[etree._Element], bool]:
     """Words of every element's content (not its tail), bottom-up in one pass; keyed by ``id(element)``.
 
     Each text node is counted on its own (a word is never split across two text nodes' counts: after
     cleaning, text nodes meet at tag boundaries, which separate words in rendered HTML).
     """
     elements = list(root.iter())
-    cjk = any(has_cjk(t) for t in root.itertext())
+    cjk = has_cjk("".join(root.itertext()))
     cw = count_words if cjk else (lambda t: len(t.split()))
     counts: dict[int, int] = {}
     for el in reversed(elements):
@@ -202,7 +203,7 @@ def _word_counts(root: etree._Element) -> tuple[dict[int, int], list[etree._Elem
             if child.tail:
                 n += cw(child.tail)
         counts[id(el)] = n
-    return counts, elements  # the caller keeps `elements` alive: the ids are valid while it does
+    return counts, elements, cjk  # the caller keeps `elements` alive: the ids are valid while it does
 
 
 def _own_text(el: etree._Element) -> str:
@@ -286,7 +287,7 @@ def build_block_tree(
         root = parse_html(html, name)
     if root is None:
         return BlockTree(None, [], max_words, page)
-    stats, elements = _word_counts(root)
+    stats, elements, cjk = _word_counts(root)
     position = {id(e): i for i, e in enumerate(elements)}
     blocks: list[Block] = []
 
@@ -298,7 +299,7 @@ def build_block_tree(
     if total <= max_words:
         if total > 0:
             add(root, root_path, True, total)
-        return BlockTree(root, blocks, max_words, page)
+        return BlockTree(root, blocks, max_words, page, cjk)
 
     queue: deque[tuple[etree._Element, _PathNode]] = deque([(root, root_path)])
     while queue:
@@ -347,4 +348,4 @@ def build_block_tree(
         own = count_words(el.text or "") + sum(count_words(c.tail) for c in el if c.tail)
         if own > 0:
             add(el, path, False, own)
-    return BlockTree(root, blocks, max_words, page)
+    return BlockTree(root, blocks, max_words, page, cjk)

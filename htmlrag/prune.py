@@ -6,23 +6,29 @@ disappears with its subtree; a removed non-leaf block loses only its own direct 
 blocks of their own). Elements left without content are then dropped and single-child wrappers unwrapped
 (the cleaning rules), pages with nothing kept are left out, and the pages are joined with ``separator``.
 
-Token accounting is incremental: every block's serialised size is counted once (in one batched tokenizer
-call) plus the open/close tags of ancestors that a kept block brings in; this estimate selects the blocks.
-The final context is then tokenized once to verify it; if tokenizer merges across boundaries pushed it over
-the budget, the lowest-ranked kept blocks are dropped until it fits. The result never exceeds the budget.
+Token accounting is incremental and lazy: blocks are tokenized in rank order, in batches, only while they
+could still fit (a block whose word count shows it cannot fit the room left is skipped without tokenizing
+it, for tokenizers where a word is at least one token: SentencePiece, byte-level BPE); a kept block costs
+its serialised size plus the open/close tags of the ancestors it brings in. This estimate selects the
+blocks. The final context is then tokenized once to verify it; if tokenizer merges across boundaries pushed
+it over the budget, the lowest-ranked kept blocks are dropped until it fits. The result never exceeds the
+budget. (Re-tokenizing the whole context after every block, the toolkit's loop, is quadratic.)
 
 Ties in score are broken by page order, then document order. With ``fill="skip"`` (default) a block that
 does not fit is skipped and smaller, lower-ranked blocks may still fill the budget; ``fill="stop"`` stops at
-the first block that does not fit (the paper's Algorithm 2 reads either way; both are offered). If no block
-fits at all, ``oversize="truncate"`` (default) keeps the top-ranked block with its text cut to the budget,
-``oversize="drop"`` returns an empty context. Before that, a leaf block that alone exceeds the budget is split
-into smaller blocks (its subtree re-split at half its words, recursively); the parts inherit its score.
+the first block that does not fit (the paper's Algorithm 2 reads either way; both are offered). A leaf block
+that alone exceeds the budget, reached while at least half the budget is free, is split (a packed run into
+its elements, otherwise its subtree re-split at half its words, recursively as needed) and its parts take
+its place in the ranking, ordered among themselves by the ranker when one is given. If no block fits at
+all, ``oversize="truncate"`` (default) keeps the top-ranked block with its text cut to the budget,
+``oversize="drop"`` returns an empty context.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -165,32 +171,47 @@ def _materialise(trees: Sequence[BlockTree], keep: set[tuple[int, int]],
 
     ``truncate = (page, block, room, tokenizer)`` cuts that block's text to ``room`` tokens.
     """
+    kept_blocks = {id(trees[ti].blocks[bi]) for ti, bi in keep}
+    cut = None
+    if truncate is not None:
+        cut = (id(trees[truncate[0]].blocks[truncate[1]]), truncate[2], truncate[3])
+    return _materialise_blocks([t.root for t in trees], [t.blocks for t in trees], kept_blocks, cut)
+
+
+def _materialise_blocks(roots: Sequence[etree._Element | None], page_blocks: Sequence[Sequence[Block]],
+                        kept: set[int], cut: tuple[int, int, TokenCounter] | None = None,
+                        only: set[int] | None = None) -> list[str]:
+    """:func:`_materialise` on blocks given by identity: ``page_blocks[i]`` are page i's current blocks,
+    ``kept`` the ``id()`` of the kept ones, ``cut = (id, room, tokenizer)`` the block cut to ``room`` tokens.
+    ``only``: pages to materialise (the others give ``""``)."""
     pages: list[str] = []
-    for ti, tree in enumerate(trees):
-        if tree.root is None or not any((ti, bi) in keep for bi in range(len(tree.blocks))):
+    for ti, (root0, blocks) in enumerate(zip(roots, page_blocks, strict=True)):
+        if root0 is None or (only is not None and ti not in only) or not any(id(b) in kept for b in blocks):
             pages.append("")
             continue
-        root = copy.deepcopy(tree.root)
+        root = copy.deepcopy(root0)
         elements = list(root.iter())
         # Non-leaf blocks first (they only lose text), then leaf blocks (whole subtrees), deepest first.
-        for b in tree.blocks:
-            if not b.is_leaf and truncate is not None and (ti, b.index) == truncate[:2]:
+        for b in blocks:
+            if b.is_leaf:
+                continue
+            if cut is not None and id(b) == cut[0]:
                 el = elements[b.position]
-                el.text = truncate[3].truncate(el.text or "", truncate[2]) or None
+                el.text = cut[2].truncate(el.text or "", cut[1]) or None
                 for child in el:
                     child.tail = None
-            elif not b.is_leaf and (ti, b.index) not in keep:
+            elif id(b) not in kept:
                 el = elements[b.position]
                 el.text = None
                 for child in el:
                     child.tail = None
-        leaves = [(b, pos) for b in tree.blocks if b.is_leaf for pos in b.positions]
+        leaves = [(b, pos) for b in blocks if b.is_leaf for pos in b.positions]
         for b, pos in sorted(leaves, key=lambda bp: -bp[0].depth):
             el = elements[pos]
-            if truncate is not None and (ti, b.index) == truncate[:2]:
-                _cut(el, truncate[2], truncate[3])
+            if cut is not None and id(b) == cut[0]:
+                _cut(el, cut[1], cut[2])
                 continue
-            if (ti, b.index) in keep:
+            if id(b) in kept:
                 continue
             parent = el.getparent()
             if parent is None:  # the whole page is one block and it goes
@@ -213,56 +234,37 @@ def _materialise(trees: Sequence[BlockTree], keep: set[tuple[int, int]],
     return pages
 
 
-def _split_oversize(trees: Sequence[BlockTree], scores: Sequence[np.ndarray], budget: int,
-                    tokenizer: TokenCounter, fmt: str = "html",
-                    ) -> tuple[list[BlockTree], list[np.ndarray], dict[tuple[int, int], int]]:
-    """Split leaf blocks that alone exceed the budget into smaller blocks (halving ``max_words``).
+def _words_lower_bound(block: Block, cjk: bool, usable: bool) -> int:
+    """A cheap lower bound on a block's token cost: in tokenizers that split on whitespace before anything
+    else (SentencePiece, byte-level BPE) every whitespace-separated word is at least one token; halved,
+    because a word split by an inline tag (``<b>Ban</b>fe``) is counted twice. 0 where it is not known to
+    hold (other tokenizers, CJK text). Used only to skip blocks that cannot fit without tokenizing them."""
+    if not usable or cjk:
+        return 0
+    return block.words // 2
 
-    The parts inherit the block's score (so they are kept in document order among themselves); the input
-    trees are not changed: split trees are new :class:`BlockTree` objects over the same parsed pages.
-    """
-    out_trees: list[BlockTree] = []
-    out_scores: list[np.ndarray] = []
-    costs: dict[tuple[int, int], int] = {}
-    for ti, (tree, sc) in enumerate(zip(trees, scores, strict=True)):
-        sc = np.asarray(sc, dtype=np.float64).reshape(-1)
-        if len(sc) != len(tree.blocks):
-            raise InputError(f"page {ti}: {len(sc)} scores for {len(tree.blocks)} blocks")
-        pending = list(zip(tree.blocks, sc, strict=True))
-        c = tokenizer.count_many([_block_markup(b, fmt) for b, _ in pending])
-        final: list[tuple[Block, float, int]] = []
-        while pending:
-            nxt: list[tuple[Block, float]] = []
-            for (b, s), cost in zip(pending, c, strict=True):
-                if b.members and cost > budget:  # a packed run of siblings: split it into its elements first
-                    for e, pos in zip(b.members, b.member_positions, strict=True):
-                        node = _PathNode(e.tag, b._path.parent)
-                        nxt.append((Block(0, True, count_words(_subtree_text(e)), e, b.page, pos, node), s))
-                    continue
-                if cost <= budget or not b.is_leaf or len(b.element) == 0 or b.words < 2:
-                    final.append((b, s, cost))
-                    continue
-                sub = build_block_tree(b.element, max(1, b.words // 2), page=b.page)
-                for sb in sub.blocks:
-                    sb.position += b.position
-                    sb._path = _graft(b._path, sb._path)
-                    nxt.append((sb, s))
-            pending = nxt
-            c = tokenizer.count_many([_block_markup(b, fmt) for b, _ in pending]) if pending else []
-        if len(final) == len(tree.blocks):
-            out_trees.append(tree)
-            out_scores.append(sc)
-            for bi, (_, _, cost) in enumerate(final):
-                costs[(ti, bi)] = cost
-            continue
-        final.sort(key=lambda t: t[0].position)
-        blocks = []
-        for bi, (b, _, cost) in enumerate(final):
-            blocks.append(dataclasses.replace(b, index=bi))
-            costs[(ti, bi)] = cost
-        out_trees.append(BlockTree(tree.root, blocks, tree.max_words, tree.page))
-        out_scores.append(np.array([s for _, s, _ in final], dtype=np.float64))
-    return out_trees, out_scores, costs
+
+def _split_block(block: Block) -> list[Block] | None:
+    """The parts of a block that alone exceeds the budget, or ``None`` if it cannot be split.
+
+    A packed run of siblings splits into its elements; a leaf block with element children is re-split at
+    half its words (its subtree, as :func:`build_block_tree` would). Parts keep their place in the page
+    (positions, paths), so pruning removes them exactly."""
+    if block.members:
+        parts = []
+        for e, pos in zip(block.members, block.member_positions, strict=True):
+            node = _PathNode(e.tag, block._path.parent)
+            parts.append(Block(0, True, count_words(_subtree_text(e)), e, block.page, pos, node))
+        return parts
+    if not block.is_leaf or len(block.element) == 0 or block.words < 2:
+        return None
+    sub = build_block_tree(block.element, max(1, block.words // 2), page=block.page)
+    if not sub.blocks or (len(sub.blocks) == 1 and sub.blocks[0].element is block.element):
+        return None
+    for sb in sub.blocks:
+        sb.position += block.position
+        sb._path = _graft(block._path, sb._path)
+    return sub.blocks
 
 
 def _graft(prefix, sub):
@@ -287,6 +289,8 @@ def prune_to_budget(
     ranker: Ranker | None = None,
     question: str | None = None,
     max_exact_checks: int = 16,
+    count_batch: int = 8,
+    split_min_room: float = 0.5,
 ) -> PruneResult:
     """Keep the best blocks of ``trees`` within ``budget`` tokens of ``tokenizer`` (see module docstring).
 
@@ -295,16 +299,23 @@ def prune_to_budget(
         scores: one score array per tree (higher is kept first), e.g. from a :class:`~htmlrag.rankers.Ranker`.
         budget: the largest number of tokens of the returned context.
         tokenizer: the token counter of the reader (or of the next pruning step).
-        fmt: ``html``, ``text`` or ``markdown``; the budget holds for the context in this format.
+        fmt: ``html``, ``compact_html``, ``text`` or ``markdown``; the budget holds for the context in this
+            format.
         fill: ``skip`` or ``stop`` (what to do with a block that does not fit).
         oversize: ``truncate`` or ``drop`` (what to do when no block fits at all).
         separator: placed between pages.
-        ranker: if given (with ``question``), blocks split because they exceeded the budget are scored by
-            it (all blocks are re-scored in one call so scores stay comparable); otherwise parts inherit
-            the score of the block they come from.
+        ranker: if given (with ``question``), the parts of a block split because it exceeded the budget are
+            ordered by it (one call on the parts alone); otherwise they keep document order. Either way the
+            parts take the split block's place in the ranking.
         question: the question, for ``ranker``.
         max_exact_checks: how many near-miss blocks (estimate just over the budget) are checked by
             tokenizing the candidate context exactly.
+        split_min_room: a block larger than the whole budget is split (its parts take its place in the
+            ranking) when the walk reaches it with at least this fraction of the budget free; later, it is
+            skipped like any block that does not fit (parts are at most the budget; with less than half of
+            it left they rarely fit, and splitting every big low-ranked block would cost more than it adds).
+        count_batch: blocks tokenized by the first batched call (then twice as many per call, up to 32x);
+            blocks are counted lazily, in rank order, and only while they could still fit.
 
     Raises:
         BudgetError: ``budget`` is not a positive integer.
@@ -314,51 +325,127 @@ def prune_to_budget(
         raise BudgetError(f"budget must be a positive number of tokens, got {budget!r}")
     if fill not in ("skip", "stop") or oversize not in ("truncate", "drop"):
         raise InputError(f"fill must be skip|stop and oversize truncate|drop, got {fill!r}, {oversize!r}")
-    split_trees, scores, costs_of = _split_oversize(trees, scores, budget, tokenizer, fmt)
-    if ranker is not None and question is not None and any(a is not b for a, b in zip(split_trees, trees)):
-        scores = ranker.score(question, split_trees)
-    trees = split_trees
-    ranked = rank_blocks(trees, scores)
+    ranked = rank_blocks(trees, scores)  # validates the scores
+    scores = [np.asarray(s, dtype=np.float64).reshape(-1) for s in scores]
+    roots = [t.root for t in trees]
     if not ranked:
         return PruneResult("", ["" for _ in trees], [], 0, budget, trees=list(trees), scores=list(scores))
 
-    block_of = {(ti, bi): trees[ti].blocks[bi] for ti, bi in ranked}
-    costs = [costs_of[k] for k in ranked]
+    use_lb = bool(getattr(tokenizer, "words_lower_bound", False))
+    split_room = max(1, math.ceil(budget * split_min_room))
+    cjk = [getattr(t, "cjk", True) for t in trees]
+    # The walk: (page, block, score) in rank order; split blocks are replaced in place by their parts.
+    order: list[tuple[int, Block, float]] = [(ti, trees[ti].blocks[bi], float(scores[ti][bi])) for ti, bi in ranked]
+    split_pages: dict[int, dict[int, tuple[Block, float]]] = {}  # page -> {id(block): (block, score)} if split
+    cost: dict[int, int] = {}
     sep_cost = tokenizer.count(separator) if separator else 0
+    html_like = fmt in ("html", "compact_html")
     skel = _Skeleton(tokenizer)
     pages_open: set[int] = set()
-    kept: list[tuple[int, int]] = []
+    kept: list[tuple[int, Block]] = []
     est: list[int] = []
     total = 0
     exact_checks = 0
-    for key, cost in zip(ranked, costs, strict=True):
-        block = block_of[key]
+
+    def current_blocks(ti: int) -> list[Block]:
+        sp = split_pages.get(ti)
+        return trees[ti].blocks if sp is None else [b for b, _ in sp.values()]
+
+    batch_size = [count_batch]
+
+    def count_ahead(i: int, room: int) -> None:
+        """Tokenize block i and the next uncounted blocks that could still fit, in one call (the batch
+        doubles each time: a small budget needs few counts, a large one few calls)."""
+        batch = []
+        for tj, b, _ in order[i:]:
+            if id(b) in cost:
+                continue
+            if b is order[i][1] or _words_lower_bound(b, cjk[tj], use_lb) <= room:
+                batch.append(b)
+                if len(batch) >= batch_size[0]:
+                    break
+        batch_size[0] = min(4 * count_batch * 8, 2 * batch_size[0])
+        for b, c in zip(batch, tokenizer.count_many([_block_markup(b, fmt) for b in batch]), strict=True):
+            cost[id(b)] = c
+
+    i = 0
+    while i < len(order):
+        ti, block, score = order[i]
+        room = budget - total
+        if room <= 0:
+            break
+        lb = _words_lower_bound(block, cjk[ti], use_lb)
+        can_split = room >= split_room
+        if lb > room and not can_split:  # cannot fit, and too little room left to split it
+            if fill == "stop":
+                break
+            i += 1
+            continue
+        if lb <= budget and id(block) not in cost:
+            count_ahead(i, room)
+        c = cost.get(id(block), budget + 1)  # lb > budget: certainly too big
+        if c > budget and can_split:
+            parts = _split_block(block)
+            if parts:
+                placed = _order_parts(parts, ti, score, order, i, ranker, question, trees[ti])
+                # The first part takes the block's slot; the others follow the blocks tied with it.
+                j = i + 1
+                while j < len(order) and order[j][2] >= score:
+                    j += 1
+                order[j:j] = placed[1:]
+                order[i] = placed[0]
+                sp = split_pages.setdefault(ti, {id(b): (b, float(s)) for b, s in
+                                                 zip(trees[ti].blocks, scores[ti], strict=True)})
+                del sp[id(block)]
+                for _, p, s in placed:
+                    sp[id(p)] = (p, s)
+                continue
         anc = skel.new_ancestors(block)
-        extra = cost + (sum(skel.tag_cost(a.tag) for a in anc) if fmt in ("html", "compact_html") else 0)
-        if key[0] not in pages_open and pages_open:
+        extra = c + (sum(skel.tag_cost(a.tag) for a in anc) if html_like else 0)
+        if ti not in pages_open and pages_open:
             extra += sep_cost
         fits = total + extra <= budget
         if not fits and total + extra - budget <= max(8, extra // 4) and exact_checks < max_exact_checks:
             # The estimate is conservative (tags merge across boundaries): check near misses exactly.
             exact_checks += 1
-            trial = _materialise(trees, {*kept, key})
+            trial = _materialise_blocks(roots, [current_blocks(p) for p in range(len(trees))],
+                                        {id(b) for _, b in kept} | {id(block)})
             actual = tokenizer.count(separator.join(convert(p, fmt) for p in trial if p))
             if actual <= budget:
                 fits = True
                 extra = actual - total
         if fits:
-            kept.append(key)
+            kept.append((ti, block))
             est.append(extra)
             total += extra
             skel.open(anc)
-            pages_open.add(key[0])
+            pages_open.add(ti)
         elif fill == "stop":
             break
+        i += 1
+
+    # Final trees and scores: the input ones, or new ones for pages where blocks were split.
+    out_trees, out_scores = list(trees), list(scores)
+    index_of: dict[int, int] = {}
+    for ti, t in enumerate(trees):
+        if ti not in split_pages:
+            for bi, b in enumerate(t.blocks):
+                index_of[id(b)] = bi
+            continue
+        items = sorted(split_pages[ti].values(), key=lambda bs: bs[0].position)
+        blocks = []
+        for bi, (b, _) in enumerate(items):
+            nb = dataclasses.replace(b, index=bi)
+            index_of[id(b)] = bi
+            blocks.append(nb)
+        out_trees[ti] = BlockTree(t.root, blocks, t.max_words, t.page, cjk[ti])
+        out_scores[ti] = np.array([s for _, s in items], dtype=np.float64)
+    all_blocks = [current_blocks(p) for p in range(len(trees))]
 
     calls = 0
     dropped = 0
     while True:
-        pages = _materialise(trees, set(kept))
+        pages = _materialise_blocks(roots, all_blocks, {id(b) for _, b in kept})
         context = separator.join(convert(p, fmt) for p in pages if p)
         tokens = tokenizer.count(context)
         calls += 1
@@ -370,24 +457,46 @@ def prune_to_budget(
             over -= est.pop()
             kept.pop()
             dropped += 1
+    keys = [(ti, index_of[id(b)]) for ti, b in kept]
     if kept or oversize == "drop":
-        return PruneResult(context, pages, kept, tokens, budget, False, calls, total, dropped, list(trees),
-                           list(scores))
+        return PruneResult(context, pages, keys, tokens, budget, False, calls, total, dropped, out_trees,
+                           out_scores)
 
     # No block fits: keep the top-ranked block cut to the budget (structure kept, text cut at the end).
-    top = ranked[0]
+    ti, top, _ = order[0]
     room = budget
     for _ in range(12):
-        pages = _materialise(trees, {top}, (top[0], top[1], room, tokenizer))
+        pages = _materialise_blocks(roots, all_blocks, {id(top)}, (id(top), room, tokenizer))
         context = separator.join(convert(p, fmt) for p in pages if p)
         tokens = tokenizer.count(context)
         calls += 1
         if tokens <= budget:
             truncated = bool(context)
-            return PruneResult(context, pages, [top] if truncated else [], tokens, budget, truncated, calls, total,
-                               dropped, list(trees), list(scores))
+            return PruneResult(context, pages, [(ti, index_of[id(top)])] if truncated else [], tokens, budget,
+                               truncated, calls, total, dropped, out_trees, out_scores)
         room -= tokens - budget + 1
         if room <= 0:
             break
-    return PruneResult("", ["" for _ in trees], [], 0, budget, False, calls, total, dropped, list(trees),
-                       list(scores))
+    return PruneResult("", ["" for _ in trees], [], 0, budget, False, calls, total, dropped, out_trees,
+                       out_scores)
+
+
+def _order_parts(parts: list[Block], ti: int, score: float, order: list[tuple[int, Block, float]], i: int,
+                 ranker: Ranker | None, question: str | None, tree: BlockTree) -> list[tuple[int, Block, float]]:
+    """The parts of the split block ``order[i]``, in the order they replace it, with scores that keep
+    :func:`rank_blocks` on the final trees equal to the walk: just below ``score``, above the next block."""
+    if ranker is not None and question is not None and len(parts) > 1:
+        sub = BlockTree(tree.root, parts, tree.max_words, tree.page, tree.cjk)
+        own = np.asarray(ranker.score(question, [sub])[0], dtype=np.float64).reshape(-1)
+        if len(own) != len(parts) or np.isnan(own).any():
+            raise InputError(f"page {ti}: the ranker returned {len(own)} scores for {len(parts)} split parts")
+        idx = sorted(range(len(parts)), key=lambda k: (-own[k], parts[k].position))
+    else:
+        idx = sorted(range(len(parts)), key=lambda k: parts[k].position)
+    nxt = next((s for _, _, s in order[i + 1 :] if s < score), score - 1.0)
+    step = (score - nxt) / (len(parts) + 1)
+    out = []
+    for k, j in enumerate(idx):
+        s = score - step * k if k else score
+        out.append((ti, parts[j], s))
+    return out

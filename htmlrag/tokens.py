@@ -44,11 +44,15 @@ class SentencePieceCounter:
 
     path: str
     name: str = MISTRAL_TOKENIZER
+    #: Every whitespace-separated word is at least one token (SentencePiece splits on whitespace first).
+    words_lower_bound: bool = True
 
     def __post_init__(self) -> None:
         import sentencepiece
 
         self._sp = sentencepiece.SentencePieceProcessor(model_file=self.path)
+        # A model trained without whitespace splitting can merge across spaces: no word bound then.
+        self.words_lower_bound = len(self._sp.encode("a a a a a a a a")) >= 8
 
     def count(self, text: str) -> int:
         return len(self._sp.encode(text)) if text else 0
@@ -76,6 +80,15 @@ class HFCounter:
 
     tokenizer: Any
     name: str
+    #: Every whitespace-separated word is at least one token: true where the fast tokenizer has a
+    #: pre-tokenizer (byte-level BPE, Metaspace, Whitespace all split on whitespace first).
+    words_lower_bound: bool = False
+
+    def __post_init__(self) -> None:
+        backend = getattr(self.tokenizer, "backend_tokenizer", None)
+        pre = getattr(backend, "pre_tokenizer", None) if backend is not None else None
+        self.words_lower_bound = pre is not None and len(self.tokenizer.encode("a a a a a a a a",
+                                                                               add_special_tokens=False)) >= 8
 
     def count(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False)) if text else 0

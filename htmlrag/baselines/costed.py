@@ -55,8 +55,8 @@ class CostedPipeline(HtmlRagPipeline):
         self._costs: dict[str, float] = {}
 
     def _step(self, question: str, pages: Sequence[str], ranker: Ranker, max_words: int, budget: int,
-              fmt: str) -> tuple[PruneResult, list[BlockTree]]:
-        pr, trees = super()._step(question, pages, ranker, max_words, budget, fmt)
+              fmt: str, roots: Sequence[object] | None = None) -> tuple[PruneResult, list[BlockTree]]:
+        pr, trees = super()._step(question, pages, ranker, max_words, budget, fmt, roots)
         role = "step1" if ranker is self.ranker1 and "cost:step1.input_tokens" not in self._costs else "step2"
         if getattr(ranker, "needs_paths", False):
             counters = generative_costs(ranker)

@@ -9,8 +9,10 @@ all pages of one question, so IDF is computed over what the question retrieved (
 from __future__ import annotations
 
 import logging
+import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -68,6 +70,31 @@ def _tokenize(text: str, stemmer: str | None, stopwords: bool) -> list[str]:
     return out
 
 
+def bm25_scores(corpus: Sequence[Sequence[str]], query: Sequence[str], k1: float = 1.5, b: float = 0.75,
+                ) -> np.ndarray:
+    """BM25 (Lucene variant, as ``bm25s`` computes it) of every tokenised document for a tokenised query.
+
+    Only the query's terms are looked at: a per-question corpus of a few hundred blocks is scored in well
+    under a millisecond, where building a full ``bm25s`` index over every term costs ~6 ms. A query term
+    that occurs k times counts k times (as in ``bm25s``). ``float32``, like ``bm25s``.
+    """
+    n = len(corpus)
+    scores = np.zeros(n, dtype=np.float64)
+    if not n or not query:
+        return scores.astype(np.float32)
+    dl = np.fromiter(map(len, corpus), dtype=np.float64, count=n)
+    avg = float(dl.mean()) or 1.0
+    norm = k1 * ((1.0 - b) + b * dl / avg)
+    for term, mult in Counter(query).items():
+        tf = np.fromiter((d.count(term) for d in corpus), dtype=np.float64, count=n)
+        df = int(np.count_nonzero(tf))
+        if not df:
+            continue
+        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        scores += mult * idf * tf / (norm + tf)
+    return scores.astype(np.float32)
+
+
 class BM25Ranker:
     """Scores blocks by BM25 (Lucene variant, k1=1.5, b=0.75 by default) of the block text.
 
@@ -77,28 +104,36 @@ class BM25Ranker:
         b: length normalisation.
         contextual: score each block's text with its heading / table-header context
             (:meth:`BlockTree.rank_texts`); ``False`` scores the bare block text (the paper's setting).
+        backend: ``"terms"`` (default): :func:`bm25_scores`, which reads only the query's terms;
+            ``"bm25s"``: a full ``bm25s`` index per question. Both give the same scores (tested); the first
+            is ~7x faster on five Wikipedia pages.
     """
 
     name = "bm25"
 
-    def __init__(self, stemmer: str | None = "english", k1: float = 1.5, b: float = 0.75, contextual: bool = True):
+    def __init__(self, stemmer: str | None = "english", k1: float = 1.5, b: float = 0.75, contextual: bool = True,
+                 backend: str = "terms"):
+        if backend not in ("terms", "bm25s"):
+            raise ValueError(f"BM25 backend must be 'terms' or 'bm25s', got {backend!r}")
         self.stemmer = stemmer
         self.k1 = k1
         self.b = b
         self.contextual = contextual
+        self.backend = backend
 
     def score(self, question: str, trees: Sequence[BlockTree]) -> list[np.ndarray]:
         """BM25 score of every block of ``trees`` for ``question`` (0 for blocks sharing no term)."""
-        import bm25s
-
-        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets itself to DEBUG
-
         texts = [x for t in trees for x in (t.rank_texts() if self.contextual else [b.text for b in t.blocks])]
         sizes = [len(t.blocks) for t in trees]
         query = tokenize(question, self.stemmer)
         if not texts or not query:
             scores = np.zeros(len(texts), dtype=np.float32)
+        elif self.backend == "terms":
+            scores = bm25_scores([_tokenize_cached(t, self.stemmer, True) for t in texts], query, self.k1, self.b)
         else:
+            import bm25s
+
+            logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets itself to DEBUG
             corpus = [tokenize(t, self.stemmer) for t in texts]
             retriever = bm25s.BM25(k1=self.k1, b=self.b)
             retriever.index(corpus, show_progress=False)
