@@ -132,6 +132,7 @@ class EmbeddingRankerConfig:
     batch_size: int = 32
     max_seq_length: int | None = None
     trust_remote_code: bool = False
+    dtype: str = "float32"  # float32 | bfloat16 | float16
 
 
 # ---------------------------------------------------------------- readers

@@ -34,6 +34,10 @@ def add_prune_parser(sub: Any) -> None:
     p.add_argument("--embed-model", default="sentence-transformers/all-MiniLM-L6-v2",
                    help="embedding model name/path (default: bundled all-MiniLM-L6-v2; paper: BAAI/bge-large-en)")
     p.add_argument("--embed-cache", default=None, help="SQLite file for block embeddings (default: in memory)")
+    p.add_argument("--embed-dtype", choices=["float32", "bfloat16", "float16"], default="float32",
+                   help="embedding model dtype (bfloat16: ~1.7x faster on recent CPUs, same block ranking)")
+    p.add_argument("--embed-max-seq", type=int, default=None,
+                   help="embedding input length in tokens (default: the model's; MiniLM was trained at 128)")
     p.add_argument("--gen-model", default=None, help="generative pruner name/path (for --ranker gen)")
     p.add_argument("--gen-dtype", default="bfloat16", help="generative pruner dtype (default bfloat16)")
     p.add_argument("--gen-max-prompt-tokens", type=int, default=None, help="cap on the pruner prompt length")
@@ -58,8 +62,8 @@ def _make_ranker(kind: str, args: argparse.Namespace):
         from htmlrag.rankers.embedding import EmbeddingCache, EmbeddingRanker
 
         cache = EmbeddingCache(args.embed_cache) if args.embed_cache else None
-        return EmbeddingRanker(args.embed_model, device=args.device, cache=cache,
-                               trust_remote_code=args.trust_remote_code)
+        return EmbeddingRanker(args.embed_model, device=args.device, cache=cache, dtype=args.embed_dtype,
+                               max_seq_length=args.embed_max_seq, trust_remote_code=args.trust_remote_code)
     if kind == "gen":
         if not args.gen_model:
             raise InputError("--ranker gen needs --gen-model NAME_OR_PATH (e.g. zstanjj/HTML-Pruner-Llama-1B)")

@@ -93,3 +93,16 @@ def test_batch_prune_keeps_order_reports_errors_and_resumes(tmp_path, capsys, ra
     again = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["id"] for r in again] == [r["id"] for r in rows]
     assert [r.get("context") for r in again] == [r.get("context") for r in rows]
+
+
+def test_bfloat16_minilm_ranks_like_float32_and_has_its_own_cache_key(minilm):
+    bf16 = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", dtype="bfloat16")
+    trees = _trees()
+    q = "Which club won the dragon boat race?"
+    a, b = np.concatenate(minilm.score(q, trees)), np.concatenate(bf16.score(q, trees))
+    assert a.dtype == b.dtype == np.float32
+    assert np.abs(a - b).max() < 0.02
+    assert int(np.argmax(a)) == int(np.argmax(b))
+    assert bf16.model_id != minilm.model_id  # float32 and bfloat16 vectors never share cache entries
+    with pytest.raises(Exception, match="dtype"):
+        EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", dtype="int4")
