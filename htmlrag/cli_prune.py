@@ -30,6 +30,8 @@ def add_prune_parser(sub: Any) -> None:
     p.add_argument("--ranker2", choices=["bm25", "embed", "gen"], help="ranker of step 2 (two-step pipeline)")
     p.add_argument("--budget1", type=int, default=6144, help="step-1 budget when --ranker2 is set (default 6144)")
     p.add_argument("--max-words2", type=int, default=128, help="block size of step 2 (default 128)")
+    p.add_argument("--page-prior", type=float, default=0.0,
+                   help="add W x the page's best block score to every block of it (0: off; see PagePrior)")
     p.add_argument("--tokenizer", default=None, help="HF tokenizer name/path (default: Mistral-7B, offline)")
     p.add_argument("--embed-model", default="sentence-transformers/all-MiniLM-L6-v2",
                    help="embedding model name/path (default: bundled all-MiniLM-L6-v2; paper: BAAI/bge-large-en)")
@@ -81,6 +83,10 @@ def _make_pipeline(args: argparse.Namespace):
 
     tok = load_tokenizer(args.tokenizer, trust_remote_code=args.trust_remote_code)
     r1 = _make_ranker(args.ranker, args)
+    if args.page_prior:
+        from htmlrag.rankers.base import PagePrior
+
+        r1 = PagePrior(r1, args.page_prior)
     r2 = _make_ranker(args.ranker2, args) if args.ranker2 else None
     return HtmlRagPipeline(r1, r2, tok, budget1=args.budget1, budget2=args.budget, max_words1=args.max_words,
                            max_words2=args.max_words2, fmt=args.format, clean=not args.no_clean,

@@ -6,9 +6,9 @@ question and *answer retention*: the fraction of questions for which a gold answ
 punctuation and articles removed, whitespace collapsed), is contained in the normalised text of the pruned
 context (the paper's Table 5 "reference EM").
 
-Systems: ours (clean -> block tree with sibling packing, 128 words for BM25, 256 for MiniLM -> BM25 or
-MiniLM (bfloat16, 128-token inputs: the length it was trained at) on each block with its heading/table-header
-context -> exact greedy pruning; the context as HTML, compact HTML and text), a plain chunk-and-rerank
+Systems: ours (clean -> block tree with sibling packing, 128 words for BM25, 256 for MiniLM -> BM25 (with
+the page prior, weight 0.5) or MiniLM (bfloat16, 128-token inputs: the length it was trained at) on each
+block with its heading/table-header context -> exact greedy pruning; the context as HTML, compact HTML and text), a plain chunk-and-rerank
 baseline with the same ranker (section chunks of 128 words filled to the same budget, plain text), and, in
 the same run and on the first ``--peer-limit`` questions, htmlrag 0.1.1's BM25HTMLPruner / EmbedHTMLPruner
 (``--peer-python``: a separate venv with htmlrag==0.1.1; its MiniLM runs as the toolkit loads it, float32).
@@ -69,17 +69,21 @@ def load_items(data: Path, limit: int | None) -> list[dict]:
 
 
 def make_ranker(kind: str, args=None):
+    from htmlrag.rankers.base import PagePrior
+
     if kind == "bm25":
         from htmlrag.rankers.bm25 import BM25Ranker
 
-        return BM25Ranker()
+        prior = getattr(args, "page_prior", 0.0)
+        return PagePrior(BM25Ranker(), prior) if prior else BM25Ranker()
     from htmlrag.rankers.embedding import EmbeddingRanker
 
     ranker = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2",
                              dtype=getattr(args, "embed_dtype", "float32"),
                              max_seq_length=getattr(args, "embed_max_seq", None))
     ranker._load()  # model loading is not per-question work
-    return ranker
+    prior = getattr(args, "embed_page_prior", 0.0)
+    return PagePrior(ranker, prior) if prior else ranker
 
 
 def _forget(ranker) -> None:
@@ -88,8 +92,9 @@ def _forget(ranker) -> None:
     from htmlrag.rankers.embedding import EmbeddingCache
 
     _tokenize_cached.cache_clear()
-    if hasattr(ranker, "cache"):
-        ranker.cache = EmbeddingCache()
+    inner = getattr(ranker, "ranker", ranker)  # PagePrior wraps the ranker
+    if hasattr(inner, "cache"):
+        inner.cache = EmbeddingCache()
 
 
 def run_ours(items, ranker, budget, tok, max_words, fmt="html", pack=True, warm=False):
@@ -157,6 +162,9 @@ def main() -> None:
     ap.add_argument("--embed-dtype", default="bfloat16", help="MiniLM weights: float32 | bfloat16")
     ap.add_argument("--embed-max-seq", type=int, default=128,
                     help="MiniLM input length in tokens (it was trained at 128; its config says 256)")
+    ap.add_argument("--page-prior", type=float, default=0.5,
+                    help="BM25: add this x the page's best block score to its blocks (0: off; htmlrag.PagePrior)")
+    ap.add_argument("--embed-page-prior", type=float, default=0.0, help="the same for MiniLM (default off)")
     ap.add_argument("--no-pack", action="store_true", help="the paper's one-block-per-child trees")
     ap.add_argument("--peer-max-words", type=int, default=256, help="the toolkit's block size (its default)")
     ap.add_argument("--peer-python", default=os.environ.get("HTMLRAG_PEER_PYTHON"))

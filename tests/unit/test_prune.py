@@ -231,3 +231,20 @@ def test_pipeline_page_cache_gives_identical_results():
         a, b = cold.run(q, pages), warm.run(q, pages)
         assert a.context == b.context and a.tokens == b.tokens <= 120
     assert len(warm._cache) == 4  # two cleaned pages + two trees, reused by the later questions
+
+
+def test_page_prior_shifts_each_page_by_its_best_block():
+    from htmlrag.rankers.base import PagePrior
+
+    trees = [build_block_tree(clean_html(f"<body><p>{w} one</p><p>two {w}</p></body>"), 2, page=i)
+             for i, w in enumerate(["river", "bridge"])]
+    base = FixedRanker(lambda t: 2.0 if "river" in t else (1.0 if "bridge" in t else 0.0))
+    plain = base.score("q", trees)
+    wrapped = PagePrior(base, 0.5).score("q", trees)
+    for p, w in zip(plain, wrapped, strict=True):
+        np.testing.assert_allclose(w, p + 0.5 * p.max())
+        assert list(np.argsort(w)) == list(np.argsort(p))  # order within a page is unchanged
+    assert PagePrior(base, 0.5).name == "fixed+page0.5" and PagePrior(base, 0).score("q", trees)[0].tolist() == \
+        plain[0].tolist()
+    with pytest.raises(ValueError):
+        PagePrior(base, -1)
