@@ -155,13 +155,7 @@ class BlockTree:
     def _contexts(self) -> list[str]:
         if self.root is None:
             return ["" for _ in self.blocks]
-        heading_at: list[str] = []
-        current = ""
-        for el in self.root.iter():
-            tag = el.tag if isinstance(el.tag, str) else ""
-            if tag in _HEADINGS:
-                current = " ".join("".join(el.itertext()).split())
-            heading_at.append(current)
+        heading_at = self._walk()
         out = []
         for b in self.blocks:
             parts = [heading_at[b.position] if b.position < len(heading_at) else ""]
@@ -175,6 +169,47 @@ class BlockTree:
                     parts.append(" ".join("".join(first.itertext()).split()))
             out.append(" ".join(p for p in parts if p))
         return out
+
+    def _walk(self) -> list[str]:
+        """One pass over the page: fills every leaf block's text not yet computed (as :func:`_subtree_text`
+        would, without a walk per block) and returns the nearest heading text at each document position."""
+        parts: list[str] = []
+        start: dict[int, int] = {}
+        end: dict[int, int] = {}
+        heading_at: list[str] = []
+        current = ""
+        inline = INLINE
+        wanted = {id(e) for b in self.blocks if b.is_leaf and b._text is None for e in b.elements}
+        keep = []  # proxies of wanted elements stay alive while their ids are used
+        for event, node in etree.iterwalk(self.root, events=("start", "end")):
+            tag = node.tag
+            if event == "start":
+                if tag in _HEADINGS:
+                    current = " ".join("".join(node.itertext()).split())
+                heading_at.append(current)
+                if tag not in inline and node is not self.root:
+                    parts.append(" ")
+                if id(node) in wanted:
+                    start[id(node)] = len(parts)
+                    keep.append(node)
+                if node.text:
+                    parts.append(node.text)
+                if tag == "img" and (alt := node.get("alt")):
+                    parts.append(alt)
+            else:
+                if id(node) in wanted:
+                    end[id(node)] = len(parts)
+                if node is not self.root:
+                    if tag not in inline:
+                        parts.append(" ")
+                    if node.tail:
+                        parts.append(node.tail)
+        for b in self.blocks:
+            if b.is_leaf and b._text is None:
+                b._text = " ".join(
+                    (e.get("alt") or "") if e.tag == "img" else "".join(parts[start[id(e)] : end[id(e)]])
+                    for e in b.elements)
+        return heading_at
 
     @property
     def paths(self) -> list[str]:
