@@ -74,8 +74,7 @@ def make_ranker(kind: str, args=None):
     if kind == "bm25":
         from htmlrag.rankers.bm25 import BM25Ranker
 
-        prior = getattr(args, "page_prior", 0.0)
-        return PagePrior(BM25Ranker(), prior) if prior else BM25Ranker()
+        return BM25Ranker(page_prior=getattr(args, "page_prior", 0.0))
     from htmlrag.rankers.embedding import EmbeddingRanker
 
     ranker = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2",

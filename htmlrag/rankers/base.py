@@ -48,8 +48,13 @@ class PagePrior:
         return getattr(self.__dict__["ranker"], attr)
 
     def score(self, question: str, trees: Sequence[BlockTree]) -> list[np.ndarray]:
-        out = []
-        for s in self.ranker.score(question, trees):
-            s = np.asarray(s, dtype=np.float32)
-            out.append(s + np.float32(self.weight) * s.max() if len(s) else s)
-        return out
+        return add_page_prior(self.ranker.score(question, trees), self.weight)
+
+
+def add_page_prior(scores: Sequence[np.ndarray], weight: float) -> list[np.ndarray]:
+    """Per-page scores with ``weight * max(page scores)`` added to every block of the page (see PagePrior)."""
+    out = []
+    for s in scores:
+        s = np.asarray(s, dtype=np.float32)
+        out.append(s + np.float32(weight) * s.max() if (weight and len(s)) else s)
+    return out

@@ -24,6 +24,7 @@ import numpy as np
 from htmlrag.blocktree import BlockTree
 from htmlrag.errors import HtmlRagError
 from htmlrag.models import resolve_embedding_model
+from htmlrag.rankers.base import add_page_prior
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,8 @@ class EmbeddingRanker:
         dtype: weights' dtype: ``"float32"`` (default), ``"bfloat16"`` or ``"float16"``. bfloat16 is ~1.7x
             faster on CPUs with AVX512-BF16/AMX and on GPUs; on 5 WTQ questions' blocks MiniLM's bf16 scores
             differ from float32 by < 0.002 and rank blocks identically (Spearman 1.0). Part of the cache key.
+        page_prior: add ``page_prior`` x the page's best block score to each block of the page
+            (:class:`~htmlrag.rankers.base.PagePrior`; 0, the default, is off).
         contextual: embed each block with its heading / table-header context (:meth:`BlockTree.rank_texts`);
             ``False`` embeds the bare block text (the paper's setting).
     """
@@ -142,6 +145,7 @@ class EmbeddingRanker:
         trust_remote_code: bool = False,
         contextual: bool = True,
         dtype: str = "float32",
+        page_prior: float = 0.0,
     ):
         if dtype not in ("float32", "bfloat16", "float16"):
             raise HtmlRagError(f"embedding dtype must be float32, bfloat16 or float16, got {dtype!r}")
@@ -154,6 +158,7 @@ class EmbeddingRanker:
         self.trust_remote_code = trust_remote_code
         self.contextual = contextual
         self.dtype = dtype
+        self.page_prior = page_prior
         self._model = None
         self.model_id = model
 
@@ -220,4 +225,4 @@ class EmbeddingRanker:
         for n in sizes:
             out.append(scores[start : start + n].astype(np.float32))
             start += n
-        return out
+        return add_page_prior(out, self.page_prior)

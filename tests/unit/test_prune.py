@@ -248,3 +248,16 @@ def test_page_prior_shifts_each_page_by_its_best_block():
         plain[0].tolist()
     with pytest.raises(ValueError):
         PagePrior(base, -1)
+
+
+def test_bm25_page_prior_option_equals_the_wrapper():
+    from htmlrag.rankers.base import PagePrior
+
+    trees = [build_block_tree(clean_html(open(f"data/pages/{p}", encoding="utf-8").read()), 30, page=i)
+             for i, p in enumerate(("lighthouse.html", "river-festival.html"))]
+    q = "When was Harrow Point Lighthouse first lit?"
+    a = BM25Ranker(page_prior=0.5).score(q, trees)
+    b = PagePrior(BM25Ranker(), 0.5).score(q, trees)
+    for x, y, z in zip(a, b, BM25Ranker().score(q, trees), strict=True):
+        np.testing.assert_allclose(x, y)
+        np.testing.assert_allclose(x, z + 0.5 * z.max(), rtol=1e-6)
