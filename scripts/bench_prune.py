@@ -136,8 +136,9 @@ def run_peer(py, items, kind, budget, max_words, tok):
                 fh.write(json.dumps({"id": it["id"], "question": it["question"], "pages": pages}) + "\n")
         out = Path(tmp) / "out.jsonl"
         script = ROOT / "scripts" / "peers" / "htmlrag_toolkit.py"
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the peer must not see our package
         subprocess.run([py, "-P", str(script), "prune", str(src), str(out), kind, str(budget), str(max_words),
-                        str(mistral_tokenizer_path()), str(minilm_path())], check=True, cwd=tmp)
+                        str(mistral_tokenizer_path()), str(minilm_path())], check=True, cwd=tmp, env=env)
         rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     hits = errs = over = 0
     for it, r in zip(items, rows, strict=True):
