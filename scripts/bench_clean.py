@@ -125,8 +125,9 @@ def main() -> None:
             lst.write_text("\n".join(paths), encoding="utf-8")
             out = Path(tmp) / "peer.jsonl"
             script = ROOT / "scripts" / "peers" / "htmlrag_toolkit.py"
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # never our package in the peer
             subprocess.run([args.peer_python, "-P", str(script), "clean", str(lst), str(out), str(args.max_words)],
-                           check=True, cwd=tmp)
+                           check=True, cwd=tmp, env=env)
             prow = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
         ok = [r for r in prow if "cleaned" in r]
         ok_mb = sum(len(raw[i]) for i, r in enumerate(prow) if "cleaned" in r) / 1e6
