@@ -261,3 +261,21 @@ def test_bm25_page_prior_option_equals_the_wrapper():
     for x, y, z in zip(a, b, BM25Ranker().score(q, trees), strict=True):
         np.testing.assert_allclose(x, y)
         np.testing.assert_allclose(x, z + 0.5 * z.max(), rtol=1e-6)
+
+
+def test_hf_tokenizer_word_bound_and_pruning_within_budget():
+    pytest.importorskip("transformers")
+    from htmlrag.tokens import HFCounter
+    from tests.helpers.tiny import tiny_tokenizer
+
+    tok = HFCounter(tiny_tokenizer(), "tiny")
+    assert tok.words_lower_bound  # a fast tokenizer with a whitespace pre-tokenizer
+    html = _nav_page()
+    tree = build_block_tree(html, max_words=20)
+    scores = [np.array([10.0 if "1932" in b.text else 0.0 for b in tree.blocks])]
+    for budget in (40, 80, 400):
+        res = prune_to_budget([tree], scores, budget, tok)
+        assert res.tokens == tok.count(res.context) <= budget
+        nobound = HFCounter(tok.tokenizer, "tiny")
+        nobound.words_lower_bound = False
+        assert prune_to_budget([tree], scores, budget, nobound).context == res.context
