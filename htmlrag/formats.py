@@ -36,8 +36,12 @@ def html_to_text(html: str) -> str:
     """Plain text of ``html``: one line per block-level element; a table row is one line."""
     if not html.strip():
         return ""
+    return elements_to_text(_roots(html))
+
+
+def elements_to_text(roots) -> str:
+    """:func:`html_to_text` of already parsed elements (each with its subtree, without its tail)."""
     parts: list[str] = []
-    roots = _roots(html)
     for root in roots:
         for event, el in etree.iterwalk(root, events=("start", "end")):
             tag = el.tag if isinstance(el.tag, str) else ""

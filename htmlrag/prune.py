@@ -38,7 +38,7 @@ import numpy as np
 from htmlrag.blocktree import Block, BlockTree, _PathNode, _subtree_text, build_block_tree
 from htmlrag.clean import clean_tree, serialize
 from htmlrag.errors import BudgetError, InputError
-from htmlrag.formats import compact_html, convert
+from htmlrag.formats import compact_html, convert, elements_to_text
 from htmlrag.rankers.base import Ranker
 from htmlrag.text import count_words
 from htmlrag.tokens import TokenCounter
@@ -92,11 +92,17 @@ def rank_blocks(trees: Sequence[BlockTree], scores: Sequence[np.ndarray]) -> lis
 
 
 def _block_markup(block: Block, fmt: str = "html") -> str:
-    """What a block adds to the context: its HTML (leaf) or own text (non-leaf); for text and Markdown
-    contexts its text plus a line break (an estimate; the final context is verified by tokenizing it)."""
+    """What a block adds to the context: its HTML (leaf) or own text (non-leaf) in ``fmt``: for text, its
+    elements converted as the context will be (a line per block element, a table row per line); for
+    Markdown, markdownify of its HTML. An estimate: the final context is verified by tokenizing it."""
     el = block.element
     if fmt not in ("html", "compact_html"):
-        return " ".join(block.text.split()) + "\n"
+        if not block.is_leaf:
+            return " ".join(block.text.split()) + "\n"
+        if fmt == "text":
+            return elements_to_text(block.elements) + "\n"
+        markup = "".join(etree.tostring(e, method="html", encoding="unicode", with_tail=False) for e in block.elements)
+        return convert(markup, fmt) + "\n"
     if block.is_leaf:
         markup = "".join(etree.tostring(e, method="html", encoding="unicode", with_tail=False) for e in block.elements)
         return compact_html(markup) if fmt == "compact_html" else markup
