@@ -189,6 +189,10 @@ def main() -> None:
                    "ours_compact": run_ours(items, ranker, b, tok, mw, "compact_html", pack, warm=True),
                    "ours_text": run_ours(items, ranker, b, tok, mw, "text", pack, warm=True),
                    "chunks": run_chunks(items, ranker, b, tok)}
+            if not sub:  # --peer-limit 0: retention rows only
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+                continue
             row["ours_sub"] = run_ours(sub, ranker, b, tok, mw, "html", pack)
             row["ours_sub_warm"] = run_ours(sub, ranker, b, tok, mw, "html", pack, warm=True)
             if args.peer_python:
@@ -211,6 +215,8 @@ def main() -> None:
           "| ours s/q cold | ours s/q warm | peer s/q | speed-up cold | speed-up warm |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
+        if "ours_sub" not in r:
+            continue
         o, w = r["ours_sub"], r["ours_sub_warm"]
         p = r.get("peer_sub")
         if p is None:
