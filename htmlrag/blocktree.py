@@ -129,6 +129,8 @@ class BlockTree:
     #: The page has CJK text (words are counted per character there); unknown counts as True.
     cjk: bool = True
     _rank_texts: list[str] | None = field(default=None, repr=False)
+    #: Nearest heading text at each document position of ``root`` (shared with trees over the same root).
+    _heading_at: list[str] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.blocks)
@@ -155,7 +157,9 @@ class BlockTree:
     def _contexts(self) -> list[str]:
         if self.root is None:
             return ["" for _ in self.blocks]
-        heading_at = self._walk()
+        if self._heading_at is None:
+            self._heading_at = self._walk()
+        heading_at = self._heading_at  # block texts not filled by a walk are computed per block on use
         out = []
         for b in self.blocks:
             parts = [heading_at[b.position] if b.position < len(heading_at) else ""]

@@ -493,6 +493,7 @@ def _order_parts(parts: list[Block], ti: int, score: float, order: list[tuple[in
     :func:`rank_blocks` on the final trees equal to the walk: just below ``score``, above the next block."""
     if ranker is not None and question is not None and len(parts) > 1:
         sub = BlockTree(tree.root, parts, tree.max_words, tree.page, tree.cjk)
+        sub._heading_at = tree._heading_at  # same page: no second walk over it for the parts' contexts
         own = np.asarray(ranker.score(question, [sub])[0], dtype=np.float64).reshape(-1)
         if len(own) != len(parts) or np.isnan(own).any():
             raise InputError(f"page {ti}: the ranker returned {len(own)} scores for {len(parts)} split parts")
