@@ -50,7 +50,9 @@ def _tokenize_cached(text: str, stemmer: str | None, stopwords: bool) -> tuple[s
 
 
 def _tokenize(text: str, stemmer: str | None, stopwords: bool) -> list[str]:
-    text = unicodedata.normalize("NFKC", text).lower()
+    if not text.isascii():  # NFKC leaves ASCII unchanged
+        text = unicodedata.normalize("NFKC", text)
+    text = text.lower()
     if not _IS_CJK.search(text):  # fast path: C-level findall, no per-match Python work
         words = _PLAIN.findall(text)
         if stopwords:
