@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -185,14 +186,12 @@ def _materialise(trees: Sequence[BlockTree], keep: set[tuple[int, int]],
 
 
 def _materialise_blocks(roots: Sequence[etree._Element | None], page_blocks: Sequence[Sequence[Block]],
-                        kept: set[int], cut: tuple[int, int, TokenCounter] | None = None,
-                        only: set[int] | None = None) -> list[str]:
+                        kept: set[int], cut: tuple[int, int, TokenCounter] | None = None) -> list[str]:
     """:func:`_materialise` on blocks given by identity: ``page_blocks[i]`` are page i's current blocks,
-    ``kept`` the ``id()`` of the kept ones, ``cut = (id, room, tokenizer)`` the block cut to ``room`` tokens.
-    ``only``: pages to materialise (the others give ``""``)."""
+    ``kept`` the ``id()`` of the kept ones, ``cut = (id, room, tokenizer)`` the block cut to ``room`` tokens."""
     pages: list[str] = []
-    for ti, (root0, blocks) in enumerate(zip(roots, page_blocks, strict=True)):
-        if root0 is None or (only is not None and ti not in only) or not any(id(b) in kept for b in blocks):
+    for root0, blocks in zip(roots, page_blocks, strict=True):
+        if root0 is None or not any(id(b) in kept for b in blocks):
             pages.append("")
             continue
         root = copy.deepcopy(root0)
@@ -357,22 +356,20 @@ def prune_to_budget(
         sp = split_pages.get(ti)
         return trees[ti].blocks if sp is None else [b for b, _ in sp.values()]
 
-    batch_size = [count_batch]
-
-    def count_ahead(i: int, room: int) -> None:
-        """Tokenize block i and the next uncounted blocks that could still fit, in one call (the batch
-        doubles each time: a small budget needs few counts, a large one few calls)."""
+    def count_ahead(i: int, room: int, size: int) -> None:
+        """Tokenize block i and up to ``size`` uncounted blocks after it that could still fit, in one call."""
         batch = []
-        for tj, b, _ in order[i:]:
+        for tj, b, _ in itertools.islice(order, i, None):
             if id(b) in cost:
                 continue
             if b is order[i][1] or _words_lower_bound(b, cjk[tj], use_lb) <= room:
                 batch.append(b)
-                if len(batch) >= batch_size[0]:
+                if len(batch) >= size:
                     break
-        batch_size[0] = min(4 * count_batch * 8, 2 * batch_size[0])
         for b, c in zip(batch, tokenizer.count_many([_block_markup(b, fmt) for b in batch]), strict=True):
             cost[id(b)] = c
+
+    batch_size = count_batch  # doubles per call: a small budget needs few counts, a large one few calls
 
     i = 0
     while i < len(order):
@@ -388,7 +385,8 @@ def prune_to_budget(
             i += 1
             continue
         if lb <= budget and id(block) not in cost:
-            count_ahead(i, room)
+            count_ahead(i, room, batch_size)
+            batch_size = min(32 * count_batch, 2 * batch_size)
         c = cost.get(id(block), budget + 1)  # lb > budget: certainly too big
         if c > budget and can_split:
             parts = _split_block(block)
