@@ -11,6 +11,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,23 @@ def content_key(*parts: Any) -> str:
 
     blob = json.dumps(enc(list(parts)), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _retry_locked(op: Any, path: Path, wait: float = 60.0) -> Any:
+    """Run ``op()``, retrying for up to ``wait`` seconds while SQLite reports the file locked or busy."""
+    deadline = time.monotonic() + wait
+    delay = 0.005
+    while True:
+        try:
+            return op()
+        except sqlite3.OperationalError as e:
+            msg = str(e).lower()
+            if "locked" not in msg and "busy" not in msg:
+                raise
+            if time.monotonic() > deadline:
+                raise HtmlRagError(f"cache {path}: still locked by another process after {wait:.0f} s ({e})") from e
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
 
 class SqliteCache:
@@ -56,16 +74,25 @@ class SqliteCache:
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(f"CREATE TABLE IF NOT EXISTS {self.table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            try:
+                # Switching a new file to WAL takes an exclusive lock without waiting on the busy handler, so
+                # shard processes opening the same new cache at once can get "database is locked": retry.
+                _retry_locked(lambda: conn.execute("PRAGMA journal_mode=WAL"), self.path)
+                _retry_locked(lambda: conn.execute("PRAGMA synchronous=NORMAL"), self.path)
+                _retry_locked(lambda: conn.execute(
+                    f"CREATE TABLE IF NOT EXISTS {self.table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)"), self.path)
+            except BaseException:
+                conn.close()
+                raise
             self._conn = conn
         return self._conn
 
     def get(self, key: str) -> Any | None:
         """The cached value for ``key`` (decoded JSON), or ``None``."""
         with self._lock:
-            row = self._db().execute(f"SELECT value FROM {self.table} WHERE key = ?", (key,)).fetchone()
+            db = self._db()
+            row = _retry_locked(lambda: db.execute(f"SELECT value FROM {self.table} WHERE key = ?", (key,)).fetchone(),
+                                self.path)
         if row is None:
             self.misses += 1
             return None
@@ -76,7 +103,9 @@ class SqliteCache:
         """Store ``value`` (JSON-serialisable) under ``key``, replacing an earlier value."""
         blob = json.dumps(value, ensure_ascii=False)
         with self._lock:
-            self._db().execute(f"INSERT OR REPLACE INTO {self.table} (key, value) VALUES (?, ?)", (key, blob))
+            db = self._db()
+            _retry_locked(lambda: db.execute(f"INSERT OR REPLACE INTO {self.table} (key, value) VALUES (?, ?)",
+                                             (key, blob)), self.path)
 
     def __len__(self) -> int:
         with self._lock:
