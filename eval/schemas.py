@@ -121,7 +121,7 @@ class BM25RankerConfig:
     stemmer: str | None = "english"
     k1: float = 1.5
     b: float = 0.75
-    page_prior: float = 0.0  # > 0: htmlrag.rankers.base.PagePrior(weight) around the ranker
+    page_prior: float = 0.0  # > 0: add this x the page's best block score to its blocks (see PagePrior)
 
 
 @dataclass
@@ -134,7 +134,7 @@ class EmbeddingRankerConfig:
     max_seq_length: int | None = None
     trust_remote_code: bool = False
     dtype: str = "float32"  # float32 | bfloat16 | float16
-    page_prior: float = 0.0  # > 0: htmlrag.rankers.base.PagePrior(weight) around the ranker
+    page_prior: float = 0.0  # > 0: add this x the page's best block score to its blocks (see PagePrior)
 
 
 # ---------------------------------------------------------------- readers

@@ -74,13 +74,16 @@ class SqliteCache:
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+            def setup() -> None:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute(f"CREATE TABLE IF NOT EXISTS {self.table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
             try:
                 # Switching a new file to WAL takes an exclusive lock without waiting on the busy handler, so
-                # shard processes opening the same new cache at once can get "database is locked": retry.
-                _retry_locked(lambda: conn.execute("PRAGMA journal_mode=WAL"), self.path)
-                _retry_locked(lambda: conn.execute("PRAGMA synchronous=NORMAL"), self.path)
-                _retry_locked(lambda: conn.execute(
-                    f"CREATE TABLE IF NOT EXISTS {self.table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)"), self.path)
+                # shard processes opening the same new cache at once can get "database is locked": retry
+                # (every statement is idempotent).
+                _retry_locked(setup, self.path)
             except BaseException:
                 conn.close()
                 raise

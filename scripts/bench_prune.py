@@ -69,8 +69,6 @@ def load_items(data: Path, limit: int | None) -> list[dict]:
 
 
 def make_ranker(kind: str, args=None):
-    from htmlrag.rankers.base import PagePrior
-
     if kind == "bm25":
         from htmlrag.rankers.bm25 import BM25Ranker
 
@@ -79,10 +77,10 @@ def make_ranker(kind: str, args=None):
 
     ranker = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2",
                              dtype=getattr(args, "embed_dtype", "float32"),
-                             max_seq_length=getattr(args, "embed_max_seq", None))
+                             max_seq_length=getattr(args, "embed_max_seq", None),
+                             page_prior=getattr(args, "embed_page_prior", 0.0))
     ranker._load()  # model loading is not per-question work
-    prior = getattr(args, "embed_page_prior", 0.0)
-    return PagePrior(ranker, prior) if prior else ranker
+    return ranker
 
 
 def _forget(ranker) -> None:
@@ -91,9 +89,8 @@ def _forget(ranker) -> None:
     from htmlrag.rankers.embedding import EmbeddingCache
 
     _tokenize_cached.cache_clear()
-    inner = getattr(ranker, "ranker", ranker)  # PagePrior wraps the ranker
-    if hasattr(inner, "cache"):
-        inner.cache = EmbeddingCache()
+    if hasattr(ranker, "cache"):
+        ranker.cache = EmbeddingCache()
 
 
 def run_ours(items, ranker, budget, tok, max_words, fmt="html", pack=True, warm=False):
