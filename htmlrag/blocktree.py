@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import lxml.etree as etree
 
-from htmlrag.clean import INLINE, clean_html, serialize
+from htmlrag.clean import INLINE, WordCounts, clean_html, serialize
 from htmlrag.errors import InputError
 from htmlrag.parse import parse_html
 from htmlrag.text import count_words, has_cjk
@@ -296,6 +296,7 @@ def build_block_tree(
     sibling_index_base: int = 0,
     pack_siblings: bool = False,
     name: str = "<input>",
+    word_counts: WordCounts | None = None,
 ) -> BlockTree:
     """Split a page into blocks (Algorithm 1 of the HtmlRAG paper; see the module docstring).
 
@@ -312,6 +313,8 @@ def build_block_tree(
             elements (:attr:`Block.elements`); its path is its first element's. Generative rankers need one
             element per path: do not pack for them.
         name: how to call the input in error messages.
+        word_counts: the counts :func:`htmlrag.clean.clean_page_counted` returned with ``html`` (a root
+            element cleaned by it), to spare counting again; ``None``: counted here.
 
     Returns:
         The tree; zero blocks for a page without content.
@@ -326,7 +329,10 @@ def build_block_tree(
         root = parse_html(html, name)
     if root is None:
         return BlockTree(None, [], max_words, page)
-    stats, elements, cjk = _word_counts(root)
+    if word_counts is not None and root is html:
+        stats, elements, cjk = word_counts.by_id, list(root.iter()), False
+    else:
+        stats, elements, cjk = _word_counts(root)
     position = {id(e): i for i, e in enumerate(elements)}
     blocks: list[Block] = []
 
@@ -351,7 +357,7 @@ def build_block_tree(
         seen: Counter[str] = Counter()
         run: list[tuple[etree._Element, _PathNode, int]] = []
 
-        def flush() -> None:
+        def flush(run: list[tuple[etree._Element, _PathNode, int]] = run) -> None:
             if not run:
                 return
             if len(run) == 1:

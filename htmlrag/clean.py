@@ -22,10 +22,13 @@ output's text in the same order (:func:`htmlrag.lossless.check_lossless` tests e
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import lxml.etree as etree
 
 from htmlrag.errors import InputError
 from htmlrag.parse import parse_html
+from htmlrag.text import has_cjk
 
 #: Elements removed together with their content.
 DROP_WITH_CONTENT: tuple[str, ...] = (
@@ -47,25 +50,8 @@ INLINE: frozenset[str] = frozenset(
 UNWRAP_INLINE: tuple[str, ...] = ("span", "font", "abbr", "bdi", "bdo", "data", "time", "big", "small", "tt",
                                   "label", "nobr", "wbr")
 _CELLS = frozenset(("td", "th"))
+_ATTR_TAGS = frozenset(("img", "td", "th", "a"))  # the only elements that keep attributes
 _BREAKS = frozenset(("br", "hr", "wbr"))
-
-
-def _attributes_to_keep(root: etree._Element, keep_href: bool) -> list[tuple[etree._Element, dict]]:
-    saved: list[tuple[etree._Element, dict]] = []
-    for img in root.iter("img"):
-        kept = {k: v for k in ("alt", "title") if (v := img.get(k)) and v.strip()}
-        if kept:
-            saved.append((img, kept))
-    for cell in root.iter("td", "th"):
-        kept = {k: v for k in ("colspan", "rowspan") if (v := (cell.get(k) or "").strip()) and v != "1"}
-        if kept:
-            saved.append((cell, kept))
-    if keep_href:
-        for a in root.iter("a"):
-            href = a.get("href")
-            if href and not href.lower().startswith("javascript:"):
-                saved.append((a, {"href": href}))
-    return saved
 
 
 def _remove(el: etree._Element, parent: etree._Element, sep: str = "") -> None:
@@ -111,14 +97,25 @@ def clean_page(html: str | bytes, *, keep_href: bool = False, name: str = "<inpu
     block tree can be built from it without parsing the cleaned HTML again. Its blocks are those of the
     parsed HTML, except in pages where cleaning left a nesting the HTML parser undoes (a ``<p>`` inside a
     ``<p>``): there sibling numbers in paths can differ (2 of 2129 trees of the shared pages)."""
+    html_out, root, _ = clean_page_counted(html, keep_href=keep_href, name=name)
+    return html_out, root
+
+
+def clean_page_counted(html: str | bytes, *, keep_href: bool = False, name: str = "<input>",
+                       ) -> tuple[str, etree._Element | None, WordCounts | None]:
+    """:func:`clean_page` that also returns the word counts of the cleaned tree's elements
+    (:class:`WordCounts`; ``None`` for an empty result or a page with CJK text), for
+    :func:`htmlrag.blocktree.build_block_tree` to use instead of counting again."""
     root = parse_html(html, name)
     if root is None:
-        return "", None
+        return "", None, None
     try:
-        root = clean_tree(root, keep_href=keep_href)
+        counts = WordCounts({}, [])
+        root = clean_tree(root, keep_href=keep_href, word_counts=counts)
         if not len(root) and not (root.text or "").strip():
-            return "", None
-        return serialize(root), root
+            return "", None, None
+        out = serialize(root)
+        return out, root, (None if has_cjk(out) else counts)
     except (etree.LxmlError, ValueError, TypeError) as exc:  # pragma: no cover - defensive
         raise InputError(f"{name}: cleaning failed: {exc}") from exc
 
@@ -130,8 +127,39 @@ def serialize(root: etree._Element | None) -> str:
     return etree.tostring(root, method="html", encoding="unicode")
 
 
-def clean_tree(root: etree._Element, *, keep_href: bool = False) -> etree._Element:
-    """Clean a parsed tree in place and return its root (see :func:`clean_html`)."""
+def _kept_attributes(el: etree._Element, tag: str, keep_href: bool) -> dict[str, str] | None:
+    """The attributes of ``el`` that cleaning keeps (see the module docstring), or ``None``."""
+    if tag == "img":
+        kept = {k: v for k in ("alt", "title") if (v := el.get(k)) and v.strip()}
+    elif tag in _CELLS:
+        kept = {k: v for k in ("colspan", "rowspan") if (v := (el.get(k) or "").strip()) and v != "1"}
+    elif tag == "a" and keep_href:
+        href = el.get("href")
+        kept = {"href": href} if href and not href.lower().startswith("javascript:") else None
+    else:
+        return None
+    return kept or None
+
+
+@dataclass(eq=False)
+class WordCounts:
+    """Words of every element's content (its text and its descendants', image alt text included; not its
+    tail), keyed by ``id(element)``, for a tree :func:`clean_tree` cleaned: what
+    :func:`htmlrag.blocktree.build_block_tree` would count, computed during cleaning at almost no cost.
+    Words are whitespace-separated pieces (valid for pages without CJK text, where the block tree counts
+    each CJK character; :func:`clean_page` drops the counts for those). ``alive`` keeps the element proxies
+    alive, so that the ids stay valid while the counts are used."""
+
+    by_id: dict[int, int]
+    alive: list[etree._Element]
+
+
+def clean_tree(root: etree._Element, *, keep_href: bool = False,
+               word_counts: WordCounts | None = None) -> etree._Element:
+    """Clean a parsed tree in place and return its root (see :func:`clean_html`).
+
+    ``word_counts``: if given (empty), it is filled with the word counts of the cleaned tree's elements.
+    """
     # Head: keep the first non-empty <title> only.
     for head in root.findall("head"):
         title = next((t for t in head.iter("title") if (t.text or "").strip()), None)
@@ -140,8 +168,7 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False) -> etree._Eleme
                 _remove(child, head)
         head.text = None
     etree.strip_elements(root, *DROP_WITH_CONTENT, with_tail=False)
-    saved_attributes = _attributes_to_keep(root, keep_href)  # all attributes go in the pass below
-    alt_images = {id(el) for el, attrs in saved_attributes if "alt" in attrs and el.tag == "img"}
+    saved_attributes: list[tuple[etree._Element, dict]] = []  # restored after the pass below clears all
     # Inline tags that carry no meaning once attributes are gone are unwrapped in C (text and children
     # stay in place); this also spares the Python pass below a third of the elements of a typical page.
     etree.strip_tags(root, *(UNWRAP_INLINE if keep_href else (*UNWRAP_INLINE, "a")))
@@ -159,14 +186,32 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False) -> etree._Eleme
             pre.tag = "pre"  # raw-text elements: serialised as <pre> so that their text is escaped safely
     shape_only: set[int] = set()
     structural, inline, cells, breaks = STRUCTURAL, INLINE, _CELLS, _BREAKS
+    # Word counts, bottom-up: `inner[id(el)]` sums what el's processed children contribute (their words and
+    # their tails' words); every change cleaning makes to a text after its element is processed keeps its
+    # words (whitespace trimmed, a wrapper swapped for its only child), so each count is final when made.
+    counting = word_counts is not None
+    counts: dict[int, int] = word_counts.by_id if counting else {}
+    inner: dict[int, int] = {}
+    any_pre = bool(pre_text)
+    attr_tags = _ATTR_TAGS
     for el in reversed(elements):
-        attrib = el.attrib
-        if attrib:
-            attrib.clear()
         tag = el.tag
+        attrib = el.attrib
+        eid = id(el)
+        alt_image = False  # an image with alt text (kept even without other content)
+        alt_words = 0
+        if attrib:
+            if tag in attr_tags and (kept := _kept_attributes(el, tag, keep_href)):
+                saved_attributes.append((el, kept))
+                if tag == "img" and "alt" in kept:
+                    alt_image = True
+                    alt_words = len(kept["alt"].split())
+            attrib.clear()
         parent = el.getparent()
         if parent is None:
             _normalise_root(el, inline, pre_text)
+            if counting:
+                counts[eid] = len((el.text or "").split()) + inner.get(eid, 0)
             continue
         if not isinstance(tag, str):  # entity references or leftovers: keep their tail only
             _remove(el, parent)
@@ -177,39 +222,53 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False) -> etree._Eleme
         block = tag not in inline
         # Children are final by now; each child already normalised its own tail. Here: el's text, el's tail,
         # and the whitespace just before el if el is block-level.
+        in_pre = any_pre and eid in pre_text
         text = el.text
-        if text and id(el) not in pre_text:
-            if text.isspace():
+        text_words = 0
+        if text:
+            if in_pre:
+                text_words = len(text.split()) if counting else 0
+            elif text.isspace():
                 text = None
+                el.text = text
             else:
                 lead, trail = text[0].isspace(), text[-1].isspace()
-                text = " ".join(text.split())
+                words = text.split()
+                text_words = len(words)
+                text = " ".join(words)
                 if lead and not block:
                     text = " " + text
                 if trail and (not block or len(el)):
                     text += " "
-            el.text = text
+                el.text = text
         n = len(el)
-        if n and block and id(el) not in pre_text:
+        if n and block and not in_pre:
             last = el[-1]
             if last.tail and last.tail[-1] == " ":
                 last.tail = last.tail.rstrip() or None
             first = el[0]
             if text and first.tag not in inline and text[-1] == " ":
                 el.text = text = text.rstrip() or None
+        tail_in_pre = any_pre and eid in pre_tail
         tail = el.tail
-        if tail and id(el) not in pre_tail:
-            if tail.isspace():
-                tail = None if block else " "
+        tail_words = 0
+        if tail:
+            if tail_in_pre:
+                tail_words = len(tail.split()) if counting else 0
             else:
-                lead, trail = tail[0].isspace(), tail[-1].isspace()
-                tail = " ".join(tail.split())
-                if lead and not block:
-                    tail = " " + tail
-                if trail:
-                    tail += " "
-            el.tail = tail
-        if block and id(el) not in pre_tail:  # whitespace just before a block element is insignificant
+                if tail.isspace():
+                    tail = None if block else " "
+                else:
+                    lead, trail = tail[0].isspace(), tail[-1].isspace()
+                    words = tail.split()
+                    tail_words = len(words)
+                    tail = " ".join(words)
+                    if lead and not block:
+                        tail = " " + tail
+                    if trail:
+                        tail += " "
+                el.tail = tail
+        if block and not tail_in_pre:  # whitespace just before a block element is insignificant
             prev = el.getprevious()
             if prev is not None:
                 if prev.tail and prev.tail[-1].isspace():
@@ -227,14 +286,27 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False) -> etree._Eleme
                         contentful = True
                         break
         if not contentful:
-            if tag == "img" and id(el) in alt_images:
+            if alt_image:
+                if counting:
+                    counts[eid] = alt_words
+                    pid = id(parent)
+                    inner[pid] = inner.get(pid, 0) + alt_words + tail_words
                 continue
             if tag in cells:
-                shape_only.add(id(el))
+                shape_only.add(eid)
+                if counting:
+                    counts[eid] = 0
+                    pid = id(parent)
+                    inner[pid] = inner.get(pid, 0) + tail_words
                 continue
             _remove(el, parent, sep="" if tag in inline else " ")
             continue
 
+        if counting:
+            words_el = text_words + alt_words + inner.pop(eid, 0) if n else text_words + alt_words
+            counts[eid] = words_el
+            pid = id(parent)
+            inner[pid] = inner.get(pid, 0) + words_el + tail_words
         # -- unwrap a single-child wrapper (el holds exactly one child and no text of its own)
         if n == 1 and el.text is None:
             child = el[0]
@@ -252,6 +324,8 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False) -> etree._Eleme
     for el, attrs in saved_attributes:
         for k, v in attrs.items():
             el.set(k, v)
+    if counting:
+        word_counts.alive = elements
     return root
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from htmlrag.blocktree import BlockTree, build_block_tree
-from htmlrag.clean import clean_page
+from htmlrag.clean import clean_page_counted
 from htmlrag.errors import InputError
 from htmlrag.formats import FORMATS, convert
 from htmlrag.prune import PruneResult, prune_to_budget
@@ -121,8 +121,11 @@ class HtmlRagPipeline:
             # The cleaned tree when we have it (no second parse; trees never modify their root). Not for
             # rankers that read paths: in rare pages the cleaned tree nests elements that the HTML parser
             # would not (a <p> in a <p>), so sibling numbers differ from the HTML's (2 of 2129 shared trees).
-            src = roots[i] if roots is not None and roots[i] is not None and not needs_paths else p
-            return self._cached(key, lambda: build_block_tree(src, max_words, page=i, pack_siblings=pack))
+            use_root = roots is not None and roots[i] is not None and not needs_paths
+            src = roots[i][0] if use_root else p
+            counts = roots[i][1] if use_root else None
+            return self._cached(key, lambda: build_block_tree(src, max_words, page=i, pack_siblings=pack,
+                                                              word_counts=counts))
 
         trees = [tree(i, p) for i, p in enumerate(pages)]
         scores = ranker.score(question, trees)
@@ -142,9 +145,10 @@ class HtmlRagPipeline:
                     continue
                 raw = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
                 key = ("clean", hashlib.sha1(raw).digest())
-                html, root = self._cached(key, lambda page=page, i=i: clean_page(page, name=f"page {i}"))
+                html, root, counts = self._cached(key, lambda page=page, i=i: clean_page_counted(page,
+                                                                                              name=f"page {i}"))
                 cleaned.append(html)
-                roots.append(root)
+                roots.append((root, counts) if root is not None else None)
             except InputError as exc:
                 res.errors[i] = str(exc)
                 cleaned.append("")

@@ -337,6 +337,27 @@ def prune_to_budget(
         return PruneResult("", ["" for _ in trees], [], 0, budget, trees=list(trees), scores=list(scores))
 
     use_lb = bool(getattr(tokenizer, "words_lower_bound", False))
+    seg_lb = tokenizer.lower_bound if getattr(tokenizer, "segments_lower_bound", False) else None
+    markups: dict[int, str] = {}
+    segments: dict[int, int] = {}
+
+    def markup(b: Block) -> str:
+        m = markups.get(id(b))
+        if m is None:
+            m = markups[id(b)] = _block_markup(b, fmt)
+        return m
+
+    def lower(tj: int, b: Block, limit: int) -> int:
+        """A lower bound on block b's token count, from its words, then (when that does not already
+        exceed ``limit``) from its markup's segments (:func:`htmlrag.tokens.segment_count`)."""
+        lb = _words_lower_bound(b, cjk[tj], use_lb)
+        if lb > limit or seg_lb is None:
+            return lb
+        sb = segments.get(id(b))
+        if sb is None:
+            sb = segments[id(b)] = seg_lb(markup(b))
+        return max(lb, sb)
+
     split_room = max(1, math.ceil(budget * split_min_room))
     cjk = [getattr(t, "cjk", True) for t in trees]
     # The walk: (page, block, score) in rank order; split blocks are replaced in place by their parts.
@@ -362,11 +383,11 @@ def prune_to_budget(
         for tj, b, _ in itertools.islice(order, i, None):
             if id(b) in cost:
                 continue
-            if b is order[i][1] or _words_lower_bound(b, cjk[tj], use_lb) <= room:
+            if b is order[i][1] or lower(tj, b, room) <= room:
                 batch.append(b)
                 if len(batch) >= size:
                     break
-        for b, c in zip(batch, tokenizer.count_many([_block_markup(b, fmt) for b in batch]), strict=True):
+        for b, c in zip(batch, tokenizer.count_many([markup(b) for b in batch]), strict=True):
             cost[id(b)] = c
 
     batch_size = count_batch  # doubles per call: a small budget needs few counts, a large one few calls
@@ -377,15 +398,18 @@ def prune_to_budget(
         room = budget - total
         if room <= 0:
             break
-        lb = _words_lower_bound(block, cjk[ti], use_lb)
+        # The largest estimate the near-miss check below could still accept: a block whose lower bound
+        # exceeds it is skipped without tokenizing it, as counting it would have decided.
+        reach = max(room + 8, room * 4 // 3 + 1)
         can_split = room >= split_room
-        if lb > room and not can_split:  # cannot fit, and too little room left to split it
+        lb = lower(ti, block, max(reach, budget) if can_split else reach)
+        if lb > reach and not can_split:  # cannot fit, and too little room left to split it
             if fill == "stop":
                 break
             i += 1
             continue
         if lb <= budget and id(block) not in cost:
-            count_ahead(i, room, batch_size)
+            count_ahead(i, reach, batch_size)
             batch_size = min(32 * count_batch, 2 * batch_size)
         c = cost.get(id(block), budget + 1)  # lb > budget: certainly too big
         if c > budget and can_split:

@@ -11,6 +11,7 @@ Token counts never include special tokens (BOS/EOS): they measure the context te
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -38,6 +39,31 @@ class TokenCounter(Protocol):
         ...
 
 
+#: Segments of printable ASCII text that no token of a whitespace-, script- and digit-splitting tokenizer
+#: spans: a run of letters or of punctuation (with the spaces before it), one digit, trailing spaces.
+_SEGMENT = re.compile(r" *[A-Za-z]+| *[^A-Za-z0-9 ]+|[0-9]| +")
+_NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]+")
+
+
+def segment_count(text: str) -> int:
+    """Segments of ``text`` (see :data:`_SEGMENT`) after dropping every character that is not printable
+    ASCII (those may join anything, so dropping them only lowers the count).
+
+    For a SentencePiece model trained with ``split_by_whitespace``, ``split_by_unicode_script`` and
+    ``split_digits`` (Llama, Mistral), no vocabulary piece contains a letter next to a punctuation mark, a
+    digit next to anything, or a space after a non-space: every token lies inside one segment, so this is a
+    lower bound on the number of tokens (86% of the true count on cleaned Wikipedia HTML, where counting
+    words gives ~20%). :class:`SentencePieceCounter` checks its vocabulary for this property at load time.
+    """
+    return len(_SEGMENT.findall(_NOT_PRINTABLE_ASCII.sub("", text)))
+
+
+def pieces_respect_segments(pieces: Sequence[str]) -> bool:
+    """True when no piece (``\u2581`` read as a space) spans two segments: :func:`segment_count` then
+    bounds the token count of any text from below."""
+    return all(segment_count(p.replace("\u2581", " ")) <= 1 for p in pieces)
+
+
 @dataclass
 class SentencePieceCounter:
     """A SentencePiece model file (the offline default)."""
@@ -46,6 +72,8 @@ class SentencePieceCounter:
     name: str = MISTRAL_TOKENIZER
     #: Every whitespace-separated word is at least one token (SentencePiece splits on whitespace first).
     words_lower_bound: bool = True
+    #: :meth:`lower_bound` counts segments (see :func:`segment_count`); checked on the vocabulary.
+    segments_lower_bound: bool = False
 
     def __post_init__(self) -> None:
         import sentencepiece
@@ -53,6 +81,14 @@ class SentencePieceCounter:
         self._sp = sentencepiece.SentencePieceProcessor(model_file=self.path)
         # A model trained without whitespace splitting can merge across spaces: no word bound then.
         self.words_lower_bound = len(self._sp.encode("a a a a a a a a")) >= 8
+        sp = self._sp
+        self.segments_lower_bound = pieces_respect_segments(
+            [sp.id_to_piece(i) for i in range(sp.get_piece_size())
+             if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_byte(i))])
+
+    def lower_bound(self, text: str) -> int:
+        """A lower bound on :meth:`count` that needs no tokenizing (0 when the model allows none)."""
+        return segment_count(text) if self.segments_lower_bound else 0
 
     def count(self, text: str) -> int:
         return len(self._sp.encode(text)) if text else 0

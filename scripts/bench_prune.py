@@ -85,10 +85,10 @@ def make_ranker(kind: str, args=None):
 
 def _forget(ranker) -> None:
     """Drop everything a ranker remembers between questions (embeddings; BM25 tokenisations)."""
-    from htmlrag.rankers.bm25 import _tokenize_cached
+    from htmlrag.rankers.bm25 import clear_cache
     from htmlrag.rankers.embedding import EmbeddingCache
 
-    _tokenize_cached.cache_clear()
+    clear_cache()
     if hasattr(ranker, "cache"):
         ranker.cache = EmbeddingCache()
 

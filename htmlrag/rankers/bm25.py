@@ -8,6 +8,7 @@ all pages of one question, so IDF is computed over what the question retrieved (
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import re
@@ -35,21 +36,50 @@ _STOPWORDS = frozenset(
 def _stemmer(language: str):
     import Stemmer
 
-    return Stemmer.Stemmer(language)
+    # No PyStemmer cache: inserting into it costs 4x the stemming itself; callers stem distinct words.
+    return Stemmer.Stemmer(language, 0)
 
 
 def tokenize(text: str, stemmer: str | None = "english", stopwords: bool = True) -> list[str]:
     """Tokens of ``text`` for BM25 (see the module docstring)."""
-    return list(_tokenize_cached(text, stemmer, stopwords))
+    return list(tokenize_many([text], stemmer, stopwords)[0])
 
 
-@lru_cache(maxsize=262_144)
-def _tokenize_cached(text: str, stemmer: str | None, stopwords: bool) -> tuple[str, ...]:
-    # Content-keyed: pages shared by several questions (and blocks re-scored after a split) are tokenised once.
-    return tuple(_tokenize(text, stemmer, stopwords))
+#: Content-keyed tokenisations: pages shared by several questions (and blocks re-scored after a split) are
+#: tokenised once. Insertion-ordered; the older half goes when it is full.
+_CACHE: dict[tuple[str, str | None, bool], tuple[str, ...]] = {}
+_CACHE_MAX = 262_144
 
 
-def _tokenize(text: str, stemmer: str | None, stopwords: bool) -> list[str]:
+def clear_cache() -> None:
+    """Forget every remembered tokenisation (benchmarks measure a cold start with it)."""
+    _CACHE.clear()
+
+
+def tokenize_many(texts: Sequence[str], stemmer: str | None = "english", stopwords: bool = True,
+                  ) -> list[tuple[str, ...]]:
+    """:func:`tokenize` for many texts: each distinct word is stemmed once for the whole batch (a question's
+    blocks repeat most of their words)."""
+    out: list[tuple[str, ...] | None] = [_CACHE.get((t, stemmer, stopwords)) for t in texts]
+    missing = [i for i, r in enumerate(out) if r is None]
+    if not missing:
+        return out  # type: ignore[return-value]
+    split = [_split(texts[i], stopwords) for i in missing]
+    stem = None
+    if stemmer:
+        distinct = list({w for _, words in split for w in words})
+        stem = dict(zip(distinct, _stemmer(stemmer).stemWords(distinct), strict=True)).__getitem__
+    if len(_CACHE) + len(missing) > _CACHE_MAX:
+        for key in list(itertools.islice(_CACHE, len(_CACHE) // 2 + len(missing))):
+            del _CACHE[key]
+    for i, (cjk, words) in zip(missing, split, strict=True):
+        toks = tuple(cjk) + tuple(map(stem, words) if stem is not None else words)
+        out[i] = _CACHE[(texts[i], stemmer, stopwords)] = toks
+    return out  # type: ignore[return-value]
+
+
+def _split(text: str, stopwords: bool) -> tuple[list[str], list[str]]:
+    """(CJK tokens, other words before stemming) of ``text``."""
     if not text.isascii():  # NFKC leaves ASCII unchanged
         text = unicodedata.normalize("NFKC", text)
     text = text.lower()
@@ -57,20 +87,17 @@ def _tokenize(text: str, stemmer: str | None, stopwords: bool) -> list[str]:
         words = _PLAIN.findall(text)
         if stopwords:
             words = [w for w in words if w not in _STOPWORDS]
-        return _stemmer(stemmer).stemWords(words) if (words and stemmer) else words
-    out: list[str] = []
-    words: list[str] = []
+        return [], words
+    cjk: list[str] = []
+    words = []
     for m in _WORD.finditer(text):
         w = m.group(0)
         if _IS_CJK.match(w):
-            out.extend(w)
-            out.extend(w[i : i + 2] for i in range(len(w) - 1))
+            cjk.extend(w)
+            cjk.extend(w[i : i + 2] for i in range(len(w) - 1))
         elif not (stopwords and w in _STOPWORDS):
             words.append(w)
-    if words and stemmer:
-        words = _stemmer(stemmer).stemWords(words)
-    out.extend(words)
-    return out
+    return cjk, words
 
 
 def bm25_scores(corpus: Sequence[Sequence[str]], query: Sequence[str], k1: float = 1.5, b: float = 0.75,
@@ -137,12 +164,12 @@ class BM25Ranker:
         if not texts or not query:
             scores = np.zeros(len(texts), dtype=np.float32)
         elif self.backend == "terms":
-            scores = bm25_scores([_tokenize_cached(t, self.stemmer, True) for t in texts], query, self.k1, self.b)
+            scores = bm25_scores(tokenize_many(texts, self.stemmer), query, self.k1, self.b)
         else:
             import bm25s
 
             logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets itself to DEBUG
-            corpus = [tokenize(t, self.stemmer) for t in texts]
+            corpus = [list(t) for t in tokenize_many(texts, self.stemmer)]
             retriever = bm25s.BM25(k1=self.k1, b=self.b)
             retriever.index(corpus, show_progress=False)
             vocab = retriever.vocab_dict

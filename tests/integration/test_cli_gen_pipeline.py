@@ -8,12 +8,12 @@ import pytest
 
 pytest.importorskip("torch")
 
-from htmlrag.cli import main  # noqa: E402
-from htmlrag.pipeline import HtmlRagPipeline  # noqa: E402
-from htmlrag.rankers.bm25 import BM25Ranker  # noqa: E402
-from htmlrag.rankers.generative import GenerativeRanker  # noqa: E402
-from htmlrag.tokens import load_tokenizer  # noqa: E402
-from tests.helpers.tiny import save_tiny  # noqa: E402
+from htmlrag.cli import main
+from htmlrag.pipeline import HtmlRagPipeline
+from htmlrag.rankers.bm25 import BM25Ranker
+from htmlrag.rankers.generative import GenerativeRanker
+from htmlrag.tokens import load_tokenizer
+from tests.helpers.tiny import save_tiny
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "pages"
 

@@ -2,7 +2,9 @@
 
 - BM25 reading only the query's terms == a full ``bm25s`` index;
 - blocks counted lazily with the word lower bound == every block tokenized;
-- block trees built from the cleaned tree == trees parsed from the cleaned HTML (the pipeline's shortcut).
+- block trees built from the cleaned tree == trees parsed from the cleaned HTML (the pipeline's shortcut);
+- word counts made while cleaning == counting the cleaned tree;
+- BM25 tokenisation of a batch (each distinct word stemmed once) == one text at a time.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import numpy as np
 import pytest
 
 from htmlrag import build_block_tree, clean_html
-from htmlrag.clean import clean_page
+from htmlrag.blocktree import _word_counts
+from htmlrag.clean import clean_page, clean_page_counted
 from htmlrag.pipeline import HtmlRagPipeline
 from htmlrag.prune import prune_to_budget
-from htmlrag.rankers.bm25 import BM25Ranker, bm25_scores
+from htmlrag.rankers.bm25 import BM25Ranker, bm25_scores, clear_cache, tokenize, tokenize_many
 from htmlrag.tokens import load_tokenizer
 from tests.conftest import shared_path
 
@@ -80,12 +83,12 @@ class _NoBound:
 
 @pytest.mark.parametrize("fmt", ["html", "text"])
 def test_lazy_counting_keeps_the_same_blocks(questions, fmt):
-    assert TOK.words_lower_bound
+    assert TOK.words_lower_bound and TOK.segments_lower_bound
     ranker = BM25Ranker()
     for q in questions[:4]:
         trees = [build_block_tree(clean_html(p), 128, page=i, pack_siblings=True) for i, p in enumerate(q["pages"])]
         scores = ranker.score(q["question"], trees)
-        for budget in (512, 2048):
+        for budget in (256, 512, 2048):
             lazy = prune_to_budget(trees, scores, budget, TOK, fmt=fmt, ranker=ranker, question=q["question"])
             eager = prune_to_budget(trees, scores, budget, _NoBound(TOK), fmt=fmt, ranker=ranker,
                                     question=q["question"])
@@ -111,3 +114,41 @@ def test_pipeline_shortcut_gives_the_context_of_cleaned_pages(questions):
         b = on_clean.run(q["question"], [clean_html(p) for p in q["pages"]])
         assert a.context == b.context and a.tokens == b.tokens <= 1024
         assert a.stage_tokens == {} and b.stage_tokens["cleaned"] > b.tokens
+
+
+def test_word_counts_made_while_cleaning_equal_counting_the_tree(questions):
+    pages = [raw for q in questions for raw in q["pages"]]
+    checked = 0
+    for raw in pages:
+        html, root, counts = clean_page_counted(raw)
+        assert html == clean_html(raw)
+        expected, elements, cjk = _word_counts(root)
+        assert (counts is None) == cjk
+        if counts is None:
+            continue
+        checked += 1
+        assert [counts.by_id[id(e)] for e in elements] == [expected[id(e)] for e in elements]
+        a = build_block_tree(root, 128, pack_siblings=True, word_counts=counts)
+        b = build_block_tree(html, 128, pack_siblings=True)
+        assert [(x.words, x.position) for x in a.blocks] == [(x.words, x.position) for x in b.blocks]
+    assert checked >= 0.8 * len(pages)
+    # Pages with CJK text count each character as a word: no counts from cleaning there.
+    assert clean_page_counted("<p>\u6771\u4eac is a city</p>")[2] is None
+    # <pre> keeps its whitespace; image alt text counts; a removed empty inline element joins words.
+    html, root, counts = clean_page_counted('<div><pre> a  b\n c </pre><p>x<img alt="two words">y<i></i>z</p></div>')
+    expected, elements, _ = _word_counts(root)
+    assert [counts.by_id[id(e)] for e in elements] == [expected[id(e)] for e in elements]
+
+
+def test_batch_tokenisation_equals_one_text_at_a_time(questions):
+    texts = []
+    for q in questions[:2]:
+        for raw in q["pages"]:
+            texts.extend(build_block_tree(clean_html(raw), 128, pack_siblings=True).rank_texts())
+    texts += ["\u6771\u4eac\u90fd Running cats", "Stations and STATION", ""]
+    clear_cache()
+    one = [tokenize(t) for t in texts]
+    clear_cache()
+    assert [list(t) for t in tokenize_many(texts)] == one
+    assert tokenize("Running cats and the stations") == ["run", "cat", "station"]
+    assert [list(t) for t in tokenize_many(texts, stemmer=None)][-2] == ["stations", "station"]

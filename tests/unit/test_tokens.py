@@ -1,0 +1,55 @@
+"""Token counting: the segment lower bound that lets pruning skip blocks without tokenizing them."""
+
+from __future__ import annotations
+
+import gzip
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from htmlrag import clean_html
+from htmlrag.tokens import load_tokenizer, pieces_respect_segments, segment_count
+from tests.conftest import shared_path
+
+TOK = load_tokenizer()
+
+# Text built from what HTML pages hold: tags, words, digits, punctuation, spaces, newlines, non-ASCII.
+_ALPHABET = st.sampled_from([*"abcXYZ0159 <>/=\"'&;.,-()[]\n\t", "é", "—", "\u00a0", "東", "😀", "\u2581"])
+
+
+def test_mistral_vocabulary_respects_segments():
+    assert TOK.segments_lower_bound  # checked on every piece of the vocabulary at load
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(_ALPHABET, max_size=120))
+def test_segment_count_never_exceeds_the_token_count(text):
+    assert TOK.lower_bound(text) <= TOK.count(text)
+
+
+def test_segment_bound_is_tight_and_sound_on_real_pages():
+    pages = sorted((shared_path() / "wtq-html-qa").glob("page/*/*.html*"))[:12]
+    assert pages
+    tokens = bound = 0
+    for p in pages:
+        raw = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        html = clean_html(raw)
+        for k in range(0, len(html), 500):
+            chunk = html[k : k + 500]
+            n, b = TOK.count(chunk), TOK.lower_bound(chunk)
+            assert b <= n, chunk
+            tokens, bound = tokens + n, bound + b
+    assert bound > 0.75 * tokens  # what makes it worth computing (words alone give ~20%)
+
+
+def test_a_vocabulary_that_crosses_segments_is_refused():
+    assert pieces_respect_segments(["\u2581the", "<", "></", "1", "\u2581\u2581", "ing"])
+    for piece in ("a1", "12", "a,", "\u2581a\u2581", "the\u2581"):
+        assert not pieces_respect_segments(["\u2581the", piece]), piece
+
+
+def test_segment_count_examples():
+    assert segment_count("<td>12</td>") == 8  # < td > 1 2 </ td >
+    assert segment_count("Hello, world") == 3  # Hello , _world
+    assert segment_count("caf\u00e9 au lait") == 3  # the non-ASCII letter joins its neighbours
+    assert segment_count("") == 0 and segment_count("\u6771\u4eac") == 0
