@@ -167,7 +167,9 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
             if child is not title:
                 _remove(child, head)
         head.text = None
-    etree.strip_elements(root, *DROP_WITH_CONTENT, with_tail=False)
+    # Entity references and any leftover comment or processing instruction go too (their tails stay).
+    etree.strip_elements(root, *DROP_WITH_CONTENT, etree.Entity, etree.Comment, etree.ProcessingInstruction,
+                         with_tail=False)
     saved_attributes: list[tuple[etree._Element, dict]] = []  # restored after the pass below clears all
     # Inline tags that carry no meaning once attributes are gone are unwrapped in C (text and children
     # stay in place); this also spares the Python pass below a third of the elements of a typical page.
@@ -212,9 +214,6 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
             _normalise_root(el, inline, pre_text)
             if counting:
                 counts[eid] = len((el.text or "").split()) + inner.get(eid, 0)
-            continue
-        if not isinstance(tag, str):  # entity references or leftovers: keep their tail only
-            _remove(el, parent)
             continue
         if tag in breaks:
             _remove(el, parent, sep=" ")

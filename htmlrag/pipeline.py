@@ -98,9 +98,11 @@ class HtmlRagPipeline:
         self.count_stages = count_stages
         self._cache: OrderedDict[tuple, object] = OrderedDict()
 
-    def _cached(self, key: tuple, make):
+    def _cached(self, key, make):
+        """``make()``, remembered under ``key()`` (a callable: hashing a page costs time when nothing is kept)."""
         if not self.cache_pages:
             return make()
+        key = key()
         hit = self._cache.get(key)
         if hit is not None:
             self._cache.move_to_end(key)
@@ -117,7 +119,9 @@ class HtmlRagPipeline:
         pack = self.pack_siblings and not needs_paths
 
         def tree(i: int, p: str) -> BlockTree:
-            key = ("tree", hashlib.sha1(p.encode()).digest(), max_words, pack, i)
+            def key() -> tuple:
+                return ("tree", hashlib.sha1(p.encode()).digest(), max_words, pack, i)
+
             # The cleaned tree when we have it (no second parse; trees never modify their root). Not for
             # rankers that read paths: in rare pages the cleaned tree nests elements that the HTML parser
             # would not (a <p> in a <p>), so sibling numbers differ from the HTML's (2 of 2129 shared trees).
@@ -143,10 +147,10 @@ class HtmlRagPipeline:
                 if not self.clean:
                     cleaned.append(page.decode("utf-8", "replace") if isinstance(page, bytes) else page)
                     continue
-                raw = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
-                key = ("clean", hashlib.sha1(raw).digest())
-                html, root, counts = self._cached(key, lambda page=page, i=i: clean_page_counted(page,
-                                                                                              name=f"page {i}"))
+                html, root, counts = self._cached(
+                    lambda page=page: ("clean", hashlib.sha1(page if isinstance(page, bytes) else
+                                                             page.encode("utf-8", "surrogatepass")).digest()),
+                    lambda page=page, i=i: clean_page_counted(page, name=f"page {i}"))
                 cleaned.append(html)
                 roots.append((root, counts) if root is not None else None)
             except InputError as exc:
