@@ -132,7 +132,10 @@ def _kept_attributes(el: etree._Element, tag: str, keep_href: bool) -> dict[str,
     if tag == "img":
         kept = {k: v for k in ("alt", "title") if (v := el.get(k)) and v.strip()}
     elif tag in _CELLS:
-        kept = {k: v for k in ("colspan", "rowspan") if (v := (el.get(k) or "").strip()) and v != "1"}
+        cs, rs = el.get("colspan"), el.get("rowspan")
+        if cs is None and rs is None:
+            return None
+        kept = {k: w for k, v in (("colspan", cs), ("rowspan", rs)) if v and (w := v.strip()) and w != "1"}
     elif tag == "a" and keep_href:
         href = el.get("href")
         kept = {"href": href} if href and not href.lower().startswith("javascript:") else None
