@@ -182,32 +182,38 @@ class BlockTree:
         end: dict[int, int] = {}
         heading_at: list[str] = []
         current = ""
-        inline = INLINE
+        inline, headings, root = INLINE, _HEADINGS, self.root
+        add, at = parts.append, heading_at.append
         wanted = {id(e) for b in self.blocks if b.is_leaf and b._text is None for e in b.elements}
         keep = []  # proxies of wanted elements stay alive while their ids are used
-        for event, node in etree.iterwalk(self.root, events=("start", "end")):
-            tag = node.tag
+        inside = None  # the wanted element being walked (leaf blocks do not nest: no id checks inside one)
+        for event, node in etree.iterwalk(root, events=("start", "end")):
             if event == "start":
-                if tag in _HEADINGS:
+                tag = node.tag
+                if tag in headings:
                     current = " ".join("".join(node.itertext()).split())
-                heading_at.append(current)
-                if tag not in inline and node is not self.root:
-                    parts.append(" ")
-                if id(node) in wanted:
+                at(current)
+                if tag not in inline and node is not root:
+                    add(" ")
+                if inside is None and id(node) in wanted:
                     start[id(node)] = len(parts)
                     keep.append(node)
-                if node.text:
-                    parts.append(node.text)
+                    inside = node
+                text = node.text
+                if text:
+                    add(text)
                 if tag == "img" and (alt := node.get("alt")):
-                    parts.append(alt)
+                    add(alt)
             else:
-                if id(node) in wanted:
+                if node is inside:
                     end[id(node)] = len(parts)
-                if node is not self.root:
-                    if tag not in inline:
-                        parts.append(" ")
-                    if node.tail:
-                        parts.append(node.tail)
+                    inside = None
+                if node is not root:
+                    if node.tag not in inline:
+                        add(" ")
+                    tail = node.tail
+                    if tail:
+                        add(tail)
         for b in self.blocks:
             if b.is_leaf and b._text is None:
                 b._text = " ".join(
