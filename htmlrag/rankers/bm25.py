@@ -64,30 +64,39 @@ def tokenize_many(texts: Sequence[str], stemmer: str | None = "english", stopwor
     missing = [i for i, r in enumerate(out) if r is None]
     if not missing:
         return out  # type: ignore[return-value]
-    split = [_split(texts[i], stopwords) for i in missing]
-    stem = None
-    if stemmer:
-        distinct = list({w for _, words in split for w in words})
-        stem = dict(zip(distinct, _stemmer(stemmer).stemWords(distinct), strict=True)).__getitem__
+    split = [_split(texts[i]) for i in missing]
+    distinct: set[str] = set()
+    for _, words in split:
+        distinct.update(words)
+    words_list = list(distinct)
+    stems = _stemmer(stemmer).stemWords(words_list) if (stemmer and words_list) else words_list
+    # One lookup per word, in C (map/filter): a stopword maps to "" and is filtered out.
+    table = dict(zip(words_list, stems, strict=True))
+    if stopwords:
+        for w in _STOPWORDS.intersection(distinct):
+            table[w] = ""
+    look = table.__getitem__
     if len(_CACHE) + len(missing) > _CACHE_MAX:
         for key in list(itertools.islice(_CACHE, len(_CACHE) // 2 + len(missing))):
             del _CACHE[key]
     for i, (cjk, words) in zip(missing, split, strict=True):
-        toks = tuple(cjk) + tuple(map(stem, words) if stem is not None else words)
+        toks = tuple(filter(None, map(look, words)))
+        if cjk:
+            toks = tuple(cjk) + toks
         out[i] = _CACHE[(texts[i], stemmer, stopwords)] = toks
     return out  # type: ignore[return-value]
 
 
-def _split(text: str, stopwords: bool) -> tuple[list[str], list[str]]:
-    """(CJK tokens, other words before stemming) of ``text``."""
+def _split(text: str) -> tuple[list[str], list[str]]:
+    """(CJK tokens, other words: lower case, before stopword removal and stemming) of ``text``."""
     if not text.isascii():  # NFKC leaves ASCII unchanged
         text = unicodedata.normalize("NFKC", text)
-    text = text.lower()
-    if not _IS_CJK.search(text):  # fast path: C-level findall, no per-match Python work
-        words = _PLAIN.findall(text)
-        if stopwords:
-            words = [w for w in words if w not in _STOPWORDS]
-        return [], words
+        if _IS_CJK.search(text):
+            return _split_cjk(text.lower())
+    return [], _PLAIN.findall(text.lower())  # C-level findall, no per-match Python work
+
+
+def _split_cjk(text: str) -> tuple[list[str], list[str]]:
     cjk: list[str] = []
     words = []
     for m in _WORD.finditer(text):
@@ -95,7 +104,7 @@ def _split(text: str, stopwords: bool) -> tuple[list[str], list[str]]:
         if _IS_CJK.match(w):
             cjk.extend(w)
             cjk.extend(w[i : i + 2] for i in range(len(w) - 1))
-        elif not (stopwords and w in _STOPWORDS):
+        else:
             words.append(w)
     return cjk, words
 
