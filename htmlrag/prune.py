@@ -7,8 +7,9 @@ blocks of their own). Elements left without content are then dropped and single-
 (the cleaning rules), pages with nothing kept are left out, and the pages are joined with ``separator``.
 
 Token accounting is incremental and lazy: blocks are tokenized in rank order, in batches, only while they
-could still fit (a block whose word count shows it cannot fit the room left is skipped without tokenizing
-it, for tokenizers where a word is at least one token: SentencePiece, byte-level BPE); a kept block costs
+could still fit (a block whose lower bound shows it cannot fit the room left is skipped without tokenizing
+it: half its words, for tokenizers where a word is at least one token, then the segments of its markup,
+:func:`htmlrag.tokens.segment_count`, for tokenizers whose vocabulary passed that check); a kept block costs
 its serialised size plus the open/close tags of the ancestors it brings in. This estimate selects the
 blocks. The final context is then tokenized once to verify it; if tokenizer merges across boundaries pushed
 it over the budget, the lowest-ranked kept blocks are dropped until it fits. The result never exceeds the
