@@ -335,7 +335,7 @@ def build_block_tree(
         root = parse_html(html, name)
     if root is None:
         return BlockTree(None, [], max_words, page)
-    if word_counts is not None and root is html:
+    if word_counts is not None and word_counts.by_id is not None and root is html:
         stats, elements, cjk = word_counts.by_id, list(root.iter()), False
     else:
         stats, elements, cjk = _word_counts(root)

@@ -151,10 +151,16 @@ class WordCounts:
     :func:`htmlrag.blocktree.build_block_tree` would count, computed during cleaning at almost no cost.
     Words are whitespace-separated pieces (valid for pages without CJK text, where the block tree counts
     each CJK character; :func:`clean_page` drops the counts for those). ``alive`` keeps the element proxies
-    alive, so that the ids stay valid while the counts are used."""
+    alive, so that the ids stay valid while the counts are used; :meth:`release` lets them go (a page kept in
+    a cache then costs no more memory than its tree)."""
 
-    by_id: dict[int, int]
+    by_id: dict[int, int] | None
     alive: list[etree._Element]
+
+    def release(self) -> None:
+        """Drop the counts and the proxies (a block tree built afterwards counts words itself)."""
+        self.by_id = None
+        self.alive = []
 
 
 def clean_tree(root: etree._Element, *, keep_href: bool = False,

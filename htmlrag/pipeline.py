@@ -128,8 +128,13 @@ class HtmlRagPipeline:
             use_root = roots is not None and roots[i] is not None and not needs_paths
             src = roots[i][0] if use_root else p
             counts = roots[i][1] if use_root else None
-            return self._cached(key, lambda: build_block_tree(src, max_words, page=i, pack_siblings=pack,
-                                                              word_counts=counts))
+            def make() -> BlockTree:
+                t = build_block_tree(src, max_words, page=i, pack_siblings=pack, word_counts=counts)
+                if counts is not None:
+                    counts.release()  # the proxies of every element of a cached page would stay alive
+                return t
+
+            return self._cached(key, make)
 
         trees = [tree(i, p) for i, p in enumerate(pages)]
         scores = ranker.score(question, trees)

@@ -131,6 +131,9 @@ def test_word_counts_made_while_cleaning_equal_counting_the_tree(questions):
         a = build_block_tree(root, 128, pack_siblings=True, word_counts=counts)
         b = build_block_tree(html, 128, pack_siblings=True)
         assert [(x.words, x.position) for x in a.blocks] == [(x.words, x.position) for x in b.blocks]
+        counts.release()  # a tree built after the counts are let go counts words itself
+        c = build_block_tree(root, 128, pack_siblings=True, word_counts=counts)
+        assert [(x.words, x.position) for x in c.blocks] == [(x.words, x.position) for x in b.blocks]
     assert checked >= 0.8 * len(pages)
     # Pages with CJK text count each character as a word: no counts from cleaning there.
     assert clean_page_counted("<p>\u6771\u4eac is a city</p>")[2] is None
@@ -152,3 +155,12 @@ def test_batch_tokenisation_equals_one_text_at_a_time(questions):
     assert [list(t) for t in tokenize_many(texts)] == one
     assert tokenize("Running cats and the stations") == ["run", "cat", "station"]
     assert [list(t) for t in tokenize_many(texts, stemmer=None)][-2] == ["stations", "station"]
+
+
+def test_pipeline_cache_does_not_keep_every_element_alive(questions):
+    pipe = HtmlRagPipeline(BM25Ranker(), None, TOK, budget2=1024, max_words1=128, cache_pages=64)
+    first = pipe.run(questions[0]["question"], questions[0]["pages"])
+    cleaned = [v for k, v in pipe._cache.items() if k[0] == "clean"]
+    assert cleaned and all(v[2] is None or (v[2].by_id is None and not v[2].alive) for v in cleaned)
+    again = pipe.run(questions[0]["question"], questions[0]["pages"])  # trees come from the cache
+    assert again.context == first.context
