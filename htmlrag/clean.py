@@ -97,7 +97,7 @@ def clean_page(html: str | bytes, *, keep_href: bool = False, name: str = "<inpu
     block tree can be built from it without parsing the cleaned HTML again. Its blocks are those of the
     parsed HTML, except in pages where cleaning left a nesting the HTML parser undoes (a ``<p>`` inside a
     ``<p>``): there sibling numbers in paths can differ (2 of 2129 trees of the shared pages)."""
-    html_out, root, _ = clean_page_counted(html, keep_href=keep_href, name=name)
+    html_out, root, _ = _clean(html, keep_href, name, None)
     return html_out, root
 
 
@@ -106,16 +106,20 @@ def clean_page_counted(html: str | bytes, *, keep_href: bool = False, name: str 
     """:func:`clean_page` that also returns the word counts of the cleaned tree's elements
     (:class:`WordCounts`; ``None`` for an empty result or a page with CJK text), for
     :func:`htmlrag.blocktree.build_block_tree` to use instead of counting again."""
+    return _clean(html, keep_href, name, WordCounts({}, []))
+
+
+def _clean(html: str | bytes, keep_href: bool, name: str, counts: WordCounts | None,
+           ) -> tuple[str, etree._Element | None, WordCounts | None]:
     root = parse_html(html, name)
     if root is None:
         return "", None, None
     try:
-        counts = WordCounts({}, [])
         root = clean_tree(root, keep_href=keep_href, word_counts=counts)
         if not len(root) and not (root.text or "").strip():
             return "", None, None
         out = serialize(root)
-        return out, root, (None if has_cjk(out) else counts)
+        return out, root, (None if counts is None or has_cjk(out) else counts)
     except (etree.LxmlError, ValueError, TypeError) as exc:  # pragma: no cover - defensive
         raise InputError(f"{name}: cleaning failed: {exc}") from exc
 
