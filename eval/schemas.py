@@ -135,6 +135,8 @@ class EmbeddingRankerConfig:
     trust_remote_code: bool = False
     dtype: str = "float32"  # float32 | bfloat16 | float16
     page_prior: float = 0.0  # > 0: add this x the page's best block score to its blocks (see PagePrior)
+    cpu_workers: int | None = None  # CPU: parallel encoding streams (None: one per torch thread, at most 8)
+    cpu_batch_size: int = 8  # batch size of each CPU stream
 
 
 # ---------------------------------------------------------------- readers

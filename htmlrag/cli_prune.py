@@ -40,6 +40,8 @@ def add_prune_parser(sub: Any) -> None:
                    help="embedding model dtype (bfloat16: ~1.7x faster on recent CPUs, same block ranking)")
     p.add_argument("--embed-max-seq", type=int, default=None,
                    help="embedding input length in tokens (default: the model's; MiniLM was trained at 128)")
+    p.add_argument("--embed-cpu-workers", type=int, default=None,
+                   help="CPU: parallel encoding streams (default: one per torch thread, at most 8; 1: off)")
     p.add_argument("--gen-model", default=None, help="generative pruner name/path (for --ranker gen)")
     p.add_argument("--gen-dtype", default="bfloat16", help="generative pruner dtype (default bfloat16)")
     p.add_argument("--gen-max-prompt-tokens", type=int, default=None, help="cap on the pruner prompt length")
@@ -65,7 +67,8 @@ def _make_ranker(kind: str, args: argparse.Namespace):
 
         cache = EmbeddingCache(args.embed_cache) if args.embed_cache else None
         return EmbeddingRanker(args.embed_model, device=args.device, cache=cache, dtype=args.embed_dtype,
-                               max_seq_length=args.embed_max_seq, trust_remote_code=args.trust_remote_code)
+                               max_seq_length=args.embed_max_seq, trust_remote_code=args.trust_remote_code,
+                               cpu_workers=args.embed_cpu_workers)
     if kind == "gen":
         if not args.gen_model:
             raise InputError("--ranker gen needs --gen-model NAME_OR_PATH (e.g. zstanjj/HTML-Pruner-Llama-1B)")

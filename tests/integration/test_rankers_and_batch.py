@@ -106,3 +106,44 @@ def test_bfloat16_minilm_ranks_like_float32_and_has_its_own_cache_key(minilm):
     assert bf16.model_id != minilm.model_id  # float32 and bfloat16 vectors never share cache entries
     with pytest.raises(Exception, match="dtype"):
         EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", dtype="int4")
+
+
+def _many_texts() -> list[str]:
+    trees = [build_block_tree(clean_html((SAMPLES / p).read_bytes()), 8, page=i)
+             for i, p in enumerate(("lighthouse.html", "river-festival.html"))]
+    texts = [b.text for t in trees for b in t.blocks]
+    assert len(texts) >= 6
+    return texts
+
+
+def test_parallel_cpu_streams_give_the_same_vectors_in_order_and_restore_threads():
+    import threading
+
+    import torch
+
+    texts = _many_texts()
+    one = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cpu_workers=1)
+    two = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cpu_workers=2, cpu_batch_size=2)
+    before = torch.get_num_threads()
+    if before < 2:
+        torch.set_num_threads(2)  # the streams need two threads to split
+    try:
+        outer = torch.get_num_threads()
+        a, b = one.embed(texts), two.embed(texts)
+        assert two._pool is not None  # the parallel path ran (more than two batches of two)
+        np.testing.assert_allclose(a, b, atol=1e-5)  # float32: same vectors, same order
+        assert torch.get_num_threads() == outer  # the caller's thread count is untouched
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+        t.start()
+        t.join()
+        assert seen == [outer]  # and threads started later get the process default, not a stream's 1
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_cpu_stream_settings_are_checked():
+    with pytest.raises(Exception, match="cpu_workers"):
+        EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cpu_workers=0)
+    with pytest.raises(Exception, match="cpu_batch_size"):
+        EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cpu_batch_size=0)
