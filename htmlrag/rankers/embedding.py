@@ -112,6 +112,20 @@ class EmbeddingCache:
             self._mem.popitem(last=False)
 
 
+def _encode(model, texts: Sequence[str], batch_size: int) -> np.ndarray:
+    """sentence-transformers' own encoding (prompts, pooling as the model says), unit-normalised float32."""
+    return model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_tensor=True,
+                        show_progress_bar=False).float().cpu().numpy()
+
+
+def _set_stream_threads(per: int) -> None:
+    """Start of an encoding stream's thread: its own intra-op thread count."""
+    import torch
+
+    torch.get_num_threads()  # this thread's lazy init first, so it keeps ``per`` below
+    torch.set_num_threads(per)
+
+
 class EmbeddingRanker:
     """Cosine similarity of question and block embeddings.
 
@@ -175,7 +189,6 @@ class EmbeddingRanker:
         self.cpu_batch_size = cpu_batch_size
         self._pool = None
         self._pool_threads = (0, 0)
-        self._local = threading.local()
         self._model = None
         self.model_id = model
 
@@ -206,9 +219,7 @@ class EmbeddingRanker:
         """Unit-normalised embeddings (float32, one row per text); documents go through the cache."""
         model = self._load()
         if is_query:
-            return model.encode([self.query_instruction + t for t in texts], batch_size=self.batch_size,
-                                normalize_embeddings=True, convert_to_tensor=True,
-                                show_progress_bar=False).float().cpu().numpy()
+            return _encode(model, [self.query_instruction + t for t in texts], self.batch_size)
         keys = [EmbeddingCache.key(self.model_id, t) for t in texts]
         vecs = self.cache.get_many(keys)
         todo = sorted({i for i, v in enumerate(vecs) if v is None}, key=lambda i: len(texts[i]))
@@ -234,16 +245,15 @@ class EmbeddingRanker:
         import torch
 
         threads = torch.get_num_threads()
-        workers = min(threads, 8) if self.cpu_workers is None else min(self.cpu_workers, threads)
-        return max(workers, 1), max(threads // max(workers, 1), 1)
+        workers = min(threads, 8 if self.cpu_workers is None else self.cpu_workers)
+        return workers, max(threads // workers, 1)
 
     def _encode_docs(self, model, texts: list[str]) -> np.ndarray:
         """Unit-normalised float32 embeddings of ``texts`` (sorted by length by the caller)."""
         workers, per = self._streams(model)
         bs = self.cpu_batch_size
         if workers < 2 or len(texts) < 2 * bs:
-            return model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_tensor=True,
-                                show_progress_bar=False).float().cpu().numpy()
+            return _encode(model, texts, self.batch_size)
         from concurrent.futures import ThreadPoolExecutor
 
         import torch
@@ -251,24 +261,14 @@ class EmbeddingRanker:
         if self._pool is None or self._pool_threads != (workers, per):
             if self._pool is not None:
                 self._pool.shutdown()
-            self._pool = ThreadPoolExecutor(workers, thread_name_prefix="htmlrag-embed")
+            self._pool = ThreadPoolExecutor(workers, thread_name_prefix="htmlrag-embed",
+                                            initializer=_set_stream_threads, initargs=(per,))
             self._pool_threads = (workers, per)
-        local = self._local
         outer = torch.get_num_threads()
-
-        def run(batch: list[str]):
-            if getattr(local, "threads", None) != per:
-                torch.get_num_threads()  # this thread's lazy init first, so it keeps ``per`` below
-                torch.set_num_threads(per)
-                local.threads = per
-            # sentence-transformers' own path per batch (prompts, pooling, normalisation as the model says)
-            return model.encode(batch, batch_size=len(batch), normalize_embeddings=True, convert_to_tensor=True,
-                                show_progress_bar=False).float().cpu().numpy()
-
         # longest batches first, so the streams finish together
         batches = [texts[i : i + bs] for i in range(0, len(texts), bs)][::-1]
         try:
-            parts = list(self._pool.map(run, batches))
+            parts = list(self._pool.map(lambda batch: _encode(model, batch, len(batch)), batches))
         finally:
             torch.set_num_threads(outer)  # the process default, for threads started later
         return np.concatenate(parts[::-1], axis=0)
