@@ -2,7 +2,8 @@
 
 We use the paired two-sided t-test (``scipy.stats.ttest_rel``) on per-example scores, pairing by question
 id: only ids scored without error by both systems enter the test. Ties everywhere (all differences zero)
-give ``p = 1``; a constant non-zero difference gives ``p = 0``.
+give ``p = 1``; a constant non-zero difference gives ``p = 0``. For yes/no outcomes (an answer retained or
+not) :func:`mcnemar_exact` is the exact test: it looks only at the questions where the systems disagree.
 """
 
 from __future__ import annotations
@@ -62,6 +63,45 @@ def paired_ttest(a: Sequence[float], b: Sequence[float]) -> TTest:
 
     res = stats.ttest_rel(a, b)
     return TTest(n, mean_a, mean_b, float(res.statistic), float(res.pvalue))
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """Exact two-sided McNemar test of paired yes/no outcomes.
+
+    Attributes:
+        n: number of paired examples.
+        a_only: examples where only system a succeeds; ``b_only`` likewise.
+        p: two-sided p-value of ``a_only`` vs ``b_only`` under "either is equally likely" (binomial, 1/2);
+            1.0 when the systems never disagree.
+    """
+
+    n: int
+    a_only: int
+    b_only: int
+    p: float
+
+    def to_dict(self) -> dict[str, float | int]:
+        """JSON-ready fields."""
+        return asdict(self)
+
+
+def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> McNemar:
+    """Exact McNemar test for outcomes ``a[i]``, ``b[i]`` (truthy = success) of the same example ``i``.
+
+    Raises:
+        HtmlRagError: the sequences differ in length.
+    """
+    if len(a) != len(b):
+        raise HtmlRagError(f"McNemar test needs equal lengths, got {len(a)} and {len(b)}")
+    a_only = sum(1 for x, y in zip(a, b) if x and not y)
+    b_only = sum(1 for x, y in zip(a, b) if y and not x)
+    d = a_only + b_only
+    if d == 0:
+        return McNemar(len(a), 0, 0, 1.0)
+    k = min(a_only, b_only)
+    tail = sum(math.comb(d, i) for i in range(k + 1)) / 2**d  # exact integers: no underflow for large d
+    return McNemar(len(a), a_only, b_only, min(1.0, 2 * tail))
 
 
 def paired_scores(

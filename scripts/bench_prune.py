@@ -11,9 +11,11 @@ the page prior, weight 0.5) or MiniLM (bfloat16, 128-token inputs: the length it
 block with its heading/table-header context -> exact greedy pruning; the context as HTML, compact HTML and text), a plain chunk-and-rerank
 baseline with the same ranker (section chunks of 128 words filled to the same budget, plain text), and, in
 the same run and on the first ``--peer-limit`` questions, htmlrag 0.1.1's BM25HTMLPruner / EmbedHTMLPruner
-(``--peer-python``: a separate venv with htmlrag==0.1.1; its MiniLM runs as the toolkit loads it, float32).
+(``--peer-python``: a separate venv with htmlrag==0.1.1; its MiniLM runs as the toolkit loads it, float32),
+at our block size (like for like) and at its default of 256 words (``--peer-max-words``).
 Speed is per question on those questions: cold (nothing remembered between questions) and warm (caches
-kept), each against the peer's time on the same question, budget and pages.
+kept), each against the peer's time on the same question, budget and pages. Our text contexts are compared
+with the chunks' question by question (exact McNemar test: how many questions only one of them keeps).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from htmlrag.chunking import chunk_tree, section_chunks
 from htmlrag.formats import html_to_text
 from htmlrag.models import minilm_path, mistral_tokenizer_path
 from htmlrag.pipeline import HtmlRagPipeline
+from htmlrag.stats import mcnemar_exact
 from htmlrag.prune import prune_to_budget
 from htmlrag.tokens import load_tokenizer
 
@@ -111,7 +114,7 @@ def run_ours(items, ranker, budget, tok, max_words, fmt="html", pack=True, warm=
                                pack_siblings=pack, cache_pages=4096 if warm else 0, count_stages=False)
         if warm and not keep:
             _forget(ranker)  # warm = warmed by this pass's own earlier questions only
-        hits, secs, toks = 0, 0.0, 0
+        hits, secs, toks = [], 0.0, 0
         for it in items:
             if not warm:
                 _forget(ranker)
@@ -120,21 +123,36 @@ def run_ours(items, ranker, budget, tok, max_words, fmt="html", pack=True, warm=
             secs += time.perf_counter() - t0
             assert res.tokens <= budget
             toks += res.tokens
-            hits += retained(html_to_text(res.context) if fmt.endswith("html") else res.context, it["answers"])
-        results.append((hits / len(items), secs / len(items), toks / len(items)))
-    return results[0][0], statistics.median(r[1] for r in results), results[0][2]
+            hits.append(retained(html_to_text(res.context) if fmt.endswith("html") else res.context, it["answers"]))
+        results.append((sum(hits) / len(items), secs / len(items), toks / len(items), hits))
+    first = results[0]
+    return first[0], statistics.median(r[1] for r in results), first[2], first[3]
 
 
 def run_chunks(items, ranker, budget, tok, chunk_words=128):
-    hits, secs, toks = 0, 0.0, 0
+    """Chunk-and-rerank: (retention, seconds per question, tokens per question, per-question hits)."""
+    hits, secs, toks = [], 0.0, 0
     for it in items:
         t0 = time.perf_counter()
         trees = [chunk_tree(section_chunks(clean_html(p), chunk_words), page=i) for i, p in enumerate(it["pages"])]
         res = prune_to_budget(trees, ranker.score(it["question"], trees), budget, tok, fmt="text")
         secs += time.perf_counter() - t0
         toks += res.tokens
-        hits += retained(res.context, it["answers"])
-    return hits / len(items), secs / len(items), toks / len(items)
+        hits.append(retained(res.context, it["answers"]))
+    return sum(hits) / len(items), secs / len(items), toks / len(items), hits
+
+
+def vs_chunks(row: dict) -> dict:
+    """Exact McNemar tests of our contexts (each format) against the chunks, paired by question; the
+    per-question hits leave the row (they would fill the log)."""
+    ch = row["chunks"][3]
+    out = {}
+    for key in ("ours", "ours_compact", "ours_text"):
+        m = mcnemar_exact(row[key][3], ch)
+        out[key] = {"ours_only": m.a_only, "chunks_only": m.b_only, "p": round(m.p, 4)}
+    for key in ("ours", "ours_compact", "ours_text", "chunks"):
+        row[key] = row[key][:3]
+    return out
 
 
 def run_peer(py, items, kind, budget, max_words, tok):
@@ -161,6 +179,16 @@ def run_peer(py, items, kind, budget, max_words, tok):
     return hits / len(items), secs, errs, over
 
 
+def peer_sizes(spec: str, ours: int) -> list[int]:
+    """Block sizes for the toolkit from ``--peer-max-words`` ('ours' = ``ours``), without repeats, in order."""
+    out: list[int] = []
+    for part in spec.split(","):
+        size = ours if part.strip() == "ours" else int(part)
+        if size not in out:
+            out.append(size)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(DATA))
@@ -177,7 +205,9 @@ def main() -> None:
                     help="BM25: add this x the page's best block score to its blocks (0: off; htmlrag.PagePrior)")
     ap.add_argument("--embed-page-prior", type=float, default=0.0, help="the same for MiniLM (default off)")
     ap.add_argument("--no-pack", action="store_true", help="the paper's one-block-per-child trees")
-    ap.add_argument("--peer-max-words", type=int, default=256, help="the toolkit's block size (its default)")
+    ap.add_argument("--peer-max-words", default="ours,256",
+                    help="the toolkit's block sizes, comma-separated: 'ours' = our block size for that ranker (the "
+                         "same granularity, like for like), 256 = the toolkit's default; one speed row each")
     ap.add_argument("--peer-python", default=os.environ.get("HTMLRAG_PEER_PYTHON"))
     ap.add_argument("--peer-limit", type=int, default=20,
                     help="questions for the speed rows: the (slow) peer, and ours cold and warm on the same ones")
@@ -205,42 +235,47 @@ def main() -> None:
                    "ours_compact": run_ours(items, ranker, b, tok, mw, "compact_html", pack, warm=True, keep=args.keep_caches),
                    "ours_text": run_ours(items, ranker, b, tok, mw, "text", pack, warm=True, keep=args.keep_caches),
                    "chunks": run_chunks(items, ranker, b, tok)}
+            row["vs_chunks"] = vs_chunks(row)
             if not sub:  # --peer-limit 0: retention rows only
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 continue
-            row["ours_sub"] = run_ours(sub, ranker, b, tok, mw, "html", pack, repeats=args.repeats)
-            row["ours_sub_warm"] = run_ours(sub, ranker, b, tok, mw, "html", pack, warm=True, repeats=args.repeats)
+            row["ours_sub"] = run_ours(sub, ranker, b, tok, mw, "html", pack, repeats=args.repeats)[:3]
+            row["ours_sub_warm"] = run_ours(sub, ranker, b, tok, mw, "html", pack, warm=True, repeats=args.repeats)[:3]
             if args.peer_python:
-                row["peer_sub"] = run_peer(args.peer_python, sub, kind, b, args.peer_max_words, tok)
+                row["peer_sub"] = {pmw: run_peer(args.peer_python, sub, kind, b, pmw, tok)
+                                   for pmw in peer_sizes(args.peer_max_words, mw)}
             rows.append(row)
             print(json.dumps(row), flush=True)
 
     print(f"\n{len(items)} questions; ours: block tree at {args.max_words} words (BM25) / {args.embed_max_words} "
           f"(MiniLM){'' if args.no_pack else ' with sibling packing'}, contextual ranking; chunks: 128-word "
           "section chunks, plain text; retention = a gold answer in the context's text")
-    print("| ranker | budget | ours HTML | ours compact HTML | ours text | chunk+rerank (text) | ours HTML avg tokens |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| ranker | budget | ours HTML | ours compact HTML | ours text | chunk+rerank (text) "
+          "| text vs chunks: ours only / chunks only, McNemar p | ours HTML avg tokens |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
+        v = r["vs_chunks"]["ours_text"]
         print(f"| {r['ranker']} | {r['budget']} | {r['ours'][0]:.3f} | {r['ours_compact'][0]:.3f} "
-              f"| {r['ours_text'][0]:.3f} | {r['chunks'][0]:.3f} | {r['ours'][2]:.0f} |")
+              f"| {r['ours_text'][0]:.3f} | {r['chunks'][0]:.3f} | {v['ours_only']} / {v['chunks_only']}, "
+              f"p = {v['p']:.2f} | {r['ours'][2]:.0f} |")
     n = len(sub)
     print(f"\nSpeed, same {n} questions and budget, one process each; cold = nothing remembered between questions, "
           f"warm = page and ranker caches kept (pages recur across questions); ours: median of {args.repeats} passes")
-    print("| ranker | budget | ours HTML retention | htmlrag 0.1.1 retention | peer errors | peer over budget "
-          "| ours s/q cold | ours s/q warm | peer s/q | speed-up cold | speed-up warm |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| ranker | budget | ours block words | peer block words | ours HTML retention | htmlrag 0.1.1 retention "
+          "| peer errors | peer over budget | ours s/q cold | ours s/q warm | peer s/q | speed-up cold | speed-up warm |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         if "ours_sub" not in r:
             continue
         o, w = r["ours_sub"], r["ours_sub_warm"]
-        p = r.get("peer_sub")
-        if p is None:
-            print(f"| {r['ranker']} | {r['budget']} | {o[0]:.3f} | - | - | - | {o[1]:.3f} | {w[1]:.3f} | - | - | - |")
+        head = f"| {r['ranker']} | {r['budget']} | {r['max_words']}"
+        if not r.get("peer_sub"):
+            print(f"{head} | - | {o[0]:.3f} | - | - | - | {o[1]:.3f} | {w[1]:.3f} | - | - | - |")
             continue
-        print(f"| {r['ranker']} | {r['budget']} | {o[0]:.3f} | {p[0]:.3f} | {p[2]} | {p[3]} | {o[1]:.3f} "
-              f"| {w[1]:.3f} | {p[1]:.3f} | {p[1] / o[1]:.1f}x | {p[1] / w[1]:.1f}x |")
-
+        for pmw, p in r["peer_sub"].items():
+            print(f"{head} | {pmw} | {o[0]:.3f} | {p[0]:.3f} | {p[2]} | {p[3]} | {o[1]:.3f} "
+                  f"| {w[1]:.3f} | {p[1]:.3f} | {p[1] / o[1]:.1f}x | {p[1] / w[1]:.1f}x |")
 
 if __name__ == "__main__":
     sys.exit(main())

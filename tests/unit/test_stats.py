@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 
 from htmlrag.errors import HtmlRagError
-from htmlrag.stats import compare_to, paired_ttest
+from htmlrag.stats import compare_to, mcnemar_exact, paired_ttest
 from htmlrag.tables import build_table
 
 
@@ -75,3 +75,19 @@ def test_lower_is_better_direction() -> None:
     runs = [{"dataset": "d", "ours": "a", "systems": {"a": {"metrics": {"x": 0.1}}, "b": {"metrics": {"x": 0.2}}}}]
     md = build_table(runs, ["x"], directions={"x": False}).to_markdown()
     assert "**10.00**" in md and "<u>20.00</u>" in md
+
+
+def test_mcnemar_exact_matches_binomial_test() -> None:
+    # 12 examples: a alone succeeds on 7, b alone on 2, both on 2, neither on 1
+    a = [1] * 7 + [0] * 2 + [1] * 2 + [0]
+    b = [0] * 7 + [1] * 2 + [1] * 2 + [0]
+    res = mcnemar_exact(a, b)
+    assert (res.n, res.a_only, res.b_only) == (12, 7, 2)
+    assert res.p == pytest.approx(sps.binomtest(2, 9, 0.5).pvalue)
+    assert mcnemar_exact(b, a).p == pytest.approx(res.p)          # symmetric
+    assert mcnemar_exact([True, False], [True, False]).p == 1.0     # never disagree
+    assert mcnemar_exact([1] * 3 + [0] * 3, [0] * 3 + [1] * 3).p == 1.0  # balanced disagreement
+    big = mcnemar_exact([1] * 600 + [0] * 400, [0] * 600 + [1] * 400)  # 1000 discordant pairs: no underflow
+    assert 0 < big.p < 1e-8 and big.p == pytest.approx(sps.binomtest(400, 1000, 0.5).pvalue)
+    with pytest.raises(HtmlRagError):
+        mcnemar_exact([1], [1, 0])
