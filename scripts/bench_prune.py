@@ -39,8 +39,8 @@ from htmlrag.chunking import chunk_tree, section_chunks
 from htmlrag.formats import html_to_text
 from htmlrag.models import minilm_path, mistral_tokenizer_path
 from htmlrag.pipeline import HtmlRagPipeline
-from htmlrag.stats import mcnemar_exact
 from htmlrag.prune import prune_to_budget
+from htmlrag.stats import mcnemar_exact
 from htmlrag.tokens import load_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
