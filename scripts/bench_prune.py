@@ -142,16 +142,12 @@ def run_chunks(items, ranker, budget, tok, chunk_words=128):
     return sum(hits) / len(items), secs / len(items), toks / len(items), hits
 
 
-def vs_chunks(row: dict) -> dict:
-    """Exact McNemar tests of our contexts (each format) against the chunks, paired by question; the
-    per-question hits leave the row (they would fill the log)."""
-    ch = row["chunks"][3]
+def vs_chunks(hits: dict[str, list[bool]]) -> dict:
+    """Exact McNemar tests of our contexts (each format) against the chunks, paired by question."""
     out = {}
     for key in ("ours", "ours_compact", "ours_text"):
-        m = mcnemar_exact(row[key][3], ch)
+        m = mcnemar_exact(hits[key], hits["chunks"])
         out[key] = {"ours_only": m.a_only, "chunks_only": m.b_only, "p": round(m.p, 4)}
-    for key in ("ours", "ours_compact", "ours_text", "chunks"):
-        row[key] = row[key][:3]
     return out
 
 
@@ -230,12 +226,12 @@ def main() -> None:
         mw = args.max_words if kind == "bm25" else args.embed_max_words
         for b in budgets:
             # Retention does not depend on caching: these runs keep the caches (fast); speed is measured below.
-            row = {"ranker": kind, "budget": b, "max_words": mw,
-                   "ours": run_ours(items, ranker, b, tok, mw, "html", pack, warm=True, keep=args.keep_caches),
-                   "ours_compact": run_ours(items, ranker, b, tok, mw, "compact_html", pack, warm=True, keep=args.keep_caches),
-                   "ours_text": run_ours(items, ranker, b, tok, mw, "text", pack, warm=True, keep=args.keep_caches),
-                   "chunks": run_chunks(items, ranker, b, tok)}
-            row["vs_chunks"] = vs_chunks(row)
+            runs = {key: run_ours(items, ranker, b, tok, mw, fmt, pack, warm=True, keep=args.keep_caches)
+                    for key, fmt in (("ours", "html"), ("ours_compact", "compact_html"), ("ours_text", "text"))}
+            runs["chunks"] = run_chunks(items, ranker, b, tok)
+            # per-question hits feed the tests only (they would fill the log)
+            row = {"ranker": kind, "budget": b, "max_words": mw, **{k: r[:3] for k, r in runs.items()},
+                   "vs_chunks": vs_chunks({k: r[3] for k, r in runs.items()})}
             if not sub:  # --peer-limit 0: retention rows only
                 rows.append(row)
                 print(json.dumps(row), flush=True)
