@@ -91,6 +91,7 @@ class BlockPipelineConfig:
 
     _target_: str = "htmlrag.baselines.costed.CostedPipeline"
     pack_siblings: bool = True
+    split_to_fill: int = 4
 
 
 @dataclass

@@ -49,6 +49,9 @@ def add_prune_parser(sub: Any) -> None:
                    help="a pruner prompt over the window: reject (default) or drop HTML from the left/right")
     p.add_argument("--no-pack", action="store_true",
                    help="one block per child (the paper's Algorithm 1) instead of packing small siblings")
+    p.add_argument("--split-to-fill", type=int, default=4,
+                   help="split up to N blocks that do not fit the room left so their best parts fill it "
+                        "(default 4; 0: the paper's rule, skip them whole; not for --ranker gen)")
     p.add_argument("--device", default="cpu", help="torch device for model rankers")
     p.add_argument("--trust-remote-code", action="store_true", help="allow model code from the hub (off)")
     p.add_argument("--format", choices=["html", "compact_html", "text", "markdown"], default="html", help="context format")
@@ -93,7 +96,7 @@ def _make_pipeline(args: argparse.Namespace):
     r2 = _make_ranker(args.ranker2, args) if args.ranker2 else None
     return HtmlRagPipeline(r1, r2, tok, budget1=args.budget1, budget2=args.budget, max_words1=args.max_words,
                            max_words2=args.max_words2, fmt=args.format, clean=not args.no_clean,
-                           pack_siblings=not args.no_pack, count_stages=False)
+                           pack_siblings=not args.no_pack, count_stages=False, split_to_fill=args.split_to_fill)
 
 
 def _item_pages(item: dict, base: Path) -> list[str | bytes]:

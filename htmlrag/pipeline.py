@@ -65,6 +65,10 @@ class HtmlRagPipeline:
         fill: see :func:`htmlrag.prune.prune_to_budget`.
         pack_siblings: pack runs of small sibling blocks (see :func:`htmlrag.build_block_tree`) for rankers
             that do not need one element per path (BM25, embedding; never for the generative pruner).
+        split_to_fill: our extension: up to this many blocks that do not fit the room left are split so that
+            their best parts fill it instead of lower-ranked blocks (see :func:`htmlrag.prune.prune_to_budget`;
+            0: the paper's rule). Not for rankers that read paths (the generative pruner: scoring the parts
+            would cost a forward pass each).
         cache_pages: keep the cleaned HTML and block trees of this many recent pages, keyed by content
             (SHA-1 of the page) and tree parameters, so a page retrieved for several questions is cleaned and
             split once (0: no cache). Trees are never modified by pruning, so sharing them is safe.
@@ -87,6 +91,7 @@ class HtmlRagPipeline:
         pack_siblings: bool = True,
         cache_pages: int = 0,
         count_stages: bool = True,
+        split_to_fill: int = 4,
     ):
         if fmt not in FORMATS:
             raise InputError(f"unknown context format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -96,6 +101,9 @@ class HtmlRagPipeline:
         self.fmt, self.clean, self.fill, self.pack_siblings = fmt, clean, fill, pack_siblings
         self.cache_pages = cache_pages
         self.count_stages = count_stages
+        if split_to_fill < 0:
+            raise InputError(f"split_to_fill must be >= 0, got {split_to_fill}")
+        self.split_to_fill = split_to_fill
         self._cache: OrderedDict[tuple, object] = OrderedDict()
 
     def _cached(self, key, make):
@@ -139,7 +147,8 @@ class HtmlRagPipeline:
         trees = [tree(i, p) for i, p in enumerate(pages)]
         scores = ranker.score(question, trees)
         return prune_to_budget(trees, scores, budget, self.tokenizer, fmt=fmt, fill=self.fill, ranker=ranker,
-                               question=question), trees
+                               question=question,
+                               split_to_fill=0 if needs_paths else self.split_to_fill), trees
 
     def run(self, question: str, pages: Sequence[str | bytes]) -> PipelineResult:
         """Build the context for ``question`` from its retrieved ``pages`` (HTML ``str`` or ``bytes``)."""

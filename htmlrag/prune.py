@@ -20,7 +20,10 @@ does not fit is skipped and smaller, lower-ranked blocks may still fill the budg
 the first block that does not fit (the paper's Algorithm 2 reads either way; both are offered). A leaf block
 that alone exceeds the budget, reached while at least half the budget is free, is split (a packed run into
 its elements, otherwise its subtree re-split at half its words, recursively as needed) and its parts take
-its place in the ranking, ordered among themselves by the ranker when one is given. If no block fits at
+its place in the ranking, ordered among themselves by the ranker when one is given. With ``split_to_fill=N``
+(our extension; 0, the default here, is the paper's rule) up to N blocks that do not fit the room left, but
+would fit an empty budget, are split the same way, so the room goes to the best parts of a higher-ranked
+block instead of to whole lower-ranked ones. If no block fits at
 all, ``oversize="truncate"`` (default) keeps the top-ranked block with its text cut to the budget,
 ``oversize="drop"`` returns an empty context.
 """
@@ -297,6 +300,8 @@ def prune_to_budget(
     max_exact_checks: int = 16,
     count_batch: int = 8,
     split_min_room: float = 0.5,
+    split_to_fill: int = 0,
+    split_fill_min_room: int = 16,
 ) -> PruneResult:
     """Keep the best blocks of ``trees`` within ``budget`` tokens of ``tokenizer`` (see module docstring).
 
@@ -320,6 +325,10 @@ def prune_to_budget(
             ranking) when the walk reaches it with at least this fraction of the budget free; later, it is
             skipped like any block that does not fit (parts are at most the budget; with less than half of
             it left they rarely fit, and splitting every big low-ranked block would cost more than it adds).
+        split_to_fill: how many blocks that do not fit the room left (but would fit an empty budget) may be
+            split so that their best parts, rather than lower-ranked blocks, fill that room (0: none, the
+            paper's rule). Parts are ordered as above and take the block's place in the ranking.
+        split_fill_min_room: such a split is only tried with at least this many tokens free.
         count_batch: blocks tokenized by the first batched call (then twice as many per call, up to 32x);
             blocks are counted lazily, in rank order, and only while they could still fit.
 
@@ -331,6 +340,8 @@ def prune_to_budget(
         raise BudgetError(f"budget must be a positive number of tokens, got {budget!r}")
     if fill not in ("skip", "stop") or oversize not in ("truncate", "drop"):
         raise InputError(f"fill must be skip|stop and oversize truncate|drop, got {fill!r}, {oversize!r}")
+    if split_to_fill < 0:
+        raise InputError(f"split_to_fill must be >= 0, got {split_to_fill}")
     ranked = rank_blocks(trees, scores)  # validates the scores
     scores = [np.asarray(s, dtype=np.float64).reshape(-1) for s in scores]
     roots = [t.root for t in trees]
@@ -393,9 +404,31 @@ def prune_to_budget(
 
     batch_size = count_batch  # doubles per call: a small budget needs few counts, a large one few calls
 
+    def split_in_place(i: int) -> bool:
+        """Replace ``order[i]`` by its parts (False if it cannot be split)."""
+        ti, block, score = order[i]
+        parts = _split_block(block)
+        if not parts:
+            return False
+        placed = _order_parts(parts, ti, score, order, i, ranker, question, trees[ti])
+        # The first part takes the block's slot; the others follow the blocks tied with it.
+        j = i + 1
+        while j < len(order) and order[j][2] >= score:
+            j += 1
+        order[j:j] = placed[1:]
+        order[i] = placed[0]
+        sp = split_pages.setdefault(ti, {id(b): (b, float(s)) for b, s in
+                                         zip(trees[ti].blocks, scores[ti], strict=True)})
+        del sp[id(block)]
+        for _, p, s in placed:
+            sp[id(p)] = (p, s)
+        return True
+
+    fill_splits = split_to_fill
+
     i = 0
     while i < len(order):
-        ti, block, score = order[i]
+        ti, block, _ = order[i]
         room = budget - total
         if room <= 0:
             break
@@ -403,8 +436,9 @@ def prune_to_budget(
         # exceeds it is skipped without tokenizing it, as counting it would have decided.
         reach = max(room + 8, room * 4 // 3 + 1)
         can_split = room >= split_room
+        can_fill = fill_splits > 0 and room >= split_fill_min_room
         lb = lower(ti, block, max(reach, budget) if can_split else reach)
-        if lb > reach and not can_split:  # cannot fit, and too little room left to split it
+        if lb > reach and not can_split and not (can_fill and lb <= budget):  # cannot fit, cannot split
             if fill == "stop":
                 break
             i += 1
@@ -413,22 +447,8 @@ def prune_to_budget(
             count_ahead(i, reach, batch_size)
             batch_size = min(32 * count_batch, 2 * batch_size)
         c = cost.get(id(block), budget + 1)  # lb > budget: certainly too big
-        if c > budget and can_split:
-            parts = _split_block(block)
-            if parts:
-                placed = _order_parts(parts, ti, score, order, i, ranker, question, trees[ti])
-                # The first part takes the block's slot; the others follow the blocks tied with it.
-                j = i + 1
-                while j < len(order) and order[j][2] >= score:
-                    j += 1
-                order[j:j] = placed[1:]
-                order[i] = placed[0]
-                sp = split_pages.setdefault(ti, {id(b): (b, float(s)) for b, s in
-                                                 zip(trees[ti].blocks, scores[ti], strict=True)})
-                del sp[id(block)]
-                for _, p, s in placed:
-                    sp[id(p)] = (p, s)
-                continue
+        if c > budget and can_split and split_in_place(i):
+            continue
         anc = skel.new_ancestors(block)
         extra = c + (sum(skel.tag_cost(a.tag) for a in anc) if html_like else 0)
         if ti not in pages_open and pages_open:
@@ -449,6 +469,9 @@ def prune_to_budget(
             total += extra
             skel.open(anc)
             pages_open.add(ti)
+        elif can_fill and c <= budget and fill == "skip" and split_in_place(i):
+            fill_splits -= 1
+            continue
         elif fill == "stop":
             break
         i += 1

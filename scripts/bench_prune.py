@@ -8,8 +8,9 @@ context (the paper's Table 5 "reference EM").
 
 Systems: ours (clean -> block tree with sibling packing, 128 words -> BM25 (with
 the page prior, weight 0.5) or MiniLM (bfloat16, 128-token inputs: the length it was trained at) on each
-block with its heading/table-header context -> exact greedy pruning; the context as HTML, compact HTML and text), a plain chunk-and-rerank
-baseline with the same ranker (section chunks of 128 words filled to the same budget, plain text), and, in
+block with its heading/table-header context -> exact greedy pruning, where up to 4 blocks that miss
+the room left are split so their best parts fill it; the context as HTML, compact HTML and text), a plain
+chunk-and-rerank baseline with the same ranker (section chunks of 128 words filled to the same budget, plain text), and, in
 the same run and on the first ``--peer-limit`` questions, htmlrag 0.1.1's BM25HTMLPruner / EmbedHTMLPruner
 (``--peer-python``: a separate venv with htmlrag==0.1.1; its MiniLM runs as the toolkit loads it, float32),
 at our block size (like for like) and at its default of 256 words (``--peer-max-words``).
@@ -98,7 +99,8 @@ def _forget(ranker) -> None:
         ranker.cache = EmbeddingCache()
 
 
-def run_ours(items, ranker, budget, tok, max_words, fmt="html", pack=True, warm=False, repeats=1, keep=False):
+def run_ours(items, ranker, budget, tok, max_words, fmt="html", pack=True, warm=False, repeats=1, keep=False,
+             split_to_fill=4):
     """Our pipeline (one step: clean -> tree -> rank -> prune). Cold (default): every question from scratch,
     nothing remembered from earlier questions (no page cache, no embedding or tokenisation cache). Warm: the
     pipeline's content-keyed page cache and the ranker's caches are kept across questions (pages recur).
@@ -111,7 +113,8 @@ def run_ours(items, ranker, budget, tok, max_words, fmt="html", pack=True, warm=
     for _ in range(max(1, repeats)):
         gc.collect()
         pipe = HtmlRagPipeline(ranker, None, tok, budget2=budget, max_words1=max_words, fmt=fmt,
-                               pack_siblings=pack, cache_pages=4096 if warm else 0, count_stages=False)
+                               pack_siblings=pack, cache_pages=4096 if warm else 0, count_stages=False,
+                               split_to_fill=split_to_fill)
         if warm and not keep:
             _forget(ranker)  # warm = warmed by this pass's own earlier questions only
         hits, secs, toks = [], 0.0, 0
@@ -201,6 +204,8 @@ def main() -> None:
                     help="BM25: add this x the page's best block score to its blocks (0: off; htmlrag.PagePrior)")
     ap.add_argument("--embed-page-prior", type=float, default=0.0, help="the same for MiniLM (default off)")
     ap.add_argument("--no-pack", action="store_true", help="the paper's one-block-per-child trees")
+    ap.add_argument("--split-to-fill", type=int, default=4,
+                    help="blocks that miss the room left may be split so their best parts fill it (0: the paper's rule)")
     ap.add_argument("--peer-max-words", default="ours,256",
                     help="the toolkit's block sizes, comma-separated: 'ours' = our block size for that ranker (the "
                          "same granularity, like for like), 256 = the toolkit's default; one speed row each")
@@ -226,7 +231,8 @@ def main() -> None:
         mw = args.max_words if kind == "bm25" else args.embed_max_words
         for b in budgets:
             # Retention does not depend on caching: these runs keep the caches (fast); speed is measured below.
-            runs = {key: run_ours(items, ranker, b, tok, mw, fmt, pack, warm=True, keep=args.keep_caches)
+            runs = {key: run_ours(items, ranker, b, tok, mw, fmt, pack, warm=True, keep=args.keep_caches,
+                                       split_to_fill=args.split_to_fill)
                     for key, fmt in (("ours", "html"), ("ours_compact", "compact_html"), ("ours_text", "text"))}
             runs["chunks"] = run_chunks(items, ranker, b, tok)
             # per-question hits feed the tests only (they would fill the log)
@@ -236,8 +242,10 @@ def main() -> None:
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 continue
-            row["ours_sub"] = run_ours(sub, ranker, b, tok, mw, "html", pack, repeats=args.repeats)[:3]
-            row["ours_sub_warm"] = run_ours(sub, ranker, b, tok, mw, "html", pack, warm=True, repeats=args.repeats)[:3]
+            row["ours_sub"] = run_ours(sub, ranker, b, tok, mw, "html", pack, repeats=args.repeats,
+                                       split_to_fill=args.split_to_fill)[:3]
+            row["ours_sub_warm"] = run_ours(sub, ranker, b, tok, mw, "html", pack, warm=True, repeats=args.repeats,
+                                            split_to_fill=args.split_to_fill)[:3]
             if args.peer_python:
                 row["peer_sub"] = {pmw: run_peer(args.peer_python, sub, kind, b, pmw, tok)
                                    for pmw in peer_sizes(args.peer_max_words, mw)}
@@ -245,7 +253,8 @@ def main() -> None:
             print(json.dumps(row), flush=True)
 
     print(f"\n{len(items)} questions; ours: block tree at {args.max_words} words (BM25) / {args.embed_max_words} "
-          f"(MiniLM){'' if args.no_pack else ' with sibling packing'}, contextual ranking; chunks: 128-word "
+          f"(MiniLM){'' if args.no_pack else ' with sibling packing'}, contextual ranking, split-to-fill "
+          f"{args.split_to_fill}; chunks: 128-word "
           "section chunks, plain text; retention = a gold answer in the context's text")
     print("| ranker | budget | ours HTML | ours compact HTML | ours text | chunk+rerank (text) "
           "| text vs chunks: ours only / chunks only, McNemar p | ours HTML avg tokens |")

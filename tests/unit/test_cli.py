@@ -61,3 +61,23 @@ def test_tree_json(capsys):
 def test_python_dash_m_help():
     r = run("--help")
     assert r.returncode == 0 and b"clean" in r.stdout and b"prune" in r.stdout
+
+
+def test_prune_split_to_fill_option(tmp_path: Path, capsys):
+    """``--split-to-fill 0`` is the paper's rule; both stay within the budget; a negative count is refused
+    with a message naming the option, before any page is pruned."""
+    rows = "".join(f"<tr><td>Player {i}</td><td>{'filler ' * 12}</td></tr>" for i in range(8))
+    page = tmp_path / "p.html"
+    page.write_text("<html><body><p>" + "intro words about golf " * 12 + "</p><table><tr><th>Place</th></tr>"
+                    + rows + "<tr><td>Horton Smith</td><td>last in the top ten</td></tr></table>"
+                    "<p>footer links to other pages of this site and more</p></body></html>")
+    base = ["prune", str(page), "-q", "golf intro", "--budget", "250", "--max-words", "130", "--format", "text"]
+    contexts = {}
+    for n in ("0", "4"):
+        assert main([*base, "--split-to-fill", n]) == 0
+        contexts[n] = capsys.readouterr().out
+    assert "intro words" in contexts["0"] and "intro words" in contexts["4"]
+    # the table (one block) misses the room the intro leaves; with splitting its rows fill that room
+    assert "Player" not in contexts["0"] and "Player 0" in contexts["4"]
+    assert main([*base, "--split-to-fill", "-1"]) == 1
+    assert "split_to_fill must be >= 0, got -1" in capsys.readouterr().err

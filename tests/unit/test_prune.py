@@ -106,6 +106,46 @@ def test_one_block_larger_than_budget_is_split_not_lost():
     assert "needle sentence" in res.context
 
 
+def _fill_page() -> str:
+    """Three blocks: a big top-ranked intro, a table whose one row answers, a small low-ranked footer."""
+    rows = "".join(f"<tr><td>Player {i}</td><td>{'filler ' * 12}</td></tr>" for i in range(8))
+    return clean_html("<body><div><p>" + "intro words about golf " * 12 + "</p></div>"
+                      "<div><table><tr><th>Place</th><th>Notes</th></tr>" + rows
+                      + "<tr><td>Horton Smith</td><td>last place in the top ten</td></tr></table></div>"
+                      "<div><p>footer links to other pages of this site and more</p></div></body>")
+
+
+def test_split_to_fill_uses_the_room_for_parts_of_the_next_ranked_block():
+    """A block that does not fit the room left (but would fit an empty budget) is split and its best parts
+    fill the room instead of lower-ranked blocks; without the option it is skipped whole (paper's rule)."""
+    html = _fill_page()
+    tree = build_block_tree(html, 130, pack_siblings=True)
+    assert len(tree) == 3
+    rank = {"intro": 3.0, "Horton": 2.0, "footer": 1.0}
+    scores = [np.array([next((v for k, v in rank.items() if k in b.text), 0.0) for b in tree.blocks])]
+    table = next(b for b in tree.blocks if "Horton" in b.text)
+    intro = next(b for b in tree.blocks if "intro" in b.text)
+    whole = TOK.count("\n".join(p for p in _materialise([tree], {(0, intro.index), (0, table.index)}) if p))
+    alone = TOK.count("\n".join(p for p in _materialise([tree], {(0, table.index)}) if p))
+    budget = whole - 40  # intro + the whole table do not fit; the table alone does
+    assert alone <= budget
+    q = "who was last in the top ten"
+    ranker = BM25Ranker()
+    paper = prune_to_budget([tree], scores, budget, TOK, ranker=ranker, question=q)
+    assert "intro words" in paper.context and "Horton Smith" not in paper.context
+    assert "footer links" in paper.context  # the skipped table's room went to the lower-ranked footer
+    filled = prune_to_budget([tree], scores, budget, TOK, ranker=ranker, question=q, split_to_fill=4)
+    assert filled.tokens == TOK.count(filled.context) <= budget
+    assert "intro words" in filled.context and "Horton Smith" in filled.context
+    assert filled.tokens > paper.tokens
+    # the parts are real blocks of the returned trees, ranked where the table was (below intro, above footer)
+    ranked = rank_blocks(filled.trees, filled.scores)
+    texts = [filled.trees[t].blocks[b].text for t, b in ranked]
+    assert "intro" in texts[0] and any("Horton" in x for x in texts[1:-1]) and "footer" in texts[-1]
+    off = prune_to_budget([tree], scores, budget, TOK, ranker=ranker, question=q, split_to_fill=0)
+    assert off.context == paper.context
+
+
 def test_budget_smaller_than_every_block():
     html = clean_html("<body><p>" + "lorem ipsum dolor sit amet " * 40 + "</p></body>")
     tree = build_block_tree(html, 256)
@@ -176,14 +216,15 @@ def pages(draw):
 def test_property_within_budget_and_keeps_top_blocks(htmls, budget, max_words, rnd):
     trees = [build_block_tree(h, max_words, page=i) for i, h in enumerate(htmls)]
     scores = [np.array([rnd.random() for _ in t.blocks]) for t in trees]
-    res = prune_to_budget(trees, scores, budget, TOK, oversize="drop")
-    assert res.tokens == TOK.count(res.context) <= budget
-    ranked = rank_blocks(res.trees, res.scores)
-    if ranked:
-        top = ranked[0]
-        alone = "\n".join(p for p in _materialise(res.trees, {top}) if p)
-        if TOK.count(alone) <= budget:
-            assert top in res.kept
+    for split_to_fill in (0, 3):
+        res = prune_to_budget(trees, scores, budget, TOK, oversize="drop", split_to_fill=split_to_fill)
+        assert res.tokens == TOK.count(res.context) <= budget
+        ranked = rank_blocks(res.trees, res.scores)
+        if ranked:
+            top = ranked[0]
+            alone = "\n".join(p for p in _materialise(res.trees, {top}) if p)
+            if TOK.count(alone) <= budget:
+                assert top in res.kept
     stop = prune_to_budget(trees, scores, budget, TOK, fill="stop", oversize="drop")
     assert stop.kept == rank_blocks(stop.trees, stop.scores)[: len(stop.kept)]  # a prefix of the ranking
     assert stop.tokens <= budget
