@@ -469,7 +469,7 @@ def prune_to_budget(
             total += extra
             skel.open(anc)
             pages_open.add(ti)
-        elif can_fill and c <= budget and fill == "skip" and split_in_place(i):
+        elif can_fill and c <= budget and split_in_place(i):
             fill_splits -= 1
             continue
         elif fill == "stop":

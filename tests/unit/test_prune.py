@@ -225,9 +225,10 @@ def test_property_within_budget_and_keeps_top_blocks(htmls, budget, max_words, r
             alone = "\n".join(p for p in _materialise(res.trees, {top}) if p)
             if TOK.count(alone) <= budget:
                 assert top in res.kept
-    stop = prune_to_budget(trees, scores, budget, TOK, fill="stop", oversize="drop")
-    assert stop.kept == rank_blocks(stop.trees, stop.scores)[: len(stop.kept)]  # a prefix of the ranking
-    assert stop.tokens <= budget
+    for split_to_fill in (0, 3):
+        stop = prune_to_budget(trees, scores, budget, TOK, fill="stop", oversize="drop", split_to_fill=split_to_fill)
+        assert stop.kept == rank_blocks(stop.trees, stop.scores)[: len(stop.kept)]  # a prefix of the ranking
+        assert stop.tokens <= budget
 
 
 def test_pipeline_two_steps_and_stage_outputs():
