@@ -404,12 +404,16 @@ def prune_to_budget(
 
     batch_size = count_batch  # doubles per call: a small budget needs few counts, a large one few calls
 
-    def split_in_place(i: int) -> bool:
+    fill_parts: set[int] = set()  # parts of blocks split to fill the room (and their parts)
+
+    def split_in_place(i: int, to_fill: bool = False) -> bool:
         """Replace ``order[i]`` by its parts (False if it cannot be split)."""
         ti, block, score = order[i]
         parts = _split_block(block)
         if not parts:
             return False
+        if to_fill or id(block) in fill_parts:
+            fill_parts.update(id(p) for p in parts)
         placed = _order_parts(parts, ti, score, order, i, ranker, question, trees[ti])
         # The first part takes the block's slot; the others follow the blocks tied with it.
         j = i + 1
@@ -454,8 +458,10 @@ def prune_to_budget(
         if ti not in pages_open and pages_open:
             extra += sep_cost
         fits = total + extra <= budget
-        if not fits and total + extra - budget <= max(8, extra // 4) and exact_checks < max_exact_checks:
-            # The estimate is conservative (tags merge across boundaries): check near misses exactly.
+        if (not fits and total + extra - budget <= max(8, extra // 4) and exact_checks < max_exact_checks
+                and id(block) not in fill_parts):
+            # The estimate is conservative (tags merge across boundaries): check near misses exactly. Not for
+            # the small parts that fill the last room (each check tokenizes the whole context).
             exact_checks += 1
             trial = _materialise_blocks(roots, [current_blocks(p) for p in range(len(trees))],
                                         {id(b) for _, b in kept} | {id(block)})
@@ -469,7 +475,7 @@ def prune_to_budget(
             total += extra
             skel.open(anc)
             pages_open.add(ti)
-        elif can_fill and c <= budget and split_in_place(i):
+        elif can_fill and c <= budget and split_in_place(i, to_fill=True):
             fill_splits -= 1
             continue
         elif fill == "stop":
