@@ -389,22 +389,27 @@ def prune_to_budget(
         sp = split_pages.get(ti)
         return trees[ti].blocks if sp is None else [b for b, _ in sp.values()]
 
+    out_of_reach: set[int] = set()  # blocks whose lower bound exceeded the reach: the room only shrinks
+
     def count_ahead(i: int, room: int, size: int) -> None:
         """Tokenize block i and up to ``size`` uncounted blocks after it that could still fit, in one call."""
-        batch = []
-        for tj, b, _ in itertools.islice(order, i, None):
-            if id(b) in cost:
+        batch = [order[i][1]] if id(order[i][1]) not in cost else []
+        for tj, b, _ in itertools.islice(order, i + 1, None):
+            if id(b) in cost or id(b) in out_of_reach:
                 continue
-            if b is order[i][1] or lower(tj, b, room) <= room:
+            if lower(tj, b, room) <= room:
                 batch.append(b)
                 if len(batch) >= size:
                     break
+            else:
+                out_of_reach.add(id(b))
         for b, c in zip(batch, tokenizer.count_many([markup(b) for b in batch]), strict=True):
             cost[id(b)] = c
 
     batch_size = count_batch  # doubles per call: a small budget needs few counts, a large one few calls
 
     fill_parts: set[int] = set()  # parts of blocks split to fill the room (and their parts)
+    retired: list[Block] = []  # blocks replaced by their parts
 
     def split_in_place(i: int, to_fill: bool = False) -> bool:
         """Replace ``order[i]`` by its parts (False if it cannot be split)."""
@@ -414,6 +419,7 @@ def prune_to_budget(
             return False
         if to_fill or id(block) in fill_parts:
             fill_parts.update(id(p) for p in parts)
+        retired.append(block)  # keeps its id unique: costs and markups are keyed by id
         placed = _order_parts(parts, ti, score, order, i, ranker, question, trees[ti])
         # The first part takes the block's slot; the others follow the blocks tied with it.
         j = i + 1
