@@ -427,8 +427,9 @@ def prune_to_budget(
             j += 1
         order[j:j] = placed[1:]
         order[i] = placed[0]
-        sp = split_pages.setdefault(ti, {id(b): (b, float(s)) for b, s in
-                                         zip(trees[ti].blocks, scores[ti], strict=True)})
+        sp = split_pages.get(ti)
+        if sp is None:  # first split on this page: its blocks, from which split ones are then replaced
+            sp = split_pages[ti] = {id(b): (b, float(s)) for b, s in zip(trees[ti].blocks, scores[ti], strict=True)}
         del sp[id(block)]
         for _, p, s in placed:
             sp[id(p)] = (p, s)
