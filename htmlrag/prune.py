@@ -466,9 +466,10 @@ def prune_to_budget(
             extra += sep_cost
         fits = total + extra <= budget
         if (not fits and total + extra - budget <= max(8, extra // 4) and exact_checks < max_exact_checks
-                and id(block) not in fill_parts):
+                and not (kept and id(block) in fill_parts)):
             # The estimate is conservative (tags merge across boundaries): check near misses exactly. Not for
-            # the small parts that fill the last room (each check tokenizes the whole context).
+            # the small parts that fill the last room (each check tokenizes the whole context), unless
+            # nothing is kept yet (the top-ranked part that fits is always kept).
             exact_checks += 1
             trial = _materialise_blocks(roots, [current_blocks(p) for p in range(len(trees))],
                                         {id(b) for _, b in kept} | {id(block)})
