@@ -192,7 +192,89 @@ def _materialise(trees: Sequence[BlockTree], keep: set[tuple[int, int]],
 def _materialise_blocks(roots: Sequence[etree._Element | None], page_blocks: Sequence[Sequence[Block]],
                         kept: set[int], cut: tuple[int, int, TokenCounter] | None = None) -> list[str]:
     """:func:`_materialise` on blocks given by identity: ``page_blocks[i]`` are page i's current blocks,
-    ``kept`` the ``id()`` of the kept ones, ``cut = (id, room, tokenizer)`` the block cut to ``room`` tokens."""
+    ``kept`` the ``id()`` of the kept ones, ``cut = (id, room, tokenizer)`` the block cut to ``room`` tokens.
+
+    Pages are built from what is kept (:func:`_pruned_copy`); the cut block takes the removal path
+    (:func:`_materialise_by_removal`, which gives the same pages, at the cost of copying whole pages)."""
+    if cut is not None:
+        return _materialise_by_removal(roots, page_blocks, kept, cut)
+    pages: list[str] = []
+    for root0, blocks in zip(roots, page_blocks, strict=True):
+        root = _pruned_copy(root0, blocks, kept) if root0 is not None else None
+        if root is None:
+            pages.append("")
+            continue
+        root = clean_tree(root)
+        has_content = len(root) or (root.text or "").strip()
+        pages.append(serialize(root) if has_content else "")
+    return pages
+
+
+def _pruned_copy(root0: etree._Element, blocks: Sequence[Block], kept: set[int]) -> etree._Element | None:
+    """A copy of the page ``root0`` without the blocks not kept, or ``None`` when nothing is kept.
+
+    The same tree as :func:`_materialise_by_removal` leaves before cleaning, built without copying what is
+    removed: a removed leaf block (most of a page under a small budget) is skipped and its tail joins the
+    previous sibling's tail or the parent's text; kept leaf blocks and elements without blocks inside (an
+    empty table cell) are copied whole; the elements above blocks are copied without children and rebuilt
+    the same way, a non-kept non-leaf block without its own text (its text and its children's tails)."""
+    leaf_kept: dict[int, bool] = {}  # id(leaf block element) -> kept
+    own_kept: dict[int, bool] = {}  # id(non-leaf block element) -> kept
+    any_kept = False
+    starts: list[etree._Element] = []
+    for b in blocks:
+        k = id(b) in kept
+        any_kept = any_kept or k
+        if b.is_leaf:
+            for e in b.elements:
+                leaf_kept[id(e)] = k
+                starts.append(e)
+        else:
+            own_kept[id(b.element)] = k
+            starts.append(b.element)
+    if not any_kept:
+        return None
+    if leaf_kept.get(id(root0)):  # the whole page is one kept block
+        return copy.deepcopy(root0)
+    above: set[int] = set()  # elements with blocks inside: rebuilt child by child
+    alive: list[etree._Element] = []  # their proxies, kept alive so that the ids stay theirs
+    for e in starts:
+        node = e if id(e) in own_kept else e.getparent()
+        while node is not None and id(node) not in above:
+            above.add(id(node))
+            alive.append(node)
+            node = node.getparent()
+    if id(root0) not in above:
+        raise InputError("a block does not belong to its page's tree")
+
+    def build(node: etree._Element) -> etree._Element:
+        out = node.makeelement(node.tag, node.attrib)
+        no_own = own_kept.get(id(node)) is False  # a non-kept non-leaf block loses its own text
+        out.text = None if no_own else node.text
+        last = None
+        for child in node:
+            tail = None if no_own else child.tail
+            cid = id(child)
+            k = leaf_kept.get(cid)
+            if k is False:  # a removed leaf block: its tail stays in place
+                if tail:
+                    if last is not None:
+                        last.tail = (last.tail or "") + tail
+                    else:
+                        out.text = (out.text or "") + tail
+                continue
+            c = build(child) if k is None and cid in above else copy.deepcopy(child)
+            c.tail = tail
+            out.append(c)
+            last = c
+        return out
+
+    return build(root0)
+
+
+def _materialise_by_removal(roots: Sequence[etree._Element | None], page_blocks: Sequence[Sequence[Block]],
+                            kept: set[int], cut: tuple[int, int, TokenCounter] | None = None) -> list[str]:
+    """:func:`_materialise_blocks` by copying each page whole and removing every block not kept."""
     pages: list[str] = []
     for root0, blocks in zip(roots, page_blocks, strict=True):
         if root0 is None or not any(id(b) in kept for b in blocks):

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from htmlrag import BudgetError, build_block_tree, clean_html
 from htmlrag.formats import html_to_text
 from htmlrag.pipeline import HtmlRagPipeline
-from htmlrag.prune import _materialise, prune_to_budget, rank_blocks
+from htmlrag.prune import (_materialise, _materialise_blocks, _materialise_by_removal, _split_block,
+                           prune_to_budget, rank_blocks)
 from htmlrag.rankers.bm25 import BM25Ranker, tokenize
 from htmlrag.tokens import load_tokenizer
 
@@ -229,6 +230,44 @@ def test_property_within_budget_and_keeps_top_blocks(htmls, budget, max_words, r
         stop = prune_to_budget(trees, scores, budget, TOK, fill="stop", oversize="drop", split_to_fill=split_to_fill)
         assert stop.kept == rank_blocks(stop.trees, stop.scores)[: len(stop.kept)]  # a prefix of the ranking
         assert stop.tokens <= budget
+
+
+@st.composite
+def raw_fragments(draw, depth=0):
+    """Uncleaned HTML: text and tails with odd whitespace, empty and whitespace-only inline elements, empty
+    cells, own text around child blocks, nesting."""
+    out = []
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["text", "span", "empty", "p", "div", "table"] if depth < 3 else ["text", "span"]))
+        words = " ".join(draw(st.lists(st.sampled_from(_vocab), min_size=1, max_size=12)))
+        ws = draw(st.sampled_from(["", " ", "\n  "]))
+        if kind == "text":
+            out.append(f"{ws}{words}{ws}")
+        elif kind == "span":
+            out.append(f"<span>{ws}{words}</span>{ws}")
+        elif kind == "empty":
+            out.append(draw(st.sampled_from(["<span> </span>", "<b></b>", "<div>\n</div>", "<br>", "<i> </i>"])))
+        elif kind == "table":
+            out.append(f"<table><tr><td>{words}</td><td> </td></tr><tr><td></td><td>{ws}{words}</td></tr></table>")
+        else:
+            out.append(f"<{kind}>{ws}{words}{draw(raw_fragments(depth + 1))}</{kind}>{ws}{words.split()[0]}")
+    return "".join(out)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw_fragments(), st.booleans(), st.integers(1, 30), st.booleans(), st.randoms())
+def test_pruned_copy_equals_removal(body, clean, max_words, pack, rnd):
+    """Pages are built from the kept blocks; the result is the one removing every other block from a copy
+    of the whole page gives (raw and cleaned pages, packed runs, split blocks, any set of kept blocks)."""
+    html = f"<html><body>{body}</body></html>"
+    tree = build_block_tree(clean_html(html) if clean else html, max_words, pack_siblings=pack)
+    blocks = list(tree.blocks)
+    if blocks:
+        j = rnd.randrange(len(blocks))
+        blocks[j : j + 1] = _split_block(blocks[j]) or [blocks[j]]
+    for frac in (0.0, 0.2, 0.6, 1.0):
+        kept = {id(b) for b in blocks if rnd.random() < frac}
+        assert _materialise_blocks([tree.root], [blocks], kept) == _materialise_by_removal([tree.root], [blocks], kept)
 
 
 def test_pipeline_two_steps_and_stage_outputs():
