@@ -9,7 +9,8 @@ blocks of their own). Elements left without content are then dropped and single-
 Token accounting is incremental and lazy: blocks are tokenized in rank order, in batches, only while they
 could still fit (a block whose lower bound shows it cannot fit the room left is skipped without tokenizing
 it: half its words, for tokenizers where a word is at least one token, then the segments of its markup,
-:func:`htmlrag.tokens.segment_count`, for tokenizers whose vocabulary passed that check); a kept block costs
+:func:`htmlrag.tokens.segment_count`, for tokenizers whose vocabulary passed that check, after the cheaper
+bound its tags alone give, :func:`_tags_lower_bound`); a kept block costs
 its serialised size plus the open/close tags of the ancestors it brings in. This estimate selects the
 blocks. The final context is then tokenized once to verify it; if tokenizer merges across boundaries pushed
 it over the budget, the lowest-ranked kept blocks are dropped until it fits. The result never exceeds the
@@ -335,6 +336,14 @@ def _words_lower_bound(block: Block, cjk: bool, usable: bool) -> int:
     return block.words // 2
 
 
+def _tags_lower_bound(markup: str) -> int:
+    """Segments (:func:`htmlrag.tokens.segment_count`) the tags of serialised HTML make at least, counted
+    without a regex: every ``<`` opens a tag (text and attribute values are escaped), and n tags give n
+    names and the punctuation around them, at least 2n + 1 segments. For a leaf block's markup, where it
+    often decides alone that a block cannot fit the room left."""
+    return 2 * markup.count("<") + 1
+
+
 def _split_block(block: Block) -> list[Block] | None:
     """The parts of a block that alone exceeds the budget, or ``None`` if it cannot be split.
 
@@ -430,6 +439,7 @@ def prune_to_budget(
     if not ranked:
         return PruneResult("", ["" for _ in trees], [], 0, budget, trees=list(trees), scores=list(scores))
 
+    html_like = fmt in ("html", "compact_html")
     use_lb = bool(getattr(tokenizer, "words_lower_bound", False))
     seg_lb = tokenizer.lower_bound if getattr(tokenizer, "segments_lower_bound", False) else None
     markups: dict[int, str] = {}
@@ -449,7 +459,12 @@ def prune_to_budget(
             return lb
         sb = segments.get(id(b))
         if sb is None:
-            sb = segments[id(b)] = seg_lb(markup(b))
+            m = markup(b)
+            if html_like and b.is_leaf:
+                tb = _tags_lower_bound(m)
+                if tb > limit:
+                    return max(lb, tb)  # the full count (a regex over the markup) is not needed
+            sb = segments[id(b)] = seg_lb(m)
         return max(lb, sb)
 
     split_room = max(1, math.ceil(budget * split_min_room))
@@ -459,7 +474,6 @@ def prune_to_budget(
     split_pages: dict[int, dict[int, tuple[Block, float]]] = {}  # page -> {id(block): (block, score)} if split
     cost: dict[int, int] = {}
     sep_cost = tokenizer.count(separator) if separator else 0
-    html_like = fmt in ("html", "compact_html")
     skel = _Skeleton(tokenizer)
     pages_open: set[int] = set()
     kept: list[tuple[int, Block]] = []

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from htmlrag import clean_html
+from htmlrag.prune import _tags_lower_bound
 from htmlrag.tokens import load_tokenizer, pieces_respect_segments, segment_count
 from tests.conftest import shared_path
 
@@ -53,3 +54,44 @@ def test_segment_count_examples():
     assert segment_count("Hello, world") == 3  # Hello , _world
     assert segment_count("caf\u00e9 au lait") == 3  # the non-ASCII letter joins its neighbours
     assert segment_count("") == 0 and segment_count("\u6771\u4eac") == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["p", "td", "h2", "b", "li", "img"]), st.text(_ALPHABET, max_size=30),
+                          st.text(_ALPHABET, max_size=10)), min_size=1, max_size=6))
+def test_tag_bound_never_exceeds_the_segment_count(parts):
+    """Pruning skips a leaf block whose tags alone make more segments than the room left: in serialised
+    HTML every "<" opens a tag (text and attribute values are escaped), n tags give >= 2n + 1 segments."""
+    import lxml.etree as etree
+
+    from htmlrag.formats import compact_html
+
+    root = etree.Element("div")
+    for tag, text, attr in parts:
+        el = etree.SubElement(root, tag)
+        if tag == "img":
+            el.set("alt", text)
+        else:
+            el.text = text
+            el.set("title", attr)
+        el.tail = attr
+    for markup in (etree.tostring(root, method="html", encoding="unicode"),
+                   compact_html(etree.tostring(root, method="html", encoding="unicode"))):
+        assert _tags_lower_bound(markup) <= segment_count(markup) <= TOK.count(markup), markup
+
+
+def test_tag_bound_on_real_blocks():
+    from htmlrag import build_block_tree
+    from htmlrag.prune import _block_markup
+
+    pages = sorted((shared_path() / "wtq-html-qa").glob("page/*/*.html*"))[:8]
+    checked = 0
+    for p in pages:
+        raw = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        for b in build_block_tree(clean_html(raw), 128, pack_siblings=True).blocks:
+            if b.is_leaf:
+                for fmt in ("html", "compact_html"):
+                    m = _block_markup(b, fmt)
+                    assert _tags_lower_bound(m) <= segment_count(m), m[:200]
+                    checked += 1
+    assert checked > 100
