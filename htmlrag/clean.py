@@ -28,7 +28,7 @@ import lxml.etree as etree
 
 from htmlrag.errors import InputError
 from htmlrag.parse import parse_html
-from htmlrag.text import has_cjk
+from htmlrag.text import _CJK_CHAR
 
 #: Elements removed together with their content.
 DROP_WITH_CONTENT: tuple[str, ...] = (
@@ -102,15 +102,17 @@ def clean_page(html: str | bytes, *, keep_href: bool = False, name: str = "<inpu
 
 
 def clean_page_counted(html: str | bytes, *, keep_href: bool = False, name: str = "<input>",
-                       ) -> tuple[str, etree._Element | None, WordCounts | None]:
+                       serialize_html: bool = True) -> tuple[str | None, etree._Element | None, WordCounts | None]:
     """:func:`clean_page` that also returns the word counts of the cleaned tree's elements
     (:class:`WordCounts`; ``None`` for an empty result or a page with CJK text), for
-    :func:`htmlrag.blocktree.build_block_tree` to use instead of counting again."""
-    return _clean(html, keep_href, name, WordCounts({}, []))
+    :func:`htmlrag.blocktree.build_block_tree` to use instead of counting again. With
+    ``serialize_html=False`` the cleaned HTML is not built (``None`` in its place, ``""`` still for an empty
+    page): for callers that only need the tree."""
+    return _clean(html, keep_href, name, WordCounts({}, []), serialize_html)
 
 
-def _clean(html: str | bytes, keep_href: bool, name: str, counts: WordCounts | None,
-           ) -> tuple[str, etree._Element | None, WordCounts | None]:
+def _clean(html: str | bytes, keep_href: bool, name: str, counts: WordCounts | None, serialize_html: bool = True,
+           ) -> tuple[str | None, etree._Element | None, WordCounts | None]:
     root = parse_html(html, name)
     if root is None:
         return "", None, None
@@ -118,8 +120,8 @@ def _clean(html: str | bytes, keep_href: bool, name: str, counts: WordCounts | N
         root = clean_tree(root, keep_href=keep_href, word_counts=counts)
         if not len(root) and not (root.text or "").strip():
             return "", None, None
-        out = serialize(root)
-        return out, root, (None if counts is None or has_cjk(out) else counts)
+        out = serialize(root) if serialize_html else None
+        return out, root, (None if counts is None or counts.cjk else counts)
     except (etree.LxmlError, ValueError, TypeError) as exc:  # pragma: no cover - defensive
         raise InputError(f"{name}: cleaning failed: {exc}") from exc
 
@@ -160,6 +162,8 @@ class WordCounts:
 
     by_id: dict[int, int] | None
     alive: list[etree._Element]
+    #: The cleaned text (or an image's alt text) has a CJK character: the counts do not apply then.
+    cjk: bool = False
 
     def release(self) -> None:
         """Drop the counts and the proxies (a block tree built afterwards counts words itself)."""
@@ -209,6 +213,9 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
     inner: dict[int, int] = {}
     any_pre = bool(pre_text)
     attr_tags = _ATTR_TAGS
+    # CJK text makes the counts invalid (the block tree counts each CJK character): looked for in each text
+    # while counting, until found (a non-ASCII test first: most texts are ASCII).
+    look, cjk_search = counting, _CJK_CHAR.search
     for el in reversed(elements):
         tag = el.tag
         attrib = el.attrib
@@ -221,12 +228,16 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
                 if tag == "img" and "alt" in kept:
                     alt_image = True
                     alt_words = len(kept["alt"].split())
+                    if look and not kept["alt"].isascii() and cjk_search(kept["alt"]):
+                        look = False
             attrib.clear()
         parent = el.getparent()
         if parent is None:
             _normalise_root(el, inline, pre_text)
             if counting:
                 counts[eid] = len((el.text or "").split()) + inner.get(eid, 0)
+                if look and el.text and not el.text.isascii() and cjk_search(el.text):
+                    look = False
             continue
         if tag in breaks:
             _remove(el, parent, sep=" ")
@@ -240,6 +251,8 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
         if text:
             if in_pre:
                 text_words = len(text.split()) if counting else 0
+                if look and not text.isascii() and cjk_search(text):
+                    look = False
             elif text.isspace():
                 text = None
                 el.text = text
@@ -247,6 +260,8 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
                 lead, trail = text[0].isspace(), text[-1].isspace()
                 words = text.split()
                 text_words = len(words)
+                if look and not text.isascii() and cjk_search(text):
+                    look = False
                 text = " ".join(words)
                 if lead and not block:
                     text = " " + text
@@ -267,6 +282,8 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
         if tail:
             if tail_in_pre:
                 tail_words = len(tail.split()) if counting else 0
+                if look and not tail.isascii() and cjk_search(tail):
+                    look = False
             else:
                 if tail.isspace():
                     tail = None if block else " "
@@ -274,6 +291,8 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
                     lead, trail = tail[0].isspace(), tail[-1].isspace()
                     words = tail.split()
                     tail_words = len(words)
+                    if look and not tail.isascii() and cjk_search(tail):
+                        look = False
                     tail = " ".join(words)
                     if lead and not block:
                         tail = " " + tail
@@ -338,6 +357,7 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
             el.set(k, v)
     if counting:
         word_counts.alive = elements
+        word_counts.cjk = not look
     return root
 
 

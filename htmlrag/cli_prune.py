@@ -96,7 +96,8 @@ def _make_pipeline(args: argparse.Namespace):
     r2 = _make_ranker(args.ranker2, args) if args.ranker2 else None
     return HtmlRagPipeline(r1, r2, tok, budget1=args.budget1, budget2=args.budget, max_words1=args.max_words,
                            max_words2=args.max_words2, fmt=args.format, clean=not args.no_clean,
-                           pack_siblings=not args.no_pack, count_stages=False, split_to_fill=args.split_to_fill)
+                           pack_siblings=not args.no_pack, count_stages=False, keep_stages=False,
+                           split_to_fill=args.split_to_fill)
 
 
 def _item_pages(item: dict, base: Path) -> list[str | bytes]:

@@ -114,7 +114,7 @@ def run_ours(items, ranker, budget, tok, max_words, fmt="html", pack=True, warm=
         gc.collect()
         pipe = HtmlRagPipeline(ranker, None, tok, budget2=budget, max_words1=max_words, fmt=fmt,
                                pack_siblings=pack, cache_pages=4096 if warm else 0, count_stages=False,
-                               split_to_fill=split_to_fill)
+                               keep_stages=False, split_to_fill=split_to_fill)
         if warm and not keep:
             _forget(ranker)  # warm = warmed by this pass's own earlier questions only
         hits, secs, toks = [], 0.0, 0

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from htmlrag import BudgetError, build_block_tree, clean_html
+from htmlrag.clean import clean_page_counted
 from htmlrag.formats import html_to_text
 from htmlrag.pipeline import HtmlRagPipeline
 from htmlrag.prune import (_materialise, _materialise_blocks, _materialise_by_removal, _split_block,
@@ -312,6 +313,25 @@ def test_pipeline_page_cache_gives_identical_results():
         a, b = cold.run(q, pages), warm.run(q, pages)
         assert a.context == b.context and a.tokens == b.tokens <= 120
     assert len(warm._cache) == 4  # two cleaned pages + two trees, reused by the later questions
+
+
+def test_pipeline_without_stages_skips_only_the_cleaned_html():
+    """keep_stages=False (the CLI) does not serialise the cleaned pages; the context is the same, CJK pages
+    included (their word counts are refused by cleaning, which finds the CJK text itself)."""
+    cjk = "<html><body><p>東京タワーは1958年に完成した電波塔です。</p><p>Tokyo Tower opened in 1958.</p></body></html>"
+    pages = [open(f"data/pages/{p}", "rb").read() for p in ("lighthouse.html", "river-festival.html")] + [cjk]
+    full = HtmlRagPipeline(BM25Ranker(), None, TOK, budget2=120, max_words1=20, count_stages=False)
+    lean = HtmlRagPipeline(BM25Ranker(), None, TOK, budget2=120, max_words1=20, count_stages=False,
+                           keep_stages=False)
+    for q in ("Who designed the lighthouse?", "東京タワー 完成", "dragon boat race winner"):
+        a, b = full.run(q, pages), lean.run(q, pages)
+        assert a.context == b.context and a.tokens == b.tokens <= 120
+        assert "cleaned" in a.stages and "cleaned" not in b.stages and b.stages["step1"] == a.stages["step1"]
+    html, root, counts = clean_page_counted(cjk, serialize_html=False)
+    assert html is None and root is not None and counts is None  # CJK: the tree counts its words itself
+    html, root, counts = clean_page_counted(pages[0], serialize_html=False)
+    assert html is None and counts is not None and not counts.cjk
+    assert clean_page_counted("   ", serialize_html=False) == ("", None, None)
 
 
 def test_page_prior_shifts_each_page_by_its_best_block():
