@@ -11,8 +11,14 @@ from htmlrag import BudgetError, build_block_tree, clean_html
 from htmlrag.clean import clean_page_counted
 from htmlrag.formats import html_to_text
 from htmlrag.pipeline import HtmlRagPipeline
-from htmlrag.prune import (_materialise, _materialise_blocks, _materialise_by_removal, _split_block,
-                           prune_to_budget, rank_blocks)
+from htmlrag.prune import (
+    _materialise,
+    _materialise_blocks,
+    _materialise_by_removal,
+    _split_block,
+    prune_to_budget,
+    rank_blocks,
+)
 from htmlrag.rankers.bm25 import BM25Ranker, tokenize
 from htmlrag.tokens import load_tokenizer
 
