@@ -375,6 +375,7 @@ def build_block_tree(
                                     tuple(position[id(e)] for e, _, _ in run)))
             run.clear()
 
+        run_words = 0  # words of `run` (summing the run per child would be quadratic in a long table)
         for child in children:
             tag = child.tag
             if counts[tag] > 1:
@@ -388,13 +389,16 @@ def build_block_tree(
             child_path = _PathNode(label, path)
             if words > max_words and (max_depth is None or child_path.depth < max_depth):
                 flush()
+                run_words = 0
                 queue.append((child, child_path))
             elif not pack_siblings:
                 add(child, child_path, True, words)
             else:
-                if run and sum(w for _, _, w in run) + words > max_words:
+                if run and run_words + words > max_words:
                     flush()
+                    run_words = 0
                 run.append((child, child_path, words))
+                run_words += words
         flush()
         own = count_words(el.text or "") + sum(count_words(c.tail) for c in el if c.tail)
         if own > 0:
