@@ -215,7 +215,7 @@ def main() -> None:
     ap.add_argument("--keep-caches", action="store_true",
                     help="retention rows reuse the ranker's caches across formats and budgets (MiniLM on 300 "
                          "questions: ~4x faster; bfloat16 vectors may differ in the 3rd decimal with batching)")
-    ap.add_argument("--repeats", type=int, default=3,
+    ap.add_argument("--repeats", type=int, default=5,
                     help="passes of ours over the speed questions (the median is reported)")
     args = ap.parse_args()
     tok = load_tokenizer()
