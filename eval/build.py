@@ -140,7 +140,8 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
                                 fill=p.fill)
             spec["fmt"] = str(getattr(pipe, "fmt", spec["fmt"]))
         fp = content_key(spec, p.tokenizer, p.fill)
-        systems.append(System(name=name, pipeline=pipe, clean=bool(spec["clean"]), fmt=spec["fmt"], fingerprint=fp))
+        systems.append(System(name=name, pipeline=pipe, clean=bool(spec["clean"]), fmt=spec["fmt"], fingerprint=fp,
+                              keep_hidden=bool(cfg.cleaner.get("keep_hidden", False))))
     return systems
 
 

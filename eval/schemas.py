@@ -218,9 +218,12 @@ class OpenAIReaderConfig:
 # ---------------------------------------------------------------- single-shape groups
 @dataclass
 class CleanerConfig:
-    """``enabled``: lossless cleaning (htmlrag.clean_html) before anything else; false = raw pages."""
+    """``enabled``: lossless cleaning (htmlrag.clean_html) before anything else; false = raw pages.
+    ``keep_hidden``: keep text hidden by markup (display:none, visibility:hidden, the hidden attribute:
+    Wikipedia's sort keys and coordinates), which cleaning drops by default; true = the paper's cleaning."""
 
     enabled: bool = True
+    keep_hidden: bool = False
 
 
 @dataclass

@@ -5,7 +5,10 @@ What :func:`clean_html` does, in order:
 1. Decode (bytes: BOM, declared charset, UTF-8, Windows-1252) and parse with libxml2 (lxml); comments,
    processing instructions and the doctype go at parse time.
 2. Drop ``script``, ``style``, ``noscript``, ``template``, ``iframe`` (and a few other non-visible
-   elements) with their contents, and everything in ``<head>`` except ``<title>``.
+   elements) with their contents, and everything in ``<head>`` except ``<title>``; also elements hidden by
+   their own markup (:data:`HIDDEN`: an inline ``display:none`` or ``visibility:hidden`` style, the
+   ``hidden`` attribute), e.g. Wikipedia's sort keys (``7002188700000000000188.7`` before ``188.7``) and
+   coordinate microformats, unless ``keep_hidden``.
 3. Strip attributes except an allow-list that carries meaning: ``alt``/``title`` on images,
    ``colspan``/``rowspan`` (when not 1) on cells, optionally ``href`` on links. Inline tags that mean nothing
    without attributes (``span``, ``font``, ... and ``a`` unless links are kept) are unwrapped.
@@ -17,7 +20,8 @@ What :func:`clean_html` does, in order:
 5. Serialise as HTML (well-formed: every element closed, text escaped).
 
 *Lossless* means: every run of visible text of the input's body, whitespace-normalised, appears in the
-output's text in the same order (:func:`htmlrag.lossless.check_lossless` tests exactly this).
+output's text in the same order (:func:`htmlrag.lossless.check_lossless` tests exactly this; text inside
+:data:`HIDDEN` elements is not visible).
 """
 
 from __future__ import annotations
@@ -52,6 +56,16 @@ UNWRAP_INLINE: tuple[str, ...] = ("span", "font", "abbr", "bdi", "bdo", "data", 
 _CELLS = frozenset(("td", "th"))
 _ATTR_TAGS = frozenset(("img", "td", "th", "a"))  # the only elements that keep attributes
 _BREAKS = frozenset(("br", "hr", "wbr"))
+_UPPER_AND_SPACE = "ABCDEFGHIJKLMNOPQRSTUVWXYZ \t\n\r"  # translate() maps these to lower case / deletes
+
+
+def _style_has(declaration: str) -> str:
+    return f'contains(translate(@style, "{_UPPER_AND_SPACE}", "abcdefghijklmnopqrstuvwxyz"), "{declaration}")'
+
+
+#: Elements hidden by their own markup, found in C: the ``hidden`` attribute or an inline style with
+#: ``display:none`` or ``visibility:hidden`` (case and spaces ignored). Browsers do not render their text.
+HIDDEN = etree.XPath(f"//*[@hidden or {_style_has('display:none')} or {_style_has('visibility:hidden')}]")
 
 
 def _remove(el: etree._Element, parent: etree._Element, sep: str = "") -> None:
@@ -74,13 +88,15 @@ def _unwrap_child(el: etree._Element, child: etree._Element) -> None:
         el.append(grandchild)  # moves, with the grandchild's tail
 
 
-def clean_html(html: str | bytes, *, keep_href: bool = False, name: str = "<input>") -> str:
+def clean_html(html: str | bytes, *, keep_href: bool = False, name: str = "<input>", keep_hidden: bool = False,
+               ) -> str:
     """Clean a page losslessly (see the module docstring for exactly what is removed).
 
     Args:
         html: the page, as ``str`` or raw ``bytes`` (the encoding is detected).
         keep_href: keep ``href`` on links (off by default: URLs cost many tokens).
         name: how to call the input in error messages.
+        keep_hidden: keep :data:`HIDDEN` elements (dropped by default: no reader of the page sees them).
 
     Returns:
         The cleaned page as an HTML string; ``""`` for an input with no content.
@@ -88,36 +104,37 @@ def clean_html(html: str | bytes, *, keep_href: bool = False, name: str = "<inpu
     Raises:
         InputError: the input is not a page (binary data, wrong type), with ``name`` in the message.
     """
-    return clean_page(html, keep_href=keep_href, name=name)[0]
+    return clean_page(html, keep_href=keep_href, name=name, keep_hidden=keep_hidden)[0]
 
 
-def clean_page(html: str | bytes, *, keep_href: bool = False, name: str = "<input>",
+def clean_page(html: str | bytes, *, keep_href: bool = False, name: str = "<input>", keep_hidden: bool = False,
                ) -> tuple[str, etree._Element | None]:
     """:func:`clean_html` that also returns the cleaned tree (``None`` when the result is empty), so a
     block tree can be built from it without parsing the cleaned HTML again. Its blocks are those of the
     parsed HTML, except in pages where cleaning left a nesting the HTML parser undoes (a ``<p>`` inside a
     ``<p>``): there sibling numbers in paths can differ (2 of 2129 trees of the shared pages)."""
-    html_out, root, _ = _clean(html, keep_href, name, None)
+    html_out, root, _ = _clean(html, keep_href, name, None, keep_hidden=keep_hidden)
     return html_out, root
 
 
 def clean_page_counted(html: str | bytes, *, keep_href: bool = False, name: str = "<input>",
-                       serialize_html: bool = True) -> tuple[str | None, etree._Element | None, WordCounts | None]:
+                       serialize_html: bool = True, keep_hidden: bool = False,
+                       ) -> tuple[str | None, etree._Element | None, WordCounts | None]:
     """:func:`clean_page` that also returns the word counts of the cleaned tree's elements
     (:class:`WordCounts`; ``None`` for an empty result or a page with CJK text), for
     :func:`htmlrag.blocktree.build_block_tree` to use instead of counting again. With
     ``serialize_html=False`` the cleaned HTML is not built (``None`` in its place, ``""`` still for an empty
     page): for callers that only need the tree."""
-    return _clean(html, keep_href, name, WordCounts({}, []), serialize_html)
+    return _clean(html, keep_href, name, WordCounts({}, []), serialize_html, keep_hidden)
 
 
 def _clean(html: str | bytes, keep_href: bool, name: str, counts: WordCounts | None, serialize_html: bool = True,
-           ) -> tuple[str | None, etree._Element | None, WordCounts | None]:
+           keep_hidden: bool = False) -> tuple[str | None, etree._Element | None, WordCounts | None]:
     root = parse_html(html, name)
     if root is None:
         return "", None, None
     try:
-        root = clean_tree(root, keep_href=keep_href, word_counts=counts)
+        root = clean_tree(root, keep_href=keep_href, word_counts=counts, keep_hidden=keep_hidden)
         if not len(root) and not (root.text or "").strip():
             return "", None, None
         out = serialize(root) if serialize_html else None
@@ -172,7 +189,7 @@ class WordCounts:
 
 
 def clean_tree(root: etree._Element, *, keep_href: bool = False,
-               word_counts: WordCounts | None = None) -> etree._Element:
+               word_counts: WordCounts | None = None, keep_hidden: bool = False) -> etree._Element:
     """Clean a parsed tree in place and return its root (see :func:`clean_html`).
 
     ``word_counts``: if given (empty), it is filled with the word counts of the cleaned tree's elements.
@@ -187,6 +204,11 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
     # Entity references and any leftover comment or processing instruction go too (their tails stay).
     etree.strip_elements(root, *DROP_WITH_CONTENT, etree.Entity, etree.Comment, etree.ProcessingInstruction,
                          with_tail=False)
+    if not keep_hidden:  # before unwrapping: hidden text is mostly in spans
+        for el in HIDDEN(root):  # document order: an element inside a removed one goes with its subtree
+            parent = el.getparent()
+            if parent is not None:
+                _remove(el, parent, sep="" if el.tag in INLINE else " ")
     saved_attributes: list[tuple[etree._Element, dict]] = []  # restored after the pass below clears all
     # Inline tags that carry no meaning once attributes are gone are unwrapped in C (text and children
     # stay in place); this also spares the Python pass below a third of the elements of a typical page.

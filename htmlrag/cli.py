@@ -30,7 +30,7 @@ def _cmd_clean(args: argparse.Namespace) -> int:
     if not args.paths:
         data = sys.stdin.buffer.read()
         try:
-            sys.stdout.write(clean_html(data, keep_href=args.keep_href, name="<stdin>"))
+            sys.stdout.write(clean_html(data, keep_href=args.keep_href, name="<stdin>", keep_hidden=args.keep_hidden))
             sys.stdout.write("\n")
         except HtmlRagError as exc:
             _fail("<stdin>", exc)
@@ -46,7 +46,7 @@ def _cmd_clean(args: argparse.Namespace) -> int:
     used: set[str] = set()
     for path in _progress(args.paths, "clean"):
         try:
-            cleaned = clean_html(read_page(path), keep_href=args.keep_href, name=str(path))
+            cleaned = clean_html(read_page(path), keep_href=args.keep_href, name=str(path), keep_hidden=args.keep_hidden)
         except Exception as exc:  # one bad page never stops the batch
             _fail(str(path), exc)
             failed += 1
@@ -104,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("paths", nargs="*", help=".html or .html.gz files")
     c.add_argument("--out-dir", help="write one cleaned file per input here (needed with several paths)")
     c.add_argument("--keep-href", action="store_true", help="keep link targets")
+    c.add_argument("--keep-hidden", action="store_true",
+                   help="keep text hidden by markup (display:none, visibility:hidden, hidden attribute)")
     c.set_defaults(func=_cmd_clean)
 
     t = sub.add_parser("tree", help="print the block tree of a page")

@@ -56,6 +56,8 @@ def add_prune_parser(sub: Any) -> None:
     p.add_argument("--trust-remote-code", action="store_true", help="allow model code from the hub (off)")
     p.add_argument("--format", choices=["html", "compact_html", "text", "markdown"], default="html", help="context format")
     p.add_argument("--no-clean", action="store_true", help="pages are already cleaned")
+    p.add_argument("--keep-hidden", action="store_true",
+                   help="cleaning keeps text hidden by markup (display:none sort keys, hidden attribute)")
     p.add_argument("--no-resume", action="store_true", help="overwrite --out instead of resuming it")
     p.set_defaults(func=run_prune)
 
@@ -96,7 +98,7 @@ def _make_pipeline(args: argparse.Namespace):
     r2 = _make_ranker(args.ranker2, args) if args.ranker2 else None
     return HtmlRagPipeline(r1, r2, tok, budget1=args.budget1, budget2=args.budget, max_words1=args.max_words,
                            max_words2=args.max_words2, fmt=args.format, clean=not args.no_clean,
-                           pack_siblings=not args.no_pack, count_stages=False, keep_stages=False,
+                           pack_siblings=not args.no_pack, count_stages=False, keep_stages=False, keep_hidden=args.keep_hidden,
                            split_to_fill=args.split_to_fill)
 
 

@@ -65,6 +65,7 @@ class System:
         pipeline: an object with ``run(question, pages) -> PipelineResult`` built with ``clean=False``
             (:class:`htmlrag.pipeline.HtmlRagPipeline`); cleaning happens here, through the page cache.
         clean: clean pages first (``False``: the raw pages, decoded — the "vanilla HTML" baseline).
+        keep_hidden: cleaning keeps text hidden by markup (:data:`htmlrag.clean.HIDDEN`; dropped by default).
         fmt: the context format the pipeline produces (selects the reader prompt).
         fingerprint: a string identifying the system's configuration (part of the context cache key).
     """
@@ -74,6 +75,7 @@ class System:
     clean: bool = True
     fmt: str = "html"
     fingerprint: str = ""
+    keep_hidden: bool = False
 
 
 @dataclass
@@ -138,14 +140,14 @@ class _Builder:
     def __init__(self, caches: Caches) -> None:
         self.caches = caches
 
-    def clean(self, page: str | bytes, digest: str) -> str:
+    def clean(self, page: str | bytes, digest: str, keep_hidden: bool = False) -> str:
         from htmlrag.clean import clean_html
 
-        key = content_key("clean", code_fingerprint(), digest)
+        key = content_key("clean", code_fingerprint(), digest, *(("keep_hidden",) if keep_hidden else ()))
         hit = self.caches.pages.get(key) if self.caches.pages is not None else None
         if hit is not None:
             return hit
-        cleaned = clean_html(page, name=f"page {digest[:12]}")
+        cleaned = clean_html(page, name=f"page {digest[:12]}", keep_hidden=keep_hidden)
         if self.caches.pages is not None:
             self.caches.pages.put(key, cleaned)
         return cleaned
@@ -161,7 +163,8 @@ class _Builder:
         inputs, page_errors = [], {}
         for i, (page, digest) in enumerate(zip(pages, digests, strict=True)):
             try:
-                inputs.append(self.clean(page, digest) if system.clean else to_text(page, name=f"page {i}"))
+                inputs.append(self.clean(page, digest, system.keep_hidden) if system.clean
+                              else to_text(page, name=f"page {i}"))
             except HtmlRagError as exc:
                 page_errors[str(i)] = str(exc)
                 inputs.append("")

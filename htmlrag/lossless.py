@@ -1,7 +1,8 @@
 """The losslessness check for cleaning: every visible text run of the input survives, in order.
 
 A *visible text run* is one text node of the input's ``<body>`` (an element's text or tail) outside the
-elements :data:`htmlrag.clean.DROP_WITH_CONTENT`, whitespace-normalised, and non-empty. The cleaned output's
+elements :data:`htmlrag.clean.DROP_WITH_CONTENT` and the elements hidden by their markup
+(:data:`htmlrag.clean.HIDDEN`, unless ``keep_hidden``), whitespace-normalised, and non-empty. The cleaned output's
 text is the concatenation of all its text nodes, whitespace-normalised. The check passes when the runs are
 found in that text one after another (each search starts where the previous match ended).
 """
@@ -12,25 +13,27 @@ from dataclasses import dataclass
 
 import lxml.etree as etree
 
-from htmlrag.clean import DROP_WITH_CONTENT
+from htmlrag.clean import DROP_WITH_CONTENT, HIDDEN
 from htmlrag.parse import parse_html
 from htmlrag.text import normalize_ws
 
 _HIDDEN = frozenset(DROP_WITH_CONTENT)
 
 
-def visible_text_runs(html: str | bytes) -> list[str]:
+def visible_text_runs(html: str | bytes, keep_hidden: bool = False) -> list[str]:
     """The whitespace-normalised visible text runs of a page's body, in document order."""
     root = parse_html(html)
     if root is None:
         return []
     runs: list[str] = []
+    hidden_els = [] if keep_hidden else HIDDEN(root)  # kept alive: their ids are looked up below
+    hidden = {id(e) for e in hidden_els}
     for body in root.iter("body"):
-        _collect(body, runs)
+        _collect(body, runs, hidden)
     return runs
 
 
-def _collect(body: etree._Element, runs: list[str]) -> None:
+def _collect(body: etree._Element, runs: list[str], hidden: set[int]) -> None:
     # Iterative pre-order walk with an explicit stack: pages can nest thousands of levels deep.
     stack: list[tuple[etree._Element, bool]] = [(body, False)]
     while stack:
@@ -39,7 +42,7 @@ def _collect(body: etree._Element, runs: list[str]) -> None:
             if el.tail and (t := normalize_ws(el.tail)):
                 runs.append(t)
             continue
-        if isinstance(el.tag, str) and el.tag not in _HIDDEN:
+        if isinstance(el.tag, str) and el.tag not in _HIDDEN and id(el) not in hidden:
             if el.text and (t := normalize_ws(el.text)):
                 runs.append(t)
             children = list(el)
@@ -70,9 +73,10 @@ class LosslessReport:
         return self.found == self.runs
 
 
-def check_lossless(original: str | bytes, cleaned: str) -> LosslessReport:
-    """Check that every visible text run of ``original`` appears in ``cleaned``'s text, in order."""
-    runs = visible_text_runs(original)
+def check_lossless(original: str | bytes, cleaned: str, keep_hidden: bool = False) -> LosslessReport:
+    """Check that every visible text run of ``original`` appears in ``cleaned``'s text, in order
+    (``keep_hidden``: text in :data:`htmlrag.clean.HIDDEN` elements counts as visible too)."""
+    runs = visible_text_runs(original, keep_hidden)
     text = output_text(cleaned)
     pos = 0
     for i, run in enumerate(runs):

@@ -77,6 +77,7 @@ class HtmlRagPipeline:
         keep_stages: keep the cleaned pages' HTML in ``stages["cleaned"]`` (always with ``count_stages``);
             off, the cleaned pages are not serialised when nothing else needs them (the first ranker reads
             the cleaned trees): ~3% of a BM25 run; the CLI turns it off.
+        keep_hidden: cleaning keeps text hidden by markup (:data:`htmlrag.clean.HIDDEN`; dropped by default).
     """
 
     def __init__(
@@ -96,6 +97,7 @@ class HtmlRagPipeline:
         count_stages: bool = True,
         split_to_fill: int = 4,
         keep_stages: bool = True,
+        keep_hidden: bool = False,
     ):
         if fmt not in FORMATS:
             raise InputError(f"unknown context format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -106,6 +108,7 @@ class HtmlRagPipeline:
         self.cache_pages = cache_pages
         self.count_stages = count_stages
         self.keep_stages = keep_stages or count_stages
+        self.keep_hidden = keep_hidden
         if split_to_fill < 0:
             raise InputError(f"split_to_fill must be >= 0, got {split_to_fill}")
         self.split_to_fill = split_to_fill
@@ -171,9 +174,10 @@ class HtmlRagPipeline:
                     cleaned.append(page.decode("utf-8", "replace") if isinstance(page, bytes) else page)
                     continue
                 html, root, counts = self._cached(
-                    lambda page=page: ("clean", hashlib.sha1(page if isinstance(page, bytes) else
+                    lambda page=page: ("clean", self.keep_hidden, hashlib.sha1(page if isinstance(page, bytes) else
                                                              page.encode("utf-8", "surrogatepass")).digest()),
-                    lambda page=page, i=i: clean_page_counted(page, name=f"page {i}", serialize_html=need_html))
+                    lambda page=page, i=i: clean_page_counted(page, name=f"page {i}", serialize_html=need_html,
+                                                                  keep_hidden=self.keep_hidden))
                 cleaned.append(html if html is not None else "")  # "" = not serialised (never read then)
                 roots.append((root, counts) if root is not None else None)
             except InputError as exc:

@@ -124,6 +124,16 @@ def test_baseline_added_from_command_line(tmp_path: Path) -> None:
     assert cfg.baselines.raw.clean is False and cfg.baselines.raw.budget == 512 and cfg.baselines.raw.fmt == "html"
 
 
+def test_cleaner_keep_hidden_reaches_the_systems(tmp_path: Path) -> None:
+    """``cleaner.keep_hidden=true`` (the paper's cleaning, sort keys kept) is passed to every system."""
+    from eval.build import build_systems
+
+    for value in (False, True):
+        cfg = _compose(["ranker=bm25", f"cleaner.keep_hidden={str(value).lower()}", *_tmp_paths(tmp_path)])
+        systems = build_systems(cfg, None)
+        assert systems and all(s.keep_hidden is value for s in systems)
+
+
 def _offline(cfg_overrides: list[str]) -> list[str]:
     """Overrides that make an experiment runnable here: hub-only embedding models -> bundled MiniLM, hub
     datasets -> the sample pages."""

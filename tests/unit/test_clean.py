@@ -26,6 +26,25 @@ def test_drops_invisible_content_and_keeps_title():
     assert "<p>Visible text.</p>" in out
 
 
+def test_drops_text_hidden_by_markup_unless_asked_to_keep_it():
+    """Wikipedia's table sort keys (and coordinates, persondata) sit in display:none spans: no reader sees
+    them, and a key such as 7002188700000000000188.7 costs ~20 tokens per cell."""
+    html = ("<body><table><tr><td><span style='display:none' class='sortkey'>7002188700000000000188.7</span>"
+            "188.7</td><td>Alge<span style='DISPLAY : None;'>XX</span>ria</td></tr></table>"
+            "<p>seen <b hidden>not seen</b>here</p><div style='color:red; visibility: hidden'>gone</div>"
+            "<div style='display:none'><p>nested <span hidden>deeper</span></p></div><p>end</p></body>")
+    out = clean_html(html)
+    for hidden in ("70021887", "XX", "not seen", "gone", "nested", "deeper"):
+        assert hidden not in out
+    assert "<td>188.7</td>" in out and "Algeria" in out and "seen here" in out and "end" in out
+    assert check_lossless(html, out).ok
+    assert not check_lossless(html, out, keep_hidden=True).ok  # the hidden runs are missing, as they should be
+    kept = clean_html(html, keep_hidden=True)
+    assert "7002188700000000000188.7" in kept and "not seen" in kept and "deeper" in kept
+    assert check_lossless(html, kept, keep_hidden=True).ok
+    assert "display" not in kept  # the style attribute itself goes either way
+
+
 def test_attributes_allow_list():
     html = ('<body><div class="x" id="y" style="z"><p data-a="1">t</p></div>'
             '<img src="a.png" alt="A red car" title="car" width="10"><img src="b.png">'

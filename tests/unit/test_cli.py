@@ -81,3 +81,18 @@ def test_prune_split_to_fill_option(tmp_path: Path, capsys):
     assert "Player" not in contexts["0"] and "Player 0" in contexts["4"]
     assert main([*base, "--split-to-fill", "-1"]) == 1
     assert "split_to_fill must be >= 0, got -1" in capsys.readouterr().err
+
+
+def test_hidden_text_is_dropped_unless_kept(tmp_path: Path, capsys):
+    """Cleaning drops text hidden by markup (a table's display:none sort keys); ``--keep-hidden`` keeps it,
+    in ``htmlrag clean`` and in ``htmlrag prune``."""
+    page = tmp_path / "t.html"
+    page.write_text("<html><body><table><tr><th>Country</th><th>GDP</th></tr><tr><td>Algeria</td><td>"
+                    "<span style='display:none' class='sortkey'>7002188700000000000188.7</span>188.7</td></tr>"
+                    "</table></body></html>")
+    for cmd in (["clean", str(page)], ["prune", str(page), "-q", "gdp of algeria", "--budget", "200"]):
+        assert main(cmd) == 0
+        out = capsys.readouterr().out
+        assert "188.7" in out and "7002188700000000000188.7" not in out
+        assert main([*cmd, "--keep-hidden"]) == 0
+        assert "7002188700000000000188.7" in capsys.readouterr().out
