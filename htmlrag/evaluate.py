@@ -65,7 +65,7 @@ class System:
         pipeline: an object with ``run(question, pages) -> PipelineResult`` built with ``clean=False``
             (:class:`htmlrag.pipeline.HtmlRagPipeline`); cleaning happens here, through the page cache.
         clean: clean pages first (``False``: the raw pages, decoded — the "vanilla HTML" baseline).
-        keep_hidden: cleaning keeps text hidden by markup (:data:`htmlrag.clean.HIDDEN`; dropped by default).
+        keep_hidden: cleaning keeps text hidden by markup (:func:`htmlrag.clean.is_hidden`; dropped by default).
         fmt: the context format the pipeline produces (selects the reader prompt).
         fingerprint: a string identifying the system's configuration (part of the context cache key).
     """

@@ -2,7 +2,7 @@
 
 A *visible text run* is one text node of the input's ``<body>`` (an element's text or tail) outside the
 elements :data:`htmlrag.clean.DROP_WITH_CONTENT` and the elements hidden by their markup
-(:data:`htmlrag.clean.HIDDEN`, unless ``keep_hidden``), whitespace-normalised, and non-empty. The cleaned output's
+(:func:`htmlrag.clean.is_hidden`, unless ``keep_hidden``), whitespace-normalised, and non-empty. The cleaned output's
 text is the concatenation of all its text nodes, whitespace-normalised. The check passes when the runs are
 found in that text one after another (each search starts where the previous match ended).
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import lxml.etree as etree
 
-from htmlrag.clean import DROP_WITH_CONTENT, HIDDEN
+from htmlrag.clean import DROP_WITH_CONTENT, is_hidden
 from htmlrag.parse import parse_html
 from htmlrag.text import normalize_ws
 
@@ -26,14 +26,12 @@ def visible_text_runs(html: str | bytes, keep_hidden: bool = False) -> list[str]
     if root is None:
         return []
     runs: list[str] = []
-    hidden_els = [] if keep_hidden else HIDDEN(root)  # kept alive: their ids are looked up below
-    hidden = {id(e) for e in hidden_els}
     for body in root.iter("body"):
-        _collect(body, runs, hidden)
+        _collect(body, runs, keep_hidden)
     return runs
 
 
-def _collect(body: etree._Element, runs: list[str], hidden: set[int]) -> None:
+def _collect(body: etree._Element, runs: list[str], keep_hidden: bool) -> None:
     # Iterative pre-order walk with an explicit stack: pages can nest thousands of levels deep.
     stack: list[tuple[etree._Element, bool]] = [(body, False)]
     while stack:
@@ -42,7 +40,7 @@ def _collect(body: etree._Element, runs: list[str], hidden: set[int]) -> None:
             if el.tail and (t := normalize_ws(el.tail)):
                 runs.append(t)
             continue
-        if isinstance(el.tag, str) and el.tag not in _HIDDEN and id(el) not in hidden:
+        if isinstance(el.tag, str) and el.tag not in _HIDDEN and (keep_hidden or not is_hidden(el)):
             if el.text and (t := normalize_ws(el.text)):
                 runs.append(t)
             children = list(el)
@@ -75,7 +73,7 @@ class LosslessReport:
 
 def check_lossless(original: str | bytes, cleaned: str, keep_hidden: bool = False) -> LosslessReport:
     """Check that every visible text run of ``original`` appears in ``cleaned``'s text, in order
-    (``keep_hidden``: text in :data:`htmlrag.clean.HIDDEN` elements counts as visible too)."""
+    (``keep_hidden``: text in :func:`htmlrag.clean.is_hidden` elements counts as visible too)."""
     runs = visible_text_runs(original, keep_hidden)
     text = output_text(cleaned)
     pos = 0

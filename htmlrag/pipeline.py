@@ -77,7 +77,7 @@ class HtmlRagPipeline:
         keep_stages: keep the cleaned pages' HTML in ``stages["cleaned"]`` (always with ``count_stages``);
             off, the cleaned pages are not serialised when nothing else needs them (the first ranker reads
             the cleaned trees): ~3% of a BM25 run; the CLI turns it off.
-        keep_hidden: cleaning keeps text hidden by markup (:data:`htmlrag.clean.HIDDEN`; dropped by default).
+        keep_hidden: cleaning keeps text hidden by markup (:func:`htmlrag.clean.is_hidden`; dropped by default).
     """
 
     def __init__(
