@@ -33,7 +33,7 @@ import lxml.etree as etree
 
 from htmlrag.errors import InputError
 from htmlrag.parse import parse_html
-from htmlrag.text import _CJK_CHAR
+from htmlrag.text import has_cjk
 
 #: Elements removed together with their content.
 DROP_WITH_CONTENT: tuple[str, ...] = (
@@ -249,7 +249,7 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
     drop_hidden = not keep_hidden
     # CJK text makes the counts invalid (the block tree counts each CJK character): looked for in each text
     # while counting, until found (a non-ASCII test first: most texts are ASCII).
-    look, cjk_search = counting, _CJK_CHAR.search
+    look = counting
     for el in reversed(elements):
         tag = el.tag
         attrib = el.attrib
@@ -267,7 +267,7 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
                 if tag == "img" and "alt" in kept:
                     alt_image = True
                     alt_words = len(kept["alt"].split())
-                    if look and not kept["alt"].isascii() and cjk_search(kept["alt"]):
+                    if look and not kept["alt"].isascii() and has_cjk(kept["alt"]):
                         look = False
             attrib.clear()
         parent = el.getparent()
@@ -275,7 +275,7 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
             _normalise_root(el, inline, pre_text)
             if counting:
                 counts[eid] = len((el.text or "").split()) + inner.get(eid, 0)
-                if look and el.text and not el.text.isascii() and cjk_search(el.text):
+                if look and el.text and not el.text.isascii() and has_cjk(el.text):
                     look = False
             continue
         if tag in breaks:
@@ -290,7 +290,7 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
         if text:
             if in_pre:
                 text_words = len(text.split()) if counting else 0
-                if look and not text.isascii() and cjk_search(text):
+                if look and not text.isascii() and has_cjk(text):
                     look = False
             elif text.isspace():
                 text = None
@@ -299,7 +299,7 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
                 lead, trail = text[0].isspace(), text[-1].isspace()
                 words = text.split()
                 text_words = len(words)
-                if look and not text.isascii() and cjk_search(text):
+                if look and not text.isascii() and has_cjk(text):
                     look = False
                 text = " ".join(words)
                 if lead and not block:
@@ -321,7 +321,7 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
         if tail:
             if tail_in_pre:
                 tail_words = len(tail.split()) if counting else 0
-                if look and not tail.isascii() and cjk_search(tail):
+                if look and not tail.isascii() and has_cjk(tail):
                     look = False
             else:
                 if tail.isspace():
@@ -330,7 +330,7 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
                     lead, trail = tail[0].isspace(), tail[-1].isspace()
                     words = tail.split()
                     tail_words = len(words)
-                    if look and not tail.isascii() and cjk_search(tail):
+                    if look and not tail.isascii() and has_cjk(tail):
                         look = False
                     tail = " ".join(words)
                     if lead and not block:

@@ -205,10 +205,14 @@ def _materialise_blocks(roots: Sequence[etree._Element | None], page_blocks: Seq
         if root is None:
             pages.append("")
             continue
-        root = clean_tree(root)
-        has_content = len(root) or (root.text or "").strip()
-        pages.append(serialize(root) if has_content else "")
+        pages.append(_finish_page(root))
     return pages
+
+
+def _finish_page(root: etree._Element) -> str:
+    """A pruned page copy, cleaned (elements left empty go, wrappers unwrap) and serialised; ``""`` if empty."""
+    root = clean_tree(root)
+    return serialize(root) if len(root) or (root.text or "").strip() else ""
 
 
 def _pruned_copy(root0: etree._Element, blocks: Sequence[Block], kept: set[int]) -> etree._Element | None:
@@ -320,9 +324,7 @@ def _materialise_by_removal(roots: Sequence[etree._Element | None], page_blocks:
         if root is None:
             pages.append("")
             continue
-        root = clean_tree(root)
-        has_content = len(root) or (root.text or "").strip()
-        pages.append(serialize(root) if has_content else "")
+        pages.append(_finish_page(root))
     return pages
 
 
