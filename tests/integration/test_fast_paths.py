@@ -14,6 +14,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from htmlrag import build_block_tree, clean_html
 from htmlrag.blocktree import _word_counts
@@ -164,3 +166,14 @@ def test_pipeline_cache_does_not_keep_every_element_alive(questions):
     assert cleaned and all(v[2] is None or (v[2].by_id is None and not v[2].alive) for v in cleaned)
     again = pipe.run(questions[0]["question"], questions[0]["pages"])  # trees come from the cache
     assert again.context == first.context
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=60))
+def test_ascii_word_split_equals_the_unicode_word_class(text):
+    # ASCII texts skip NFKC and match [a-z0-9]+ after lower-casing: the same words as [^\W_]+ (underscore,
+    # punctuation and control characters separate words in both)
+    from htmlrag.rankers.bm25 import _PLAIN, _split
+
+    assert _split(text) == ([], _PLAIN.findall(text.lower()))
+    assert _split(text + "\u00e9") == ([], _PLAIN.findall((text + "\u00e9").lower()))  # the non-ASCII path
