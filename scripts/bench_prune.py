@@ -147,13 +147,8 @@ def speed_ours(args, kind: str, budget: int, sub: list[dict], ranker, tok, max_w
     slower: every part that walks lxml trees slows (parsing alone 7.1 -> 9.9 ms per question at 512 tokens),
     consistent with a large, fragmented heap; importing ``scipy`` or ``pandas`` after the retention rows is
     enough, either one alone is not. ``same`` measures here (the earlier behaviour)."""
-    pack = not args.no_pack
     if args.speed_process == "same":
-        cold = run_ours(sub, ranker, budget, tok, max_words, "html", pack, repeats=args.repeats,
-                        split_to_fill=args.split_to_fill)[:3]
-        warm = run_ours(sub, ranker, budget, tok, max_words, "html", pack, warm=True, repeats=args.repeats,
-                        split_to_fill=args.split_to_fill)[:3]
-        return list(cold), list(warm)
+        return _speed_here(args, budget, sub, ranker, tok, max_words)
     cmd = [sys.executable, str(Path(__file__).resolve()), "--speed-worker", "--rankers", kind,
            "--budgets", str(budget), "--limit", str(len(sub))]
     for name in _WORKER_OPTIONS:
@@ -165,16 +160,20 @@ def speed_ours(args, kind: str, budget: int, sub: list[dict], ranker, tok, max_w
     return res["cold"], res["warm"]
 
 
+def _speed_here(args, budget: int, sub: list[dict], ranker, tok, max_words: int):
+    """Our cold and warm speed rows, measured in this process."""
+    pack = not args.no_pack
+    cold, warm = (run_ours(sub, ranker, budget, tok, max_words, "html", pack, warm=w, repeats=args.repeats,
+                           split_to_fill=args.split_to_fill)[:3] for w in (False, True))
+    return list(cold), list(warm)
+
+
 def _speed_worker(args) -> None:
     """The fresh process of :func:`speed_ours`: prints one JSON line ``{"cold": [...], "warm": [...]}``."""
     kind = args.rankers
-    budget = int(args.budgets)
-    items = load_items(Path(args.data), args.limit)
-    tok = load_tokenizer()
-    ranker = make_ranker(kind, args)
     mw = args.max_words if kind == "bm25" else args.embed_max_words
-    args.speed_process = "same"
-    cold, warm = speed_ours(args, kind, budget, items, ranker, tok, mw)
+    items = load_items(Path(args.data), args.limit)
+    cold, warm = _speed_here(args, int(args.budgets), items, make_ranker(kind, args), load_tokenizer(), mw)
     print(json.dumps({"cold": cold, "warm": warm}), flush=True)
 
 
