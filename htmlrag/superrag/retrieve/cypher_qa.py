@@ -65,8 +65,7 @@ class CypherRetriever:
         prompt = CYPHER_PROMPT.format(k=k, schema=schema_text(), scope=scope, question=question)
         query = extract_cypher(self.writer(prompt))
         self.last_query = query
-        check_read_only(query)
-        rows = self.corpus.store.query(query)[: max(k, 1) * 5]
+        rows = self.corpus.store.query(check_read_only(query))[: max(k, 1) * 5]
         ids = [str(r["id"]) for r in rows if r.get("id") is not None]
         nodes = self.corpus.nodes(ids)
         out: list[Evidence] = []
