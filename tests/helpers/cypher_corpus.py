@@ -175,6 +175,8 @@ HANDWRITTEN = [
     "MATCH (n) RETURN n.id AS id HINT (n)",
     "(n) RETURN n",
     "RETURN " + "(" * 80 + "1" + ")" * 80 + " AS deep",
+    "RETURN " + "[" * 3000 + "1" + "]" * 3000 + " AS deeper",
+    "MATCH (n) RETURN n.id AS id" + " " * 20_000,
 ]
 
 

@@ -58,6 +58,10 @@ DENIED: dict[str, str] = {
 }
 
 
+#: Longer queries are refused (a model's query is a few hundred characters).
+MAX_QUERY_CHARS = 20_000
+
+
 class GraphQueryError(HtmlRagError):
     """The database refused or failed an accepted query (a misspelt property, a type error): its message."""
 
@@ -72,12 +76,17 @@ def check_read_only(cypher: str) -> str:
     """
     if not isinstance(cypher, str) or not cypher.strip():
         raise RefusedQueryError("refused: empty query")
+    if len(cypher) > MAX_QUERY_CHARS:
+        raise RefusedQueryError(f"refused: query of {len(cypher)} characters (at most {MAX_QUERY_CHARS})")
     tokens = tokenize(cypher)
     for t in tokens:
         if t.kind == "word" and t.upper in DENIED:
             raise RefusedQueryError(f"refused: {t.upper} at offset {t.pos} {DENIED[t.upper]}; read-only queries "
                                     f"may use only {', '.join(READ_CLAUSES)} and allowed functions")
-    Recognizer(tokens).query()
+    try:
+        Recognizer(tokens).query()
+    except RecursionError as exc:
+        raise RefusedQueryError("refused: query nested too deeply") from exc
     if tokens and tokens[-1].kind == "op" and tokens[-1].text == ";":
         tokens = tokens[:-1]
     return canonical(tokens)
