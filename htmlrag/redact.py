@@ -81,7 +81,7 @@ def _pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
             prefixes = "|".join(re.escape(s[:k]) for k in range(len(s) - 1, 7, -1))
             suffixes = "|".join(re.escape(s[-k:]) for k in range(len(s) - 1, 7, -1))
             parts.append(rf"(?:{prefixes})(?=$|['\"\n…]|\.\.\.)")
-            parts.append(rf"(?:^|(?<=['\"\s…]))(?:{suffixes})")
+            parts.append(rf"(?:^|(?<=[.'\"\s…]))(?:{suffixes})")
     return re.compile("|".join(parts))
 
 
