@@ -63,10 +63,7 @@ def clone_env(clone: Path) -> dict[str, str]:
 
 
 def run_block(block: Block, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    if block.lang == "python":
-        cmd = [str(BIN / "python"), "-"]
-    else:
-        cmd = ["bash", "-e", "-o", "pipefail", "-s"]
+    cmd = [str(BIN / "python"), "-"] if block.lang == "python" else ["bash", "-e", "-o", "pipefail", "-s"]
     return subprocess.run(cmd, input=block.code, cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=BLOCK_TIMEOUT_S)
 
