@@ -31,6 +31,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from eval.schemas import CONF_DIR, register_configs
+from htmlrag.errors import HtmlRagError
 
 log = logging.getLogger("htmlrag-bench")
 
@@ -84,7 +85,7 @@ def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]
     return summary
 
 
-class RunFailedError(Exception):
+class RunFailedError(HtmlRagError):
     """Some examples failed and ``run.allow_failures`` is off (the results are written all the same)."""
 
 
@@ -189,12 +190,11 @@ def _wandb(cfg: DictConfig, summary: dict[str, Any]) -> None:
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _hydra_main(cfg: DictConfig) -> float | None:
-    from htmlrag.errors import HtmlRagError
     from htmlrag.redact import redact
 
     try:
         return run(cfg)
-    except (HtmlRagError, RunFailedError) as exc:  # a clear message, no traceback; secrets redacted
+    except HtmlRagError as exc:  # a clear message, no traceback; secrets redacted
         log.error("%s", exc)
         print(f"htmlrag-bench: error: {redact(exc)}", file=sys.stderr)
         sys.exit(1)
