@@ -176,7 +176,7 @@ HANDWRITTEN = [
     "(n) RETURN n",
     "RETURN " + "(" * 80 + "1" + ")" * 80 + " AS deep",
     "RETURN " + "[" * 3000 + "1" + "]" * 3000 + " AS deeper",
-    "MATCH (n) RETURN n.id AS id" + " " * 20_000,
+    "MATCH (n) RETURN n.id AS id /*" + "x" * 20_000 + "*/",
 ]
 
 
