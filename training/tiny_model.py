@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerFast
 
-#: Architectures :func:`tiny_causal_lm` can build.
-ARCHS = ("llama", "phi3", "qwen2")
+#: Architectures :func:`tiny_causal_lm` can build. ``gemma3`` (Gemma 3 text) alternates a sliding-window layer
+#: (window :data:`TINY_SLIDING_WINDOW` tokens, shorter than test prompts) with a full-attention layer.
+ARCHS = ("llama", "phi3", "qwen2", "gemma3")
+TINY_SLIDING_WINDOW = 8
 
 #: A Phi-3-style chat template: ``<s><|user|>\n{content}<|end|>\n<|assistant|>\n``.
 CHAT_TEMPLATE = (
@@ -102,7 +104,7 @@ def tiny_config(arch: str, tokenizer: Any, *, max_position_embeddings: int = 409
     ``initializer_range`` is 0.2 (not the usual 0.02) so that random logits differ by whole nats and score
     comparisons in tests are not trivially satisfied by near-uniform distributions.
     """
-    from transformers import LlamaConfig, Phi3Config, Qwen2Config
+    from transformers import Gemma3TextConfig, LlamaConfig, Phi3Config, Qwen2Config
 
     common: dict[str, Any] = dict(
         vocab_size=len(tokenizer),
@@ -125,11 +127,15 @@ def tiny_config(arch: str, tokenizer: Any, *, max_position_embeddings: int = 409
         return Phi3Config(**common)
     if arch == "qwen2":
         return Qwen2Config(use_sliding_window=False, **common)
+    if arch == "gemma3":
+        common.setdefault("sliding_window", TINY_SLIDING_WINDOW)
+        common.setdefault("layer_types", ["sliding_attention", "full_attention"][: common["num_hidden_layers"]])
+        return Gemma3TextConfig(head_dim=16, query_pre_attn_scalar=16, **common)
     raise ValueError(f"unknown tiny architecture {arch!r}; expected one of {ARCHS}")
 
 
 def tiny_causal_lm(arch: str, tokenizer: Any, *, seed: int = 0, **config_overrides: Any) -> PreTrainedModel:
-    """A randomly initialised float32 causal LM of architecture ``arch`` (``llama``, ``phi3``, ``qwen2``), in eval mode."""
+    """A randomly initialised float32 causal LM of architecture ``arch`` (one of :data:`ARCHS`), in eval mode."""
     import torch
     from transformers import AutoModelForCausalLM
 
