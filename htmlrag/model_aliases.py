@@ -162,9 +162,15 @@ def convert_gguf(gguf_file: Path, out_dir: Path) -> None:
     except ImportError as exc:
         raise HtmlRagError("converting a GGUF model needs the package gguf (pip install 'htmlrag-bench[gemma]')"
                            ) from exc
+    from transformers import GgufConfig
+
     folder, name = str(gguf_file.parent), gguf_file.name
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    # dequantize=True: plain float32 weights and no quantizer left on the model (else it cannot be saved)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32,
+                                                 quantization_config=GgufConfig(gguf_file=name, dequantize=True))
+    if getattr(model, "hf_quantizer", None) is not None:
+        raise HtmlRagError(f"{gguf_file}: transformers kept the GGUF weights quantized; cannot save a float copy")
     model.save_pretrained(str(out_dir))
     tokenizer.save_pretrained(str(out_dir))
 
