@@ -223,6 +223,7 @@ def _convert_into(spec: GgufModel, version: str, target: Path, converter: Conver
         marker = {"alias": spec.alias, "package": spec.package, "version": version, "upstream": spec.upstream,
                   "licence": spec.licence, "seconds": round(time.perf_counter() - start, 1)}
         (out / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        _share(out)
         if target.exists():  # stale (older package version or incomplete): replaced as a whole
             stale = target.parent / f".{spec.alias}-stale-{os.getpid()}"
             os.replace(target, stale)
@@ -236,6 +237,15 @@ def _convert_into(spec: GgufModel, version: str, target: Path, converter: Conver
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     log.info("model %s ready in %.0f s: %s", spec.alias, time.perf_counter() - start, target)
+
+
+def _share(folder: Path) -> None:
+    """Give the folder and its files the usual permissions (temporary folders and some writers use 0700/0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    folder.chmod(0o777 & ~umask)
+    for f in folder.iterdir():
+        f.chmod((0o777 if f.is_dir() else 0o666) & ~umask)
 
 
 def resolve_model(name_or_path: str) -> str:
