@@ -175,7 +175,7 @@ def convert_gguf(gguf_file: Path, out_dir: Path) -> None:
     tokenizer.save_pretrained(str(out_dir))
 
 
-def _lock(path: Path):  # noqa: ANN202 - a filelock.FileLock
+def _lock(path: Path):  # returns a filelock.FileLock
     from filelock import FileLock
 
     return FileLock(str(path))

@@ -33,9 +33,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from htmlrag.blocktree import build_block_tree
 from htmlrag.errors import HtmlRagError
 from training.data import write_buckets, write_jsonl
-from htmlrag.blocktree import build_block_tree
 from training.samples import ANSWER_FORMATS, BUCKETS, OVERLENGTH, VARIANTS, BuildSettings, build_samples
 from training.split import HELDOUT_FRACTION, SPLITS, in_split
 

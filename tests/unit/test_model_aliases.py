@@ -108,7 +108,7 @@ def test_failed_conversion_leaves_nothing(fake, monkeypatch: pytest.MonkeyPatch)
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(ma, "convert_gguf", broken)
-    with pytest.raises(HtmlRagError, match="fake-tiny.*disk full"):
+    with pytest.raises(HtmlRagError, match=r"fake-tiny.*disk full"):
         ma.resolve_model("fake-tiny")
     assert [p.name for p in (tmp_path / "cache").iterdir()] == ["fake-tiny.lock"]
 
