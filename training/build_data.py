@@ -46,7 +46,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="htmlrag-train-data", description=__doc__.split("\n\n")[0])
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--wtq", type=Path, help="a WTQ-HTML folder (questions.jsonl + page/)")
-    src.add_argument("--pages", type=Path, help="questions.jsonl rows {id, question, answers, pages} (file names)")
+    src.add_argument("--pages", type=Path, help="a questions.jsonl of rows {id, question, answers: [...], pages: "
+                     "[file names relative to it]}, as data/pages/questions.jsonl")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--name", default=None, help="file name prefix (default: the source folder's name)")
     p.add_argument("--tokenizer", default=None, help="tokenizer for lengths (default: offline Mistral-7B)")
