@@ -3,8 +3,8 @@ held-out WTQ-HTML questions, two-step pruning, several final budgets, McNemar te
 
 For each question (``--split heldout`` of :mod:`training.split`: never used for training):
 
-1. the pages are cleaned and pruned by step 1 (``--step1``, MiniLM by default, 256-word blocks) to
-   ``--budget1`` tokens;
+1. the pages are cleaned and pruned by step 1 (``--step1``, BM25 by default, 256-word blocks) to
+   ``--budget1`` tokens (deterministic: every run sees the same step-1 pages);
 2. each step-2 ranker scores the 128-word blocks of the step-1 pages once (block trees without sibling packing
    for all rankers, so every ranker ranks the same blocks), and the pages are pruned to each ``--budgets``
    value by :func:`htmlrag.prune.prune_to_budget` (HTML);
@@ -12,7 +12,9 @@ For each question (``--split heldout`` of :mod:`training.split`: never used for 
    in the context's text).
 
 Budgets count tokens of ``--tokenizer`` (default the pruner's own, ``gemma3-270m``). Rows go to ``--out``
-(JSONL, one per question, appended as soon as a question is done, so a killed run resumes where it stopped);
+(JSONL, one per question, appended as soon as a question is done, so a killed run resumes where it stopped; a
+rerun with another ranker added scores only that ranker on the questions already done, and the last row of
+a question wins);
 the summary (retention per ranker and budget, exact McNemar tests of ``--ours`` against every other ranker)
 is printed and written next to it as ``<out>.summary.json``.
 
@@ -43,7 +45,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--split", default="heldout", choices=["heldout", "train", "all"])
     ap.add_argument("--limit", type=int, default=None, help="first N questions of the split")
     ap.add_argument("--tokenizer", default="gemma3-270m", help="budget tokenizer (alias, name or folder)")
-    ap.add_argument("--step1", choices=["minilm", "bm25"], default="minilm")
+    ap.add_argument("--step1", choices=["minilm", "bm25"], default="bm25")
     ap.add_argument("--budget1", type=int, default=3072)
     ap.add_argument("--budgets", type=int, nargs="+", default=[1024, 2048])
     ap.add_argument("--gen", action="append", default=[], metavar="NAME=MODEL",
@@ -93,19 +95,23 @@ def html_to_text(html: str) -> str:
     return convert(html, "text") if html.strip() else ""
 
 
-def question_row(ex: Any, rankers: dict[str, Any], step1: Any, args: argparse.Namespace, counter: Any) -> dict:
-    """Retention of every ranker at every budget for one question (plus step-1 retention and timings)."""
+def question_row(ex: Any, rankers: dict[str, Any], step1: Any, args: argparse.Namespace, counter: Any,
+                 row: dict | None = None) -> dict:
+    """Retention of every ranker at every budget for one question (plus step-1 retention and timings);
+    rankers already in ``row`` (an earlier run's) are not scored again."""
     from htmlrag.blocktree import build_block_tree
     from htmlrag.metrics import MetricInput, ref_em
     from htmlrag.prune import prune_to_budget
 
     pages = step1_pages(ex, step1, args.budget1, counter)
     text1 = html_to_text("\n".join(p for p in pages if p))
-    row: dict[str, Any] = {"id": ex.id, "question": ex.question, "answers": ex.answers,
-                           "step1_retained": ref_em(MetricInput(answers=ex.answers, context_text=text1)),
-                           "retained": {}, "seconds": {}, "gen_stats": {}}
+    row = row or {"id": ex.id, "question": ex.question, "answers": ex.answers, "retained": {}, "seconds": {},
+                  "gen_stats": {}}
+    row["step1_retained"] = ref_em(MetricInput(answers=ex.answers, context_text=text1))
     trees = [build_block_tree(p, 128, page=i) for i, p in enumerate(pages) if p]
     for name, ranker in rankers.items():
+        if name in row["seconds"] and all(f"{name}@{b}" in row["retained"] for b in args.budgets):
+            continue
         start = time.perf_counter()
         scores = ranker.score(ex.question, trees) if trees else []
         row["seconds"][name] = round(time.perf_counter() - start, 3)
@@ -179,9 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     log.info("%d %s questions, %d already done; rankers %s", len(items), args.split, len(done), list(rankers))
     with open(args.out, "a", encoding="utf-8") as fh:
         for ex in tqdm(items, desc="questions", unit="q"):
-            if ex.id in done:
+            old = done.get(ex.id)
+            if old is not None and all(n in old["seconds"] for n in rankers):
                 continue
-            row = question_row(ex, rankers, step1, args, counter)
+            row = question_row(ex, rankers, step1, args, counter, old)
             fh.write(json.dumps(row) + "\n")
             fh.flush()
             done[ex.id] = row
