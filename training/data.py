@@ -116,8 +116,8 @@ def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
         else:
             found = [p] if p.is_file() else []
         if not found:
-            raise TrainDataError(f"training data: {raw!s} matches no sample file (expected .jsonl files, .json files "
-                                 "holding a list, or a folder of them)")
+            raise TrainDataError(f"training data: {raw!s} matches no file of samples (expected .jsonl files, .json "
+                                 "files holding a list, or a folder of them)")
         out.extend(found)
     return out
 

@@ -53,12 +53,12 @@ def test_token_tree_is_exact_beyond_the_sliding_window(gemma):
 
     model, tok = gemma
     assert model.config.sliding_window < 1000
-    rows = "".join(f"<tr><td>{1990 + i}</td><td>Player {i}</td><td>{i * 7} goals</td></tr>" for i in range(60))
-    html = (f"<html><body><h1>Seasons</h1><table>{rows}</table><div><p>Notes on the club.</p>"
+    para = " ".join(f"In {1990 + i} the club scored {i * 7} goals under coach number {i}." for i in range(16))
+    html = (f"<html><body><h1>Seasons</h1><div><p>{para}</p></div><div><p>{para.replace('club', 'team')}</p>"
             "<ul><li>Founded 1901</li><li>Stadium: North Park</li></ul></div></body></html>")
-    tree = build_block_tree(html, 24)
+    tree = build_block_tree(html, 200)  # a handful of blocks: one full forward per path stays affordable
     paths = tok([path_string(p) for p in block_paths([tree])], add_special_tokens=False)["input_ids"]
-    prompt = pruner_prompt_ids(tok, "Who scored 70 goals?", tree.html()).ids
+    prompt = pruner_prompt_ids(tok, "When did the club score 70 goals?", tree.html()).ids
     assert len(prompt) > model.config.sliding_window
     tt = TokenTree.build(paths)
     ref = naive_path_scores(model, prompt, paths)
