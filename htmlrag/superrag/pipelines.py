@@ -8,6 +8,8 @@
 * ``merge``: hybrid with cross-page merging along ``HAS_NEXT``.
 * ``rerank``: hybrid top-20 reranked (embedding cosine) to top-k.
 * ``full``: hybrid top-20 -> cross-page merge -> rerank to top-k -> self-reflection on tables/figures.
+* ``nonlayout``: the paper's setting 1 over the non-layout FlatChunks (fixed windows of each page's plain text,
+  built with ``CorpusConfig.flat_words``): hybrid top-20 -> cross-page merge -> rerank to top-k.
 * ``cypher``: a model writes a read-only Cypher query from the schema (needs ``cypher_writer``).
 """
 
@@ -22,7 +24,8 @@ from htmlrag.superrag.retrieve.expand import SelfReflection, TableFigureExpansio
 from htmlrag.superrag.retrieve.hybrid import HybridRetriever, TocRetriever
 from htmlrag.superrag.retrieve.merge import CrossPageMerge, EmbeddingReranker, Rerank
 
-RETRIEVERS = ("vector", "bm25", "hybrid", "toc", "tables", "reflect", "merge", "rerank", "full", "cypher")
+RETRIEVERS = ("vector", "bm25", "hybrid", "toc", "tables", "reflect", "merge", "rerank", "full", "nonlayout",
+              "cypher")
 
 
 class _Full:
@@ -55,6 +58,8 @@ def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer:
         return Rerank(HybridRetriever(corpus), EmbeddingReranker(corpus), pool=20)
     if name == "full":
         return _Full(corpus, reader)
+    if name == "nonlayout":
+        return Rerank(CrossPageMerge(corpus, HybridRetriever(corpus, nodes="flat")), EmbeddingReranker(corpus), pool=20)
     if name == "cypher":
         if cypher_writer is None:
             raise HtmlRagError("the cypher retriever needs a cypher_writer (a model, or a fixed query)")

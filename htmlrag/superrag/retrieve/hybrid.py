@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from htmlrag.superrag.graph import cypher
-from htmlrag.superrag.graph.schema import CONTENT, TITLED
+from htmlrag.superrag.graph.schema import CONTENT, FLAT, TITLED
 from htmlrag.superrag.retrieve.evidence import Backend, Evidence, rrf, to_evidence
 
 
@@ -17,13 +17,18 @@ class HybridRetriever:
         candidates: hits taken from each of the two searches before fusion.
         rrf_k: the RRF constant (60, as in Cormack et al. 2009).
         use: ``("vector", "bm25")`` for hybrid, or one of them alone.
+        nodes: ``"layout"`` (SectionChunk, TableChunk, Figure) or ``"flat"`` (the non-layout baseline's
+            FlatChunks, built with ``CorpusConfig.flat_words``).
     """
 
     name = "hybrid"
 
     def __init__(self, corpus: Backend, *, candidates: int = 50, rrf_k: int = 60,
-                 use: Sequence[str] = ("vector", "bm25")) -> None:
+                 use: Sequence[str] = ("vector", "bm25"), nodes: str = "layout") -> None:
         self.corpus, self.candidates, self.rrf_k, self.use = corpus, candidates, rrf_k, tuple(use)
+        if nodes not in ("layout", "flat"):
+            raise ValueError(f"nodes must be 'layout' or 'flat', not {nodes!r}")
+        self.collection, self.kinds = ("content", CONTENT) if nodes == "layout" else ("flat", FLAT)
         if len(self.use) == 1:
             self.name = self.use[0]
 
@@ -32,11 +37,12 @@ class HybridRetriever:
         lists: list[list[str]] = []
         raw: dict[str, float] = {}
         if "vector" in self.use:
-            hits = self.corpus.vectors.search("content", self.corpus.embed_query(question), self.candidates, doc_ids)
+            hits = self.corpus.vectors.search(self.collection, self.corpus.embed_query(question), self.candidates,
+                                              doc_ids)
             lists.append([i for i, _ in hits])
             raw.update(hits)
         if "bm25" in self.use:
-            hits = self.corpus.fulltext.search(question, self.candidates, doc_ids, CONTENT)
+            hits = self.corpus.fulltext.search(question, self.candidates, doc_ids, self.kinds)
             lists.append([i for i, _ in hits])
             raw.update(hits)
         if len(lists) == 1:

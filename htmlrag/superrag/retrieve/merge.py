@@ -1,6 +1,6 @@
 """Cross-page merging along ``HAS_NEXT``, and reranking from top-20 to top-10.
 
-Merging: a retrieved SectionChunk whose ``HAS_NEXT`` successor starts on a later page and whose text does
+Merging: a retrieved SectionChunk (or FlatChunk) whose ``HAS_NEXT`` successor starts on a later page and whose text does
 not end a sentence (``.``, ``!``, ``?``, ``:`` or a closing quote/bracket after one) gets the successor's
 text appended (the paragraph ran over the page break); a Table whose ``HAS_NEXT`` table continues on the
 next page gets its rows appended. Pages and ``merged`` record what was joined. Order and scores are kept.
@@ -27,7 +27,7 @@ class CrossPageMerge:
         self.corpus, self.base, self.name = corpus, base, "merge"
 
     def merge(self, evidence: Sequence[Evidence]) -> list[Evidence]:
-        ids = [e.node_id for e in evidence if e.kind in ("SectionChunk", "Table")]
+        ids = [e.node_id for e in evidence if e.kind in ("SectionChunk", "FlatChunk", "Table")]
         nxt = {r["source"]: r["id"] for r in self.corpus.store.query(cypher.NEXT_OF, {"ids": ids})} if ids else {}
         rows = self.corpus.nodes(list(nxt.values()))
         out: list[Evidence] = []
@@ -36,11 +36,12 @@ class CrossPageMerge:
             if n is None or not e.pages or int(n["page_start"]) <= e.pages[-1]:
                 out.append(e)
                 continue
-            if e.kind == "SectionChunk" and _ENDS.search(e.text):
+            text = e.kind != "Table"
+            if text and _ENDS.search(e.text):
                 out.append(e)
                 continue
             pages = tuple(sorted(set(e.pages) | set(range(int(n["page_start"]), int(n["page_end"]) + 1))))
-            out.append(replace(e, text=f"{e.text} {n['text']}" if e.kind == "SectionChunk" else f"{e.text}\n{n['text']}",
+            out.append(replace(e, text=f"{e.text} {n['text']}" if text else f"{e.text}\n{n['text']}",
                                html=e.html + (n.get("html") or "") if e.kind == "Table" else e.html,
                                pages=pages, merged=(*e.merged, n["id"])))
         return out
