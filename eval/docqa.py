@@ -120,9 +120,11 @@ def graph_system(cfg: DictConfig, name: str, spec: dict[str, Any], graph: dict[s
     setting = GraphSetting(**graph)
     handle = corpus_handle(cfg)
     fmt = str(spec["fmt"])
+    toc_llm = setting.toc and setting.toc_select == "reader"
     pipe = GraphContextPipeline(handle, setting, tokenizer, budget=int(spec["budget"]), fmt=fmt,
-                                reader=_reflect_reader(cfg, mode, cache_dir))
-    reader_id = _plain(cfg.reader) if mode == "reader" else mode
+                                reader=_reflect_reader(cfg, mode, cache_dir),
+                                toc_reader=_reflect_reader(cfg, "reader", cache_dir) if toc_llm else None)
+    reader_id = _plain(cfg.reader) if mode == "reader" or toc_llm else mode
     fp = content_key("graph", graph, mode, reader_id, spec["budget"], fmt, _plain(cfg.docqa.corpus),
                      superrag_fingerprint(), cfg.pruner.tokenizer)
     return System(name=name, pipeline=pipe, clean=False, fmt=fmt, fingerprint=fp)

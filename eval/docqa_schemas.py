@@ -80,9 +80,14 @@ DATASET_SCHEMAS: dict[str, Any] = {"sec10q_schema": Sec10qDataset, "docbench_sch
 class GraphSystemConfig:
     """A SuperRAG retrieval setting (:class:`htmlrag.superrag.settings.GraphSetting`), used as a baseline's
     ``graph`` entry. ``reflect_reader``: ``keyword`` (deterministic heuristic, no model) or ``reader`` (the run's
-    reader model answers the self-reflection question)."""
+    reader model answers the self-reflection question). ``flat``: search the non-layout FlatChunks (fixed windows
+    of each page's plain text; the paper's setting 1) instead of the layout graph's chunks. ``toc_select``:
+    ``similarity`` (section titles vs the question) or ``reader`` (the run's reader model picks sections from
+    the contents: the paper's few-shot ToC prompt)."""
 
+    flat: bool = False
     toc: bool = False
+    toc_select: str = "similarity"
     expand: bool = False
     reflect: bool = False
     reflect_reader: str = "keyword"
@@ -100,7 +105,12 @@ class CorpusSchema:
 
     embedding_model: str = MINILM
     chunk_words: int = 150
+    min_chunk_words: int = 75
     table_rows: int = 15
+    flat_words: int = 150
+    company: str | None = None
+    companies: dict[str, str] = field(default_factory=dict)
+    company_metadata: str | None = None
     knn_k: int = 3
     knn_metric: str = "cosine"
     stems_per_node: int = 5

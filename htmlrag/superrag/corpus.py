@@ -61,6 +61,9 @@ class CorpusConfig:
         companies: file-name glob -> company (``{"*AAPL*": "Apple Inc."}``); the first match wins.
         company_metadata: a PDF info field (``author``, ``subject``, ...) holding the company's name, used
             for documents no glob matched.
+        figure_model: a vision-language model that describes every figure (:mod:`~htmlrag.superrag.figdesc`)
+            through the OpenAI-compatible endpoint at ``$<figure_base_url_env>`` (key from
+            ``$<figure_api_key_env>``); None (default): no descriptions.
         knn_k: ``IS_SIMILAR`` neighbours per content node.
         knn_metric: ``cosine``, ``dot`` or ``l2``.
         stems_per_node: key stems per content node for ``HAS_STEM``.
@@ -81,6 +84,9 @@ class CorpusConfig:
     company: str | None = None
     companies: dict[str, str] = field(default_factory=dict)
     company_metadata: str | None = None
+    figure_model: str | None = None
+    figure_base_url_env: str = "OPENAI_BASE_URL"
+    figure_api_key_env: str = "OPENAI_API_KEY"
     knn_k: int = 3
     knn_metric: str = "cosine"
     stems_per_node: int = 5
@@ -177,16 +183,18 @@ class Corpus:
     def documents(self) -> list[dict[str, Any]]:
         return self.store.query(cypher.DOCUMENTS)
 
-    def retriever(self, name: str = "hybrid", *, reader: Any = None, cypher_writer: Any = None) -> Any:
+    def retriever(self, name: str = "hybrid", *, reader: Any = None, cypher_writer: Any = None,
+                  toc_reader: Any = None) -> Any:
         """A retriever by name; see :data:`htmlrag.superrag.pipelines.RETRIEVERS`."""
         from htmlrag.superrag.pipelines import make_retriever
 
-        return make_retriever(self, name, reader=reader, cypher_writer=cypher_writer)
+        return make_retriever(self, name, reader=reader, cypher_writer=cypher_writer, toc_reader=toc_reader)
 
     def retrieve(self, question: str, *, retriever: str = "hybrid", k: int = 10, doc_ids: Sequence[str] | None = None,
-                 reader: Any = None, cypher_writer: Any = None) -> list[Evidence]:
+                 reader: Any = None, cypher_writer: Any = None, toc_reader: Any = None) -> list[Evidence]:
         """Evidence for a question (node ids, pages, scores), best first."""
-        return self.retriever(retriever, reader=reader, cypher_writer=cypher_writer)(question, k, doc_ids)
+        return self.retriever(retriever, reader=reader, cypher_writer=cypher_writer,
+                              toc_reader=toc_reader)(question, k, doc_ids)
 
     # --- building ------------------------------------------------------------------------------------
     def add_pdf(self, path: str | Path, *, parse_options: Any = None, password: str | None = None,
@@ -202,6 +210,8 @@ class Corpus:
         t0 = time.perf_counter()
         try:
             doc = parsed if parsed is not None else parse_pdf(path, options=parse_options, password=password)
+            if self.config.figure_model:
+                doc = self.describer(doc, path)
             res.doc_id, res.title, res.pages, res.warnings = doc.doc_id, doc.title, doc.page_count, doc.warnings
             res.nodes, res.edges = self._write(doc)
         except HtmlRagError as exc:
@@ -213,6 +223,20 @@ class Corpus:
         if res.error:
             log.error("%s", res.error)
         return res
+
+    @property
+    def describer(self) -> Any:
+        """The figure describer of ``config.figure_model`` (replies cached in ``figures.sqlite``)."""
+        if getattr(self, "_describer", None) is None:
+            from htmlrag.readers.base import GenerationConfig
+            from htmlrag.readers.openai import OpenAIReader
+            from htmlrag.superrag.figdesc import FigureDescriber
+
+            c = self.config
+            reader = OpenAIReader(str(c.figure_model), window=8192, generation=GenerationConfig(max_new_tokens=300),
+                                  base_url_env=c.figure_base_url_env, api_key_env=c.figure_api_key_env)
+            self._describer = FigureDescriber(reader, self.folder / "figures.sqlite")
+        return self._describer
 
     def company_of(self, doc: Any) -> str | None:
         """The company a document belongs to (see :class:`CorpusConfig`), or None."""

@@ -2,7 +2,8 @@
 
 * ``vector``, ``bm25``: one search alone over content nodes.
 * ``hybrid``: vector + BM25 fused with RRF.
-* ``toc``: question vs section titles, then those sections' content.
+* ``toc``: question vs section titles, then those sections' content (with ``toc_reader``: a model picks the
+  sections from the contents, the paper's few-shot ToC prompt).
 * ``tables``: hybrid, plus the top-3 related tables/figures.
 * ``reflect``: hybrid; a reader decides whether the top-3 related tables/figures are added.
 * ``merge``: hybrid with cross-page merging along ``HAS_NEXT``.
@@ -21,7 +22,7 @@ from typing import Any
 from htmlrag.errors import HtmlRagError
 from htmlrag.superrag.retrieve.evidence import Evidence
 from htmlrag.superrag.retrieve.expand import SelfReflection, TableFigureExpansion
-from htmlrag.superrag.retrieve.hybrid import HybridRetriever, TocRetriever
+from htmlrag.superrag.retrieve.hybrid import HybridRetriever, LLMTocSelector, TocRetriever
 from htmlrag.superrag.retrieve.merge import CrossPageMerge, EmbeddingReranker, Rerank
 
 RETRIEVERS = ("vector", "bm25", "hybrid", "toc", "tables", "reflect", "merge", "rerank", "full", "nonlayout",
@@ -40,14 +41,15 @@ class _Full:
         return self.reflect(question, k, doc_ids)
 
 
-def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer: Any = None) -> Any:
+def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer: Any = None,
+                   toc_reader: Any = None) -> Any:
     """The retriever called ``name`` over ``corpus``; a callable ``(question, k=10, doc_ids=None)``."""
     if name in ("vector", "bm25"):
         return HybridRetriever(corpus, use=(name,))
     if name == "hybrid":
         return HybridRetriever(corpus)
     if name == "toc":
-        return TocRetriever(corpus)
+        return TocRetriever(corpus, selector=LLMTocSelector(corpus, toc_reader) if toc_reader is not None else None)
     if name == "tables":
         return TableFigureExpansion(corpus, HybridRetriever(corpus))
     if name == "reflect":
