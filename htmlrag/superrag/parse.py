@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from htmlrag.errors import InputError
 from htmlrag.superrag import figures as fig
 from htmlrag.superrag import headings as hd
 from htmlrag.superrag.furniture import find_furniture
@@ -48,6 +49,11 @@ class ParseOptions:
         toc_search_pages: ToC pages are looked for among this many first pages.
         min_figure_side: smallest figure side, in points.
         scanned_cover: a page without text whose images cover at least this share of it is "scanned".
+        ocr: ``"auto"``: read scanned pages with Tesseract when it is installed (:mod:`~htmlrag.superrag.ocr`),
+            else warn that their text is missing; ``"off"``: never; ``"require"``: raise when OCR is needed
+            but not installed.
+        ocr_dpi: rendering resolution for OCR.
+        ocr_lang: Tesseract language(s), e.g. ``"eng"`` or ``"eng+deu"``.
     """
 
     table_strategy: str = "lines"
@@ -58,6 +64,9 @@ class ParseOptions:
     toc_search_pages: int = 20
     min_figure_side: float = 30.0
     scanned_cover: float = 0.5
+    ocr: str = "auto"
+    ocr_dpi: int = 300
+    ocr_lang: str = "eng"
 
 
 @dataclass
@@ -101,8 +110,8 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
         cover = sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes) / max(w * h, 1.0)
         scanned = chars == 0 and cover >= opts.scanned_cover
         if scanned:
-            warnings.append(f"{name}: page {pno} has no text layer (scanned image); its text is missing "
-                            "(OCR is not enabled)")
+            lines = _ocr(page, pno, opts, name, warnings)
+            chars = sum(len(ln.text) for ln in lines)
         toc = i < opts.toc_search_pages and is_toc_page(lines, n_pages=doc.page_count)
         tables = [] if (scanned or not lines) else page_tables(page, pno, lines, strategy=opts.table_strategy)
         if toc:  # a ruled contents page is a table too: it is the ToC, not content
@@ -117,9 +126,35 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
         except Exception:  # pragma: no cover - broken label trees
             label = ""
         pages.append(_Page(PageInfo(pno, w, h, chars, scanned), lines, tables, figures, toc, label,
-                           plain=_plain_text(page)))
+                           plain="\n".join(ln.text for ln in lines) if scanned else _plain_text(page)))
         del page
     return pages
+
+
+def _ocr(page, pno: int, opts: ParseOptions, name: str, warnings: list[str]) -> list[Line]:
+    """Lines of a scanned page read by OCR, or none (with a warning naming the file and page)."""
+    from htmlrag.superrag.ocr import ocr_available, ocr_lines
+
+    if opts.ocr not in ("auto", "off", "require"):
+        raise InputError(f"ParseOptions.ocr must be 'auto', 'off' or 'require', not {opts.ocr!r}")
+    if opts.ocr == "off" or not ocr_available():
+        if opts.ocr == "require":
+            raise InputError(f"{name}: page {pno} has no text layer and OCR is not installed "
+                             "(apt-get install tesseract-ocr; pip install 'htmlrag-bench[ocr]')")
+        why = "OCR is off" if opts.ocr == "off" else \
+            "OCR is not installed: apt-get install tesseract-ocr; pip install 'htmlrag-bench[ocr]'"
+        warnings.append(f"{name}: page {pno} has no text layer (scanned image); its text is missing ({why})")
+        return []
+    try:
+        lines = ocr_lines(page, pno, dpi=opts.ocr_dpi, lang=opts.ocr_lang)
+    except Exception as exc:  # a Tesseract failure loses this page's text, not the document
+        warnings.append(f"{name}: page {pno} has no text layer and OCR failed ({exc}); its text is missing")
+        return []
+    if not lines:
+        warnings.append(f"{name}: page {pno} has no text layer (scanned image) and OCR found no text")
+    else:
+        log.info("%s: page %d read by OCR (%d lines)", name, pno, len(lines))
+    return lines
 
 
 def _plain_text(page) -> str:
@@ -165,7 +200,7 @@ def parse_pdf(
     finally:
         doc.close()
     if all(p.info.chars == 0 for p in pages):
-        warnings.append(f"{name}: no page has a text layer; nothing to index (OCR is not enabled)")
+        warnings.append(f"{name}: no page has a text layer or OCR text; nothing to index")
     for w in warnings:
         log.warning("%s", w)
 
