@@ -72,6 +72,10 @@ def corpus_handle(cfg: DictConfig) -> Any:
         model = settings["embedding_model"]
         embedder = (HashingEmbedder(int(model.split("-", 1)[1])) if model.startswith("hashing-")
                     else SentenceTransformerEmbedder(model, device=cfg.device))
+        if cfg.docqa.get("embedding_cache") and not model.startswith("hashing-"):
+            from htmlrag.superrag.embed import CachedEmbedder
+
+            embedder = CachedEmbedder(embedder, cfg.docqa.embedding_cache)
         _HANDLES[key] = CorpusHandle(folder, CorpusConfig(**settings), embedder=embedder,
                                      parse_cache=cfg.docqa.parse_cache)
     return _HANDLES[key]

@@ -111,6 +111,9 @@ class CorpusSchema:
     company: str | None = None
     companies: dict[str, str] = field(default_factory=dict)
     company_metadata: str | None = None
+    figure_model: str | None = None
+    figure_base_url_env: str = "OPENAI_BASE_URL"
+    figure_api_key_env: str = "OPENAI_API_KEY"
     knn_k: int = 3
     knn_metric: str = "cosine"
     stems_per_node: int = 5
@@ -129,12 +132,14 @@ class DocQAConfig:
 
     ``subsets``: example metadata keys (``type``, ``domain``, ``question_type``, ...); for each, one more
     table with a column group per value (``tables/by_<key>/``). ``pairwise``: paired t-tests between every two
-    systems, overall and per subset value (``tables/pairwise.md``).
+    systems, overall and per subset value (``tables/pairwise.md``). ``embedding_cache``: SQLite file of the graph
+    corpora's text embeddings (model + text -> vector), so a rebuilt corpus embeds only new texts; null: none.
     """
 
     corpus: CorpusSchema = field(default_factory=CorpusSchema)
     corpus_root: str = "${paths.cache}/superrag/corpora"
     parse_cache: str = "${paths.cache}/superrag"
+    embedding_cache: str | None = "${paths.cache}/superrag/embeddings.sqlite"
     subsets: list[str] = field(default_factory=list)
     pairwise: bool = False
 
