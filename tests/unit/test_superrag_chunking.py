@@ -32,7 +32,13 @@ def test_short_sections_run_on_into_the_next_with_their_heading() -> None:
     assert texts[0].startswith("a0") and "Revenue b0" in texts[0] and "Costs c0" in texts[0]
     assert chunks[0].section == 0 and len(chunks[0].words) == 10 + 1 + 10 + 1 + 100
     # that chunk holds min_words, so the Tax boundary closes it; Tax's 5 words end the document alone
+    assert chunks[0].more == [1, 2]  # it also holds the text of Revenue and Costs
     assert texts[1:] == ["d0 d1 d2 d3 d4"] and chunks[1].section == 3
+    g = document_graph(doc, min_chunk_words=50)
+    under = [(e["src"], e["dst"]) for (rel, a, b), es in g.edges.items() if rel == "IS_UNDER" and a == "SectionChunk"
+             for e in es]
+    assert under == [("acme-1:sectionchunk:1", "acme-1:mainsection:1"), ("acme-1:sectionchunk:1", "acme-1:section:1"),
+                     ("acme-1:sectionchunk:1", "acme-1:section:2"), ("acme-1:sectionchunk:2", "acme-1:section:3")]
     small = pack_chunks(doc, chunk_words=60, min_words=50)  # a full chunk is cut inside a section
     assert [len(c.words) for c in small] == [60, 60, 2 + 1 + 5] and small[1].section == 2  # 2 words run on
 

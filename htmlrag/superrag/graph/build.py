@@ -6,9 +6,10 @@ Chunking: body paragraphs are packed in reading order into SectionChunks of at m
 longer paragraph is cut at word boundaries). A section boundary closes the chunk being packed only when it
 already holds ``min_chunk_words`` words; a shorter one runs on into the next section, with that section's
 heading kept in its text (so a document cut into many small sections by its headings does not become many
-tiny chunks). Tables and figures between paragraphs do not close a chunk. A chunk hangs under the section it
-starts in, and its title is that section's title path (``Item 2 > Gross Margin``, up to 3 levels), which is
-embedded with its text.
+tiny chunks). Tables and figures between paragraphs do not close a chunk. A chunk hangs (``IS_UNDER``) under
+the section it starts in and under every later section whose text it holds, so each section still reaches
+its text; its title is the first section's title path (``Item 2 > Gross Margin``, up to 3 levels), embedded
+with its text.
 
 A table becomes a Table node (full HTML) and TableChunks of at most ``table_rows`` body rows, each repeating
 the table's heading rows (:func:`header_rows`: the leading rows without a value, e.g. "Three Months Ended" /
@@ -69,6 +70,7 @@ class _Chunk:
     ord: int
     words: list[str] = field(default_factory=list)
     pages: list[int] = field(default_factory=list)
+    more: list[int] = field(default_factory=list)  # later sections whose text it also holds
 
 
 def pack_chunks(doc: ParsedDocument, chunk_words: int, min_words: int) -> list[_Chunk]:
@@ -79,9 +81,10 @@ def pack_chunks(doc: ParsedDocument, chunk_words: int, min_words: int) -> list[_
         if cur is not None and len(cur.words) >= min_words:
             out.append(cur)
             cur = None
-        if cur is not None and sec.title:  # a short section's text runs on: keep the heading in the text
+        if cur is not None:  # a short section's text runs on: keep the heading in the text
             cur.words += sec.title.split()
             cur.pages.append(sec.page)
+            cur.more.append(si)
         for pos, item in enumerate(sec.items):
             if not isinstance(item, Paragraph):
                 continue
@@ -212,7 +215,8 @@ def _add_chunks(g: GraphDoc, chunks: list[_Chunk], doc: ParsedDocument, sec_ref:
         p0, p1 = min(ch.pages), max(ch.pages)
         g.add("SectionChunk", id=cid, title=paths[ch.section], text=" ".join(ch.words), page_start=p0,
               page_end=p1, ord=ch.ord, level=doc.sections[ch.section].level)
-        g.link("IS_UNDER", ("SectionChunk", cid), sec_ref[ch.section])
+        for si in dict.fromkeys([ch.section, *ch.more]):
+            g.link("IS_UNDER", ("SectionChunk", cid), sec_ref[si])
         for p in range(p0, p1 + 1):
             g.link("ON_PAGE", ("SectionChunk", cid), ("Page", f"{g.doc_id}:page:{p}"))
         if prev:
