@@ -93,6 +93,7 @@ class GraphSystemConfig:
     reflect_reader: str = "keyword"
     merge: bool = True
     rerank: bool = True
+    rerank_fuse: bool = False
     pool: int = 20
     k: int = 10
     expand_top: int = 3

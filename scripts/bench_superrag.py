@@ -154,7 +154,8 @@ def evaluate(folder: Path, pdfs: list[Path], retrievers: list[str], emb: Any, k:
                    "qtype": row["Question Type"].strip(), "recall": {}}
             rec["recall"]["flat"] = recall("", items, " \n ".join(c for _, c in sorted(cands, key=lambda x: -x[0])[:k]))
             for name in retrievers:
-                ev = corpus.retrieve(q, retriever=name, k=k, doc_ids=ids)
+                base, _, option = name.partition(":")  # "full:fuse": rerank fusing first-stage and cosine orders
+                ev = corpus.retrieve(q, retriever=base, k=k, doc_ids=ids, rerank_fuse=option == "fuse")
                 rec["recall"][name] = recall("", items, " \n ".join(f"{e.title}\n{e.text}" for e in ev))
             out.append(rec)
     return out

@@ -184,11 +184,12 @@ class Corpus:
         return self.store.query(cypher.DOCUMENTS)
 
     def retriever(self, name: str = "hybrid", *, reader: Any = None, cypher_writer: Any = None,
-                  toc_reader: Any = None) -> Any:
-        """A retriever by name; see :data:`htmlrag.superrag.pipelines.RETRIEVERS`."""
+                  toc_reader: Any = None, rerank_fuse: bool = False) -> Any:
+        """A retriever by name; see :func:`htmlrag.superrag.pipelines.make_retriever`."""
         from htmlrag.superrag.pipelines import make_retriever
 
-        return make_retriever(self, name, reader=reader, cypher_writer=cypher_writer, toc_reader=toc_reader)
+        return make_retriever(self, name, reader=reader, cypher_writer=cypher_writer, toc_reader=toc_reader,
+                              rerank_fuse=rerank_fuse)
 
     def retrieve(self, question: str, *, retriever: str = "hybrid", k: int = 10, doc_ids: Sequence[str] | None = None,
                  reader: Any = None, cypher_writer: Any = None, toc_reader: Any = None) -> list[Evidence]:

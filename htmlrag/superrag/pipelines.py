@@ -32,9 +32,9 @@ RETRIEVERS = ("vector", "bm25", "hybrid", "toc", "tables", "reflect", "merge", "
 class _Full:
     name = "full"
 
-    def __init__(self, corpus: Any, reader: Any) -> None:
+    def __init__(self, corpus: Any, reader: Any, rerank_fuse: bool = False) -> None:
         hybrid = HybridRetriever(corpus)
-        self.ranked = Rerank(CrossPageMerge(corpus, hybrid), EmbeddingReranker(corpus), pool=20)
+        self.ranked = Rerank(CrossPageMerge(corpus, hybrid), EmbeddingReranker(corpus, fuse=rerank_fuse), pool=20)
         self.reflect = SelfReflection(TableFigureExpansion(corpus, self.ranked), reader)
 
     def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
@@ -42,8 +42,11 @@ class _Full:
 
 
 def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer: Any = None,
-                   toc_reader: Any = None) -> Any:
-    """The retriever called ``name`` over ``corpus``; a callable ``(question, k=10, doc_ids=None)``."""
+                   toc_reader: Any = None, rerank_fuse: bool = False) -> Any:
+    """The retriever called ``name`` over ``corpus``; a callable ``(question, k=10, doc_ids=None)``.
+
+    ``rerank_fuse``: the reranking stages fuse the first-stage order with the embedding order
+    (:class:`~htmlrag.superrag.retrieve.merge.EmbeddingReranker`) instead of replacing it."""
     if name in ("vector", "bm25"):
         return HybridRetriever(corpus, use=(name,))
     if name == "hybrid":
@@ -57,11 +60,12 @@ def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer:
     if name == "merge":
         return CrossPageMerge(corpus, HybridRetriever(corpus))
     if name == "rerank":
-        return Rerank(HybridRetriever(corpus), EmbeddingReranker(corpus), pool=20)
+        return Rerank(HybridRetriever(corpus), EmbeddingReranker(corpus, fuse=rerank_fuse), pool=20)
     if name == "full":
-        return _Full(corpus, reader)
+        return _Full(corpus, reader, rerank_fuse)
     if name == "nonlayout":
-        return Rerank(CrossPageMerge(corpus, HybridRetriever(corpus, nodes="flat")), EmbeddingReranker(corpus), pool=20)
+        return Rerank(CrossPageMerge(corpus, HybridRetriever(corpus, nodes="flat")),
+                      EmbeddingReranker(corpus, fuse=rerank_fuse), pool=20)
     if name == "cypher":
         if cypher_writer is None:
             raise HtmlRagError("the cypher retriever needs a cypher_writer (a model, or a fixed query)")

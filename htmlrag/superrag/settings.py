@@ -8,7 +8,8 @@ A :class:`GraphSetting` switches the stages on and off; :func:`setting_retriever
    the paper's few-shot ToC prompt)
    (question vs section titles -> those sections' content), the two lists fused with RRF;
 2. ``merge``: cross-page merging along ``HAS_NEXT`` (a paragraph or table cut by a page break is joined);
-3. ``rerank``: ``pool`` (20) candidates re-scored by embedding cosine, the best ``k`` (10) kept;
+3. ``rerank``: ``pool`` (20) candidates re-scored by embedding cosine, the best ``k`` (10) kept (with
+   ``rerank_fuse``: ordered by RRF of the candidates' order and the cosine order);
 4. ``expand``: the ``expand_top`` (3) tables/figures most similar to the question among those related to the
    evidence (same section or page, the whole table of a table chunk) are appended;
 5. ``reflect``: step 4 is kept only when a reader, shown the candidate tables/figures' captions, answers
@@ -45,6 +46,7 @@ class GraphSetting:
     reflect: bool = False
     merge: bool = True
     rerank: bool = True
+    rerank_fuse: bool = False
     pool: int = 20
     k: int = 10
     expand_top: int = 3
@@ -91,7 +93,7 @@ def setting_retriever(corpus: Any, setting: GraphSetting, *, reader: Any = None,
     if setting.merge:
         base = CrossPageMerge(corpus, base)
     if setting.rerank:
-        base = Rerank(base, EmbeddingReranker(corpus), pool=setting.pool)
+        base = Rerank(base, EmbeddingReranker(corpus, fuse=setting.rerank_fuse), pool=setting.pool)
     if setting.expand:
         exp = TableFigureExpansion(corpus, base, top=setting.expand_top)
         return SelfReflection(exp, reader) if setting.reflect else exp

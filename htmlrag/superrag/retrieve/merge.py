@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from htmlrag.superrag.graph import cypher
-from htmlrag.superrag.retrieve.evidence import Backend, Evidence, encode_texts
+from htmlrag.superrag.retrieve.evidence import Backend, Evidence, encode_texts, rrf
 
 Retriever = Callable[..., list[Evidence]]
 _ENDS = re.compile(r"[.!?:][\"')\]”’]*\s*$")
@@ -55,18 +55,31 @@ class Reranker(Protocol):
 
 
 class EmbeddingReranker:
-    """Re-scores evidence by cosine(question, title + text) with the corpus's embedder; keeps the best ``k``."""
+    """Re-scores evidence by cosine(question, title + text) with the corpus's embedder; keeps the best ``k``.
 
-    def __init__(self, corpus: Backend) -> None:
-        self.corpus = corpus
+    Args:
+        corpus: the built corpus.
+        fuse: ``False``: order by the cosine alone (the first-stage order is dropped); ``True``: order by
+            reciprocal rank fusion of the first-stage order and the cosine order (constant ``rrf_k``), so
+            evidence that only the lexical search found is not pushed out by a second pass of the same
+            embedding model; the score is then the fused score.
+        rrf_k: the fusion constant.
+    """
+
+    def __init__(self, corpus: Backend, *, fuse: bool = False, rrf_k: int = 60) -> None:
+        self.corpus, self.fuse, self.rrf_k = corpus, fuse, rrf_k
 
     def rerank(self, question: str, evidence: Sequence[Evidence], k: int) -> list[Evidence]:
         if not evidence:
             return []
         vecs = encode_texts(self.corpus, [f"{e.title}\n{e.text}"[:4000] for e in evidence])
         sims = vecs @ self.corpus.embed_query(question)
-        order = sorted(range(len(evidence)), key=lambda i: -float(sims[i]))[:k]
-        return [replace(evidence[i], score=float(sims[i]), retriever=f"{evidence[i].retriever}+rerank") for i in order]
+        by_cos = sorted(range(len(evidence)), key=lambda i: -float(sims[i]))
+        if not self.fuse:
+            return [replace(evidence[i], score=float(sims[i]), retriever=f"{evidence[i].retriever}+rerank")
+                    for i in by_cos[:k]]
+        fused = rrf([[str(i) for i in range(len(evidence))], [str(i) for i in by_cos]], self.rrf_k)[:k]
+        return [replace(evidence[int(i)], score=s, retriever=f"{evidence[int(i)].retriever}+rerank") for i, s in fused]
 
 
 class Rerank:
