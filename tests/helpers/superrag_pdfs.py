@@ -179,7 +179,7 @@ def statement_pdf(path: Path, *, style: str = "unruled") -> tuple[Path, dict]:
             if not cell:
                 continue
             if style == "ruled":
-                page.draw_rect(pymupdf.Rect(x[c] - 4, y - 11, (x + (560,))[c + 1] - 4, y + 5), color=(0, 0, 0), width=0.5)
+                page.draw_rect(pymupdf.Rect(x[c] - 4, y - 11, (*x, 560)[c + 1] - 4, y + 5), color=(0, 0, 0), width=0.5)
             page.insert_text((x[c], y), cell, fontsize=9, fontname="hebo" if bold and c == 0 else "helv")
         y += 16
     head = "Note 1 - Revenue"
@@ -217,7 +217,7 @@ def _report_truth(folder: Path) -> tuple[Path, dict]:
     text, heads = ["Widget Annual Report"], ["Widget Annual Report"]
     for i in range(3):
         heads += [f"{i + 1} Chapter about topic {chr(65 + i)}", f"{i + 1}.1 Details of {chr(65 + i)}"]
-        text += heads[-2:] + [(LOREM * 3).strip() + f" Marker{i + 1}."]
+        text += [*heads[-2:], (LOREM * 3).strip() + f" Marker{i + 1}."]
         if i == 1:
             text += ["Table 1: Revenue by region", "Region Revenue Units", "North 1,234 56", "South 7,890 12"]
         if i == 2:

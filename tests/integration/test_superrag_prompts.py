@@ -81,7 +81,7 @@ def _chat(base_url_env: str = "STUB_BASE_URL"):
 
 @pytest.fixture(scope="module")
 def corpus(stub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    s, url = stub
+    url = stub[1]
     mp = pytest.MonkeyPatch()
     mp.setenv("STUB_BASE_URL", url)
     mp.setenv("STUB_KEY", KEY)
@@ -114,7 +114,6 @@ def test_figure_descriptions_are_cached(stub, corpus: Path, tmp_path: Path) -> N
     from htmlrag.superrag.figdesc import FigureDescriber
     from htmlrag.superrag.parse import parse_pdf
 
-    s, _ = stub
     reader = OpenAIReader("stub-vlm", base_url_env="STUB_BASE_URL", api_key_env="STUB_KEY", max_retries=0)
     describe = FigureDescriber(reader, tmp_path / "figs.sqlite")
     doc = parse_pdf(corpus / "report.pdf")
@@ -126,7 +125,7 @@ def test_figure_descriptions_are_cached(stub, corpus: Path, tmp_path: Path) -> N
 
 
 def test_toc_selection_prompt_picks_the_sections_the_model_names(stub, corpus: Path) -> None:
-    s, _ = stub
+    s = stub[0]
     with open_corpus(corpus / "db", embedder=HashingEmbedder()) as c:
         n = len(s.requests)
         ev = c.retrieve("What are the details of region B?", retriever="toc", k=5, toc_reader=_chat())
@@ -152,7 +151,7 @@ def test_chosen_lines_ignores_reasoning_bullets_and_page_suffixes() -> None:
 
 
 def test_cypher_prompt_has_the_papers_shape_and_an_empty_reply_runs_nothing(stub, corpus: Path) -> None:
-    s, _ = stub
+    s = stub[0]
     with open_corpus(corpus / "db", embedder=HashingEmbedder()) as c:
         doc = c.documents()[0]["id"]
         s.cypher = "none"

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-pymupdf = pytest.importorskip("pymupdf")
+pytest.importorskip("pymupdf")
+
+import pymupdf
 
 from htmlrag.superrag.ocr import ocr_available
 from htmlrag.superrag.parse import ParseOptions, parse_pdf
