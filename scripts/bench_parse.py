@@ -134,6 +134,7 @@ def main() -> int:
     ap.add_argument("--peer-python", default=os.environ.get("PARSE_PEER_PYTHON"),
                     help="Python of the peers' virtual environment")
     ap.add_argument("--peers", default=",".join(PEERS))
+    ap.add_argument("--sets", default="generated,docling", help="which file sets to score")
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR, format="%(message)s")
     peers = [p for p in args.peers.split(",") if p] if args.peer_python else []
@@ -141,9 +142,12 @@ def main() -> int:
     tables = {"ours": True, "pymupdf4llm": True, "pdfplumber": True}
     sets: list[tuple[str, dict[Path, dict[str, Any]]]] = []
     tmp = tempfile.TemporaryDirectory()
-    sets.append(("generated PDFs (truth: what was drawn)", generated(Path(tmp.name))))
+    if "generated" in args.sets:
+        sets.append(("generated PDFs (truth: what was drawn)", generated(Path(tmp.name))))
     folder = DATA / "docling"
-    if folder.exists() and args.peer_python:
+    if "docling" not in args.sets:
+        pass
+    elif folder.exists() and args.peer_python:
         pdfs = sorted(folder.glob("*.pdf"))
         rows = run_peer(args.peer_python, "truth", [folder / "groundtruth" / f"{p.stem}.json" for p in pdfs])
         truth = {p: rows[str(folder / "groundtruth" / f"{p.stem}.json")] for p in pdfs}

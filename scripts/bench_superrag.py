@@ -197,7 +197,7 @@ def bench_sec(args: argparse.Namespace) -> None:
     folder = build(pdfs, root, config, emb, root / "parsed")
     print(f"\n(b) sec-10-q: corpus {folder} ready in {time.perf_counter() - t0:.1f} s")
     recs = evaluate(folder, pdfs, retrievers, emb)
-    (root / "last_run.json").write_text(json.dumps(recs), encoding="utf-8")
+    (args.out or root / "last_run.json").write_text(json.dumps(recs), encoding="utf-8")
     report(recs, retrievers, f"all {len(recs)} questions")
     for company in COMPANIES:
         report([r for r in recs if r["company"] == company], retrievers, f"{company} questions ({company} filings)")
@@ -210,6 +210,7 @@ def main() -> int:
                     help="corpora (one per setting and code version), parse and embedding caches")
     ap.add_argument("--retrievers", default="vector,bm25,hybrid,toc,tables,merge,rerank,full,nonlayout")
     ap.add_argument("--vector-backend", default="numpy", help="numpy (exact, fast to open) or milvus-lite")
+    ap.add_argument("--out", type=Path, help="per-question recalls as JSON (default: <db>/last_run.json)")
     ap.add_argument("--chunk-words", type=int, default=150)
     ap.add_argument("--min-chunk-words", type=int, default=75)
     args = ap.parse_args()
