@@ -101,6 +101,8 @@ class CachedEmbedder:
         path: the SQLite file.
     """
 
+    STEP = 256  # texts embedded (and stored) per step
+
     def __init__(self, inner: Embedder, path: str | Path) -> None:
         from htmlrag.cache import SqliteCache
 
@@ -122,8 +124,9 @@ class CachedEmbedder:
             if v is not None:
                 found[k] = np.frombuffer(base64.b64decode(v), dtype=np.float32)
         todo = [k for k in text_of if k not in found]
-        if todo:
-            for k, v in zip(todo, self.inner.encode([text_of[k] for k in todo]), strict=True):
+        for s in range(0, len(todo), self.STEP):  # stored step by step: a killed run keeps what it embedded
+            part = todo[s : s + self.STEP]
+            for k, v in zip(part, self.inner.encode([text_of[k] for k in part]), strict=True):
                 found[k] = np.asarray(v, dtype=np.float32)
                 self._cache.put(k, base64.b64encode(found[k].tobytes()).decode("ascii"))
         if not texts:

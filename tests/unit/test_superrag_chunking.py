@@ -89,3 +89,26 @@ def test_sections_are_chained_by_has_next_and_documents_hang_under_their_company
     assert g.edges[("IS_UNDER", "Document", "Company")] == [{"src": "acme-1", "dst": "company:acme_corp", "score": 1.0}]
     assert ("IS_UNDER", "Document", "Corpus") not in g.edges
     assert ("IS_UNDER", "Document", "Corpus") in document_graph(doc).edges
+
+
+def test_cached_embedder_returns_the_inner_vectors_and_embeds_each_text_once(tmp_path) -> None:
+    import numpy as np
+
+    from htmlrag.superrag.embed import CachedEmbedder, HashingEmbedder
+
+    class Counting(HashingEmbedder):
+        calls: list[int] = []
+
+        def encode(self, texts):
+            self.calls.append(len(texts))
+            return super().encode(texts)
+
+    inner = Counting(64)
+    emb = CachedEmbedder(inner, tmp_path / "e.sqlite")
+    emb.STEP = 2
+    texts = ["net sales", "gross margin", "net sales", "cash", "debt"]
+    assert np.allclose(emb.encode(texts), HashingEmbedder(64).encode(texts))
+    assert inner.calls == [2, 2]  # 4 distinct texts, stored 2 at a time
+    again = CachedEmbedder(Counting(64), tmp_path / "e.sqlite")
+    assert np.allclose(again.encode(["cash", "net sales"]), HashingEmbedder(64).encode(["cash", "net sales"]))
+    assert inner.calls == [2, 2] and emb.name == "hashing-64" and emb.encode([]).shape == (0, 64)
