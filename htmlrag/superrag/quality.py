@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -70,6 +71,7 @@ def _size(n: _Node) -> int:
     return 1 + sum(_size(c) for c in n.children)
 
 
+@functools.lru_cache(maxsize=65536)
 def _levenshtein(a: str, b: str) -> int:
     prev = list(range(len(b) + 1))
     for i, ca in enumerate(a, start=1):
