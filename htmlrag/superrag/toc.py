@@ -67,14 +67,15 @@ def _toc_rows(lines: Sequence[Line]) -> tuple[list[tuple[float, str, str]], int,
 def is_toc_page(lines: Sequence[Line], *, min_rows: int = 5, n_pages: int | None = None) -> bool:
     """Whether a page's non-furniture lines look like a table of contents (see the module docstring).
 
-    ``n_pages``: the document's page count; arabic labels beyond it point nowhere, so a page with such labels
-    (a table of small amounts, say) is not a ToC."""
+    ``n_pages``: the document's page count; on a page that does not say "contents"/"index", arabic labels
+    beyond it point nowhere, so such a page (a table of small amounts, say) is not a ToC. A page that says
+    "contents" may point past the end (an excerpt of a longer document)."""
     found, n = toc_rows(lines)
     says = any(_CONTENTS.search(ln.text) for ln in lines[:40])
     need = 3 if says else min_rows
     nums = [int(lab) for _, _, lab in found if lab.isdigit()]
     steady = sum(b >= a for a, b in pairwise(nums)) >= 0.8 * (len(nums) - 1)
-    in_range = n_pages is None or all(x <= n_pages for x in nums)
+    in_range = says or n_pages is None or all(x <= n_pages for x in nums)  # an excerpt's "Contents" may point past it
     return len(found) >= need and len(found) >= 0.3 * max(n, 1) and steady and in_range
 
 
