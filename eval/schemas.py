@@ -179,6 +179,7 @@ class HFReaderConfig:
     batch_size: int = 4
     trust_remote_code: bool = False
     system: str | None = "You are a helpful assistant."
+    prompt: str = "auto"  # chat | completion (few-shot, stops at the end of the answer line) | auto (see HFReader)
     cache: bool = True
 
 
