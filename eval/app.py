@@ -111,6 +111,7 @@ def run(cfg: DictConfig) -> float | None:
     precompute_heavy(examples, systems, caches, store, rank=rank, world=world, retry_failed=cfg.run.retry_failed,
                      progress=cfg.run.progress)
     reader = build.build_reader(cfg, cache_dir)
+    build.fit_reader_window(cfg, reader, systems, examples)  # derive the window, or refuse one that cuts contexts
     settings = EvalSettings(metrics=metrics, short_answer=cfg.dataset.short_answer, chunk_size=cfg.run.chunk_size,
                             progress=cfg.run.progress, save_contexts=cfg.run.save_contexts, rank=rank, world=world,
                             retry_failed=cfg.run.retry_failed)
@@ -152,7 +153,15 @@ def _wandb(cfg: DictConfig, summary: dict[str, Any]) -> None:
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _hydra_main(cfg: DictConfig) -> float | None:
-    return run(cfg)
+    from htmlrag.errors import HtmlRagError
+
+    try:
+        return run(cfg)
+    except HtmlRagError as exc:  # a user's mistake (config, data, model): the message, no traceback
+        import sys
+
+        print(f"htmlrag-bench: error: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def main() -> None:

@@ -36,10 +36,12 @@ def add_prune_parser(sub: Any) -> None:
     p.add_argument("--embed-model", default="sentence-transformers/all-MiniLM-L6-v2",
                    help="embedding model name/path (default: bundled all-MiniLM-L6-v2; paper: BAAI/bge-large-en)")
     p.add_argument("--embed-cache", default=None, help="SQLite file for block embeddings (default: in memory)")
-    p.add_argument("--embed-dtype", choices=["float32", "bfloat16", "float16"], default="float32",
-                   help="embedding model dtype (bfloat16: ~1.7x faster on recent CPUs, same block ranking)")
+    p.add_argument("--embed-dtype", choices=["auto", "float32", "bfloat16", "float16"], default="auto",
+                   help="embedding model dtype (default auto: bfloat16 on CPUs with AVX512-BF16/AMX and on CUDA, "
+                        "~1.7x faster with the same block ranking; float32 elsewhere)")
     p.add_argument("--embed-max-seq", type=int, default=None,
-                   help="embedding input length in tokens (default: the model's; MiniLM was trained at 128)")
+                   help="embedding input length in tokens (default: the length the model was trained at where "
+                        "known, MiniLM 128; else the model's own)")
     p.add_argument("--embed-cpu-workers", type=int, default=None,
                    help="CPU: parallel encoding streams (default: one per torch thread, at most 8; 1: off)")
     p.add_argument("--gen-model", default=None, help="generative pruner name/path (for --ranker gen)")
