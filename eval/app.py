@@ -154,7 +154,9 @@ def _wandb(cfg: DictConfig, summary: dict[str, Any]) -> None:
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _hydra_main(cfg: DictConfig) -> float | None:
     from htmlrag.errors import HtmlRagError
+    from htmlrag.logs import quiet_third_party
 
+    quiet_third_party()  # only our INFO lines; other packages' warnings and errors still show
     try:
         return run(cfg)
     except HtmlRagError as exc:  # a user's mistake (config, data, model): the message, no traceback

@@ -154,7 +154,8 @@ def run_prune(args: argparse.Namespace) -> int:
     for i, msg in res.errors.items():
         print(f"htmlrag: error: {args.paths[i]}: {msg}", file=sys.stderr)
     sys.stdout.write(res.context + "\n")
-    log.info("%d tokens in %.3fs", res.tokens, res.seconds)
+    print(f"htmlrag: prune: {len(pages)} page(s) -> {res.tokens} tokens (budget {args.budget}, {args.ranker}) "
+          f"in {res.seconds:.2f} s{f'; {len(res.errors)} page error(s)' if res.errors else ''}", file=sys.stderr)
     return 1 if res.errors else 0
 
 
@@ -180,6 +181,8 @@ def _run_batch(args: argparse.Namespace) -> int:
         return 1
     from tqdm import tqdm
 
+    t_start = time.perf_counter()
+    new_rows = new_errors = new_tokens = 0
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a", encoding="utf-8") as fh:
         todo = tqdm(lines[len(done):], desc="prune", unit="q", initial=len(done), total=len(lines),
@@ -207,7 +210,22 @@ def _run_batch(args: argparse.Namespace) -> int:
             row["seconds"] = round(time.perf_counter() - t0, 4)
             if "error" in row:
                 failed += 1
+                new_errors += 1
                 print(f"htmlrag: error: {row['error']}", file=sys.stderr)
+            new_rows += 1
+            new_tokens += int(row.get("tokens") or 0)
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             fh.flush()
+    print(batch_summary(len(lines), new_rows, len(done), new_errors, failed, new_tokens,
+                        time.perf_counter() - t_start, out), file=sys.stderr)
     return 1 if failed else 0
+
+
+def batch_summary(items: int, done: int, skipped: int, errors: int, errors_total: int, tokens: int, seconds: float,
+                  out: Path) -> str:
+    """The one line a ``--batch`` run ends with: items, done now / skipped (already in ``out``) / errors,
+    tokens and seconds of this run."""
+    mean = f" ({tokens / (done - errors):.0f} per item)" if done > errors else ""
+    older = f", {errors_total - errors} earlier" if errors_total > errors else ""
+    return (f"htmlrag: prune: {items} items: {done} done now, {skipped} skipped (already in {out}), "
+            f"{errors} errors{older}; {tokens} tokens{mean}; {seconds:.1f} s")
