@@ -278,8 +278,12 @@ class MetricConfig:
 
 @dataclass
 class PathsConfig:
+    """``samples``: the project's own data (in git); ``data``: downloaded datasets (``htmlrag-data download``;
+    ``$HTMLRAG_DATA`` or ``conf/local`` move it); ``shared_data``: a development machine's real data."""
+
     root: str = "${project_root:}"
-    data: str = "${paths.root}/data"
+    samples: str = "${paths.root}/data"
+    data: str = "${oc.env:HTMLRAG_DATA,${paths.root}/.data}"
     shared_data: str = "${paths.root}/../shared/data"
     results: str = "${paths.root}/results"
     cache: str = "${paths.root}/.cache/htmlrag-bench"

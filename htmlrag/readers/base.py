@@ -289,13 +289,13 @@ def ensure_window(reader: BaseReader, needs: Sequence[tuple[str, int, ReadReques
     derived = not reader.window
     if derived:
         reader.set_window(need)  # hf and vllm: the model's own window, checked below like a set one
-        log.info("reader %s: window %d tokens (system %s needs %d: context %d + prompt + answer)",
-                 reader.name, reader.window, name, need, budget)
+        log.info("reader %s: window %d tokens (system %s needs %d: %s)", reader.name, reader.window, name, need,
+                 "its context budget" if need == budget else f"context {budget} + prompt + answer")
     if reader.window < need:
         answer = reader.generation.max_new_tokens
         what = f"the model's window ({reader.window} tokens)" if derived else f"reader.window={reader.window}"
         raise BudgetError(
-            f"{what} cannot show system {name!r}'s {budget}-token context whole: it needs {need} tokens "
+            f"{what} cannot show the {budget}-token context of system {name!r} whole: it needs {need} tokens "
             f"(context {budget} + prompt {need - budget - answer} + answer {answer}); "
             + ("use a smaller budget or a model with a longer window" if derived else
                f"set reader.window={need} or more, reader.window=null to derive it, or a smaller budget"))
