@@ -19,8 +19,7 @@ class HFReader(BaseReader):
     Args:
         model: hub name or local folder.
         revision: hub revision (part of the cache key).
-        window: context window in tokens (``None``: the model config's ``max_position_embeddings``, loaded
-            when the window is first needed).
+        window: context window in tokens (``None``: the model config's ``max_position_embeddings``).
         generation: decoding settings (greedy by default).
         device: ``cpu``, ``cuda``, ``cuda:1``, or ``auto`` (``device_map="auto"``).
         dtype: ``auto``, ``float32``, ``bfloat16``, ``float16``.
@@ -40,6 +39,8 @@ class HFReader(BaseReader):
         self._tok: Any = None
         name = model if revision is None else f"{model}@{revision}"
         super().__init__(name, window or 0, generation, None, cache, system)
+        if window is None:
+            self._load()
 
     def _load(self) -> None:
         if self._model is not None:
