@@ -46,7 +46,10 @@ from htmlrag.stats import mcnemar_exact
 from htmlrag.tokens import load_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "wtq-html-qa"
+#: The development copy if there is one, else the download (`htmlrag-data download wtq_html_qa`).
+DATA = next((p for p in (ROOT.parent / "shared" / "data" / "wtq-html-qa",
+                         Path(os.environ.get("HTMLRAG_DATA", ROOT / ".data")) / "wtq-html-qa") if p.is_dir()),
+            Path(os.environ.get("HTMLRAG_DATA", ROOT / ".data")) / "wtq-html-qa")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans({c: " " for c in string.punctuation})
 
@@ -62,6 +65,8 @@ def retained(context_text: str, answers: list[str]) -> bool:
 
 
 def load_items(data: Path, limit: int | None) -> list[dict]:
+    if not (data / "questions.jsonl").is_file():
+        sys.exit(f"bench_prune: no questions.jsonl in {data}; run `htmlrag-data download wtq_html_qa` (or --data DIR)")
     items = []
     for line in (data / "questions.jsonl").read_text(encoding="utf-8").splitlines()[: limit or None]:
         q = json.loads(line)
