@@ -199,7 +199,7 @@ def speed_ours(args, kind: str, budget: int, sub: list[dict], ranker, tok, max_w
             cmd += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     if args.no_pack:
         cmd.append("--no-pack")
-    if args.defaults:
+    if getattr(args, "defaults", False):
         cmd.append("--defaults")
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
     res = json.loads(out.strip().splitlines()[-1])
@@ -210,7 +210,8 @@ def _speed_here(args, budget: int, sub: list[dict], ranker, tok, max_words: int)
     """Our cold and warm speed rows, measured in this process."""
     pack = not args.no_pack
     cold, warm = (run_ours(sub, ranker, budget, tok, max_words, "html", pack, warm=w, repeats=args.repeats,
-                           split_to_fill=args.split_to_fill, defaults=args.defaults)[:3] for w in (False, True))
+                           split_to_fill=args.split_to_fill, defaults=getattr(args, "defaults", False))[:3]
+                   for w in (False, True))
     return list(cold), list(warm)
 
 

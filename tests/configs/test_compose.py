@@ -68,7 +68,11 @@ def test_reader_options_instantiate(option: str) -> None:
     spec = OmegaConf.to_container(cfg.reader, resolve=True)
     spec["cache"] = None
     reader = instantiate(spec)
-    assert reader.name and reader.window == 0  # derived at run start (eval.build.fit_reader_window)
+    assert reader.name
+    if option == "hf":
+        assert reader._model is None  # nothing loaded; its window is the model's own, read on first use
+    else:
+        assert reader.window == 0  # derived at run start (eval.build.fit_reader_window)
 
 
 @pytest.mark.parametrize("group", ["cleaner", "pruner", "metric", "paths", "run"])
