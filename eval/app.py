@@ -147,6 +147,7 @@ def run(cfg: DictConfig) -> float | None:
     reader = build.build_reader(cfg, cache_dir)
     if hasattr(reader, "max_consecutive_failures"):  # the retry bound of endpoint readers
         reader.max_consecutive_failures = cfg.run.max_consecutive_failures
+    build.fit_reader_window(cfg, reader, systems, examples)  # derive the window, or refuse one that cuts contexts
     settings = EvalSettings(metrics=metrics, short_answer=cfg.dataset.short_answer, chunk_size=cfg.run.chunk_size,
                             progress=cfg.run.progress, save_contexts=cfg.run.save_contexts, rank=rank, world=world,
                             retry_failed=cfg.run.retry_failed,
@@ -190,11 +191,13 @@ def _wandb(cfg: DictConfig, summary: dict[str, Any]) -> None:
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _hydra_main(cfg: DictConfig) -> float | None:
+    from htmlrag.logs import quiet_third_party
     from htmlrag.redact import redact
 
+    quiet_third_party()  # only our INFO lines; other packages' warnings and errors still show
     try:
         return run(cfg)
-    except HtmlRagError as exc:  # a clear message, no traceback; secrets redacted
+    except HtmlRagError as exc:  # a user's mistake or a failed service: the message, no traceback; secrets redacted
         log.error("%s", exc)
         print(f"htmlrag-bench: error: {redact(exc)}", file=sys.stderr)
         sys.exit(1)

@@ -131,6 +131,20 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
 
 
 
+def fit_reader_window(cfg: DictConfig, reader: Any, systems: list[System], examples: list[Example]) -> int:
+    """Derive the reader's window (``reader.window=null``) or check a set one against every system's context
+    budget, the longest question and the answer length (:func:`htmlrag.readers.base.ensure_window`)."""
+    from htmlrag.readers.base import ReadRequest, ensure_window
+
+    question = max((ex.question for ex in examples), key=len, default="")
+    budgets = {cfg.system_name: cfg.pruner.budget, **{n: b.budget for n, b in cfg.baselines.items()}}
+    needs = []
+    for s in systems:
+        fmt = s.fmt if s.fmt in ("html", "text", "markdown") else "html"
+        needs.append((s.name, int(budgets[s.name]), ReadRequest(question, "", fmt, bool(cfg.dataset.short_answer))))
+    return ensure_window(reader, needs)
+
+
 def build_caches(cache_dir: Path | None) -> Caches:
     """Page and context caches (none when caching is off)."""
     if cache_dir is None:

@@ -18,8 +18,30 @@ def plain(node: Any) -> Any:
         return OmegaConf.to_container(node, resolve=True, enum_to_str=True)
     return node
 
+def require_download(cfg: DictConfig) -> None:
+    """Fail before loading when the dataset is a download (:mod:`htmlrag.data.download`) that is not there,
+    naming the command that gets it (and where it would go)."""
+    from htmlrag.data.download import DATASETS
+    from htmlrag.errors import HtmlRagError
+
+    spec = DATASETS.get(str(cfg.dataset.name))
+    loader = cfg.dataset.loader
+    where = loader.get("root") or loader.get("path")
+    if spec is None or not where:
+        return
+    data = Path(cfg.paths.data)
+    inside = Path(where).resolve().is_relative_to(data.resolve())
+    need = data / spec.folder if inside else Path(where)
+    if not need.exists():
+        key = "root" if loader.get("root") else "path"
+        raise HtmlRagError(
+            f"dataset {spec.name} is not here ({need}): download it with `htmlrag-data download {spec.name}` "
+            f"({spec.size}, from {spec.source}) into paths.data={data}, or point dataset.loader.{key} at a copy")
+
+
 def load_examples(cfg: DictConfig) -> list[Example]:
-    """Load the dataset, apply ``limit``, and enforce ``require_pages``."""
+    """Load the dataset (after :func:`require_download`), apply ``limit``, and enforce ``require_pages``."""
+    require_download(cfg)
     examples = instantiate(cfg.dataset.loader, _convert_="all")
     if cfg.dataset.limit is not None:
         examples = examples[: cfg.dataset.limit]

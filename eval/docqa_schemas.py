@@ -9,6 +9,12 @@ from typing import Any
 
 from omegaconf import II, MISSING
 
+
+def rng(default: Any, *, ge: float | None = None, gt: float | None = None, le: float | None = None) -> Any:
+    """A field with a range (see :func:`eval.schemas.check_ranges`)."""
+    return field(default=default, metadata={"range": (ge, gt, le)})
+
+
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 
@@ -18,7 +24,7 @@ class Sec10qLoader:
     _target_: str = "htmlrag.data.pdfqa.load_sec10q"
     root: str = MISSING
     docs: list[str] | None = None
-    sample_size: int | None = None
+    sample_size: int | None = rng(None, ge=1)
     seed: int = II("seed")
     parse_cache: str | None = II("docqa.parse_cache")
 
@@ -30,7 +36,7 @@ class DocbenchLoader:
     domains: list[str] | None = None
     types: list[str] | None = None
     docs: list[str] | None = None
-    sample_size: int | None = None
+    sample_size: int | None = rng(None, ge=1)
     seed: int = II("seed")
     parse_cache: str | None = II("docqa.parse_cache")
 
@@ -43,7 +49,7 @@ class SpiqaLoader:
     pdf_dir: str | None = None
     missing_pdfs: str = "error"
     docs: list[str] | None = None
-    sample_size: int | None = None
+    sample_size: int | None = rng(None, ge=1)
     seed: int = II("seed")
     parse_cache: str | None = II("docqa.parse_cache")
 
@@ -53,7 +59,7 @@ class _PdfDataset:
     name: str = MISSING
     short_answer: bool = False
     require_pages: bool = True
-    limit: int | None = None
+    limit: int | None = rng(None, ge=1)
 
 
 @dataclass
@@ -94,10 +100,10 @@ class GraphSystemConfig:
     merge: bool = True
     rerank: bool = True
     rerank_fuse: bool = False
-    pool: int = 20
-    k: int = 10
-    expand_top: int = 3
-    candidates: int = 50
+    pool: int = rng(20, ge=1)
+    k: int = rng(10, ge=1)
+    expand_top: int = rng(3, ge=0)
+    candidates: int = rng(50, ge=1)
 
 
 @dataclass
@@ -105,17 +111,17 @@ class CorpusSchema:
     """:class:`htmlrag.superrag.corpus.CorpusConfig`: one corpus (graph + indexes) per distinct setting."""
 
     embedding_model: str = MINILM
-    chunk_words: int = 150
-    min_chunk_words: int = 75
-    table_rows: int = 15
-    flat_words: int = 150
+    chunk_words: int = rng(150, ge=1)
+    min_chunk_words: int = rng(75, ge=0)
+    table_rows: int = rng(15, ge=1)
+    flat_words: int = rng(150, ge=1)
     company: str | None = None
     companies: dict[str, str] = field(default_factory=dict)
     company_metadata: str | None = None
     figure_model: str | None = None
     figure_base_url_env: str = "OPENAI_BASE_URL"
     figure_api_key_env: str = "OPENAI_API_KEY"
-    knn_k: int = 3
+    knn_k: int = rng(3, ge=0)
     knn_metric: str = "cosine"
     stems_per_node: int = 5
     graph_backend: str = "kuzu"
@@ -163,6 +169,6 @@ class JudgeConfig:
     prompt_file: str | None = None
     system: str | None = "You are a helpful evaluator."
     reference: bool = True
-    max_reference_chars: int = 4000
-    concurrency: int = 4
+    max_reference_chars: int = rng(4000, ge=1)
+    concurrency: int = rng(4, ge=1)
     cache: bool = True

@@ -22,6 +22,12 @@ ROOT = Path(__file__).resolve().parents[1]
 CONF_DIR = ROOT / "conf"
 
 
+def rng(default: Any, *, ge: float | None = None, gt: float | None = None, le: float | None = None) -> Any:
+    """A dataclass field with a range that :func:`check_ranges` enforces (``None`` stays allowed where the
+    field's type allows it): ``ge`` >=, ``gt`` >, ``le`` <=."""
+    return field(default=default, metadata={"range": (ge, gt, le)})
+
+
 def _metric_enum() -> type[Enum]:
     import htmlrag.docqa.metrics  # noqa: F401 - registers the document-QA metrics
     from htmlrag.metrics import METRICS
@@ -50,7 +56,7 @@ class HtmlRagTestLoader:
     hub: str = "zstanjj/HtmlRAG-test"
     revision: str | None = None
     data_files: str | None = None
-    sample_size: int | None = 400
+    sample_size: int | None = rng(400, ge=1)
     seed: int = II("seed")
 
 
@@ -59,7 +65,7 @@ class WtqLoader:
     _target_: str = "htmlrag.data.load_wtq_html"
     root: str = MISSING
     order: str = "shuffled"
-    sample_size: int | None = None
+    sample_size: int | None = rng(None, ge=1)
     seed: int = II("seed")
 
 
@@ -67,7 +73,7 @@ class WtqLoader:
 class PagesLoader:
     _target_: str = "htmlrag.data.load_page_questions"
     path: str = MISSING
-    sample_size: int | None = None
+    sample_size: int | None = rng(None, ge=1)
     seed: int = II("seed")
 
 
@@ -75,7 +81,7 @@ class PagesLoader:
 class CragLoader:
     _target_: str = "htmlrag.data.load_crag"
     path: str = MISSING
-    sample_size: int | None = None
+    sample_size: int | None = rng(None, ge=1)
     seed: int = II("seed")
 
 
@@ -90,7 +96,7 @@ class DatasetConfig:
     name: str = MISSING
     short_answer: bool = True
     require_pages: bool = True
-    limit: int | None = None
+    limit: int | None = rng(None, ge=1)
     loader: Any = MISSING
 
 
@@ -119,9 +125,9 @@ class CragDataset(DatasetConfig):
 class BM25RankerConfig:
     _target_: str = "htmlrag.rankers.bm25.BM25Ranker"
     stemmer: str | None = "english"
-    k1: float = 1.5
-    b: float = 0.75
-    page_prior: float = 0.0  # > 0: add this x the page's best block score to its blocks (see PagePrior)
+    k1: float = rng(1.5, ge=0)
+    b: float = rng(0.75, ge=0, le=1)
+    page_prior: float = rng(0.0, ge=0)  # > 0: add this x the page's best block score to its blocks (see PagePrior)
 
 
 @dataclass
@@ -130,28 +136,28 @@ class EmbeddingRankerConfig:
     model: str = MISSING
     query_instruction: str | None = None
     device: str = II("device")
-    batch_size: int = 32
-    max_seq_length: int | None = None
+    batch_size: int = rng(32, ge=1)
+    max_seq_length: int | None = rng(None, ge=1)
     trust_remote_code: bool = False
-    dtype: str = "float32"  # float32 | bfloat16 | float16
-    page_prior: float = 0.0  # > 0: add this x the page's best block score to its blocks (see PagePrior)
-    cpu_workers: int | None = None  # CPU: parallel encoding streams (None: one per torch thread, at most 8)
-    cpu_batch_size: int = 8  # batch size of each CPU stream
+    dtype: str = "auto"  # auto (bfloat16 where the CPU/GPU computes it, else float32) | float32 | bfloat16 | float16
+    page_prior: float = rng(0.0, ge=0)  # > 0: add this x the page's best block score to its blocks (see PagePrior)
+    cpu_workers: int | None = rng(None, ge=1)  # CPU: parallel encoding streams (None: one per torch thread, at most 8)
+    cpu_batch_size: int = rng(8, ge=1)  # batch size of each CPU stream
 
 
 # ---------------------------------------------------------------- readers
 @dataclass
 class GenerationSchema:
-    max_new_tokens: int = 128
-    temperature: float = 0.0
-    top_p: float = 1.0
+    max_new_tokens: int = rng(128, ge=1)
+    temperature: float = rng(0.0, ge=0)
+    top_p: float = rng(1.0, gt=0, le=1)
     seed: int = II("seed")
 
 
 @dataclass
 class NoneReaderConfig:
     _target_: str = "htmlrag.readers.NoneReader"
-    window: int = 4096
+    window: int | None = rng(None, ge=1)  # None: derived from the budgets (eval.build.fit_reader_window)
     tokenizer: str | None = II("pruner.tokenizer")
     cache: bool = False
 
@@ -159,11 +165,11 @@ class NoneReaderConfig:
 @dataclass
 class FakeReaderConfig:
     _target_: str = "htmlrag.readers.FakeReader"
-    window: int = 4096
+    window: int | None = rng(None, ge=1)
     tokenizer: str | None = II("pruner.tokenizer")
-    max_words: int = 30
+    max_words: int = rng(30, ge=1)
     fail_on: str | None = None
-    delay: float = 0.0
+    delay: float = rng(0.0, ge=0)
     cache: bool = True
 
 
@@ -172,11 +178,11 @@ class HFReaderConfig:
     _target_: str = "htmlrag.readers.hf.HFReader"
     model: str = MISSING
     revision: str | None = None
-    window: int | None = 4096
+    window: int | None = rng(None, ge=1)
     generation: GenerationSchema = field(default_factory=GenerationSchema)
     device: str = II("device")
     dtype: str = "auto"
-    batch_size: int = 4
+    batch_size: int = rng(4, ge=1)
     trust_remote_code: bool = False
     system: str | None = "You are a helpful assistant."
     prompt: str = "auto"  # chat | completion (few-shot, stops at the end of the answer line) | auto (see HFReader)
@@ -188,10 +194,10 @@ class VLLMReaderConfig:
     _target_: str = "htmlrag.readers.vllm.VLLMReader"
     model: str = MISSING
     revision: str | None = None
-    window: int = 4096
+    window: int | None = rng(None, ge=1)
     generation: GenerationSchema = field(default_factory=GenerationSchema)
-    tensor_parallel_size: int = 1
-    gpu_memory_utilization: float = 0.9
+    tensor_parallel_size: int = rng(1, ge=1)
+    gpu_memory_utilization: float = rng(0.9, gt=0, le=1)
     dtype: str = "auto"
     trust_remote_code: bool = False
     system: str | None = "You are a helpful assistant."
@@ -202,15 +208,15 @@ class VLLMReaderConfig:
 class OpenAIReaderConfig:
     _target_: str = "htmlrag.readers.openai.OpenAIReader"
     model: str = MISSING
-    window: int = 4096
+    window: int | None = rng(None, ge=1)
     generation: GenerationSchema = field(default_factory=GenerationSchema)
     base_url_env: str = "OPENAI_BASE_URL"
     api_key_env: str = "OPENAI_API_KEY"
     default_base_url: str = "https://api.openai.com/v1"
-    timeout: float = 60.0
-    max_retries: int = 5
-    backoff: float = 1.0
-    concurrency: int = 8
+    timeout: float = rng(60.0, gt=0)
+    max_retries: int = rng(5, ge=0)
+    backoff: float = rng(1.0, ge=0)
+    concurrency: int = rng(8, ge=1)
     tokenizer: str | None = II("pruner.tokenizer")
     system: str | None = "You are a helpful assistant."
     cache: bool = True
@@ -236,10 +242,10 @@ class PrunerConfig:
     token counter (``null``: offline Mistral-7B); ``ranker2``: step-2 ranker (``null``: one step).
     """
 
-    max_words: int = 256
-    max_words2: int = 128
-    budget1: int = 6144
-    budget: int = 4096
+    max_words: int = rng(256, ge=1)
+    max_words2: int = rng(128, ge=1)
+    budget1: int = rng(6144, ge=1)
+    budget: int = rng(4096, ge=1)
     fmt: Fmt = Fmt.html
     tokenizer: str | None = None
     fill: str = "skip"
@@ -254,10 +260,10 @@ class SystemConfig:
     clean: bool = True
     ranker1: Any = None
     ranker2: Any = None
-    max_words1: int = II("pruner.max_words")
-    max_words2: int = II("pruner.max_words2")
-    budget1: int = II("pruner.budget1")
-    budget: int = II("pruner.budget")
+    max_words1: int = rng(II("pruner.max_words"), ge=1)
+    max_words2: int = rng(II("pruner.max_words2"), ge=1)
+    budget1: int = rng(II("pruner.budget1"), ge=1)
+    budget: int = rng(II("pruner.budget"), ge=1)
     fmt: Fmt = II("pruner.fmt")  # noqa: RUF009 - an interpolation string
     graph: GraphSystemConfig | None = None  # a SuperRAG graph system instead of block-tree pruning (eval/docqa.py)
     refiner: Any = None  # a `refiner` group option (baselines of eval/refiners.py)
@@ -268,13 +274,17 @@ class MetricConfig:
     """Metrics scored per example (``names``) and the significance level of the t-test daggers."""
 
     names: list[MetricName] = field(default_factory=lambda: [MetricName["ref_em"]])  # type: ignore[valid-type]
-    alpha: float = 0.05
+    alpha: float = rng(0.05, gt=0, le=1)
 
 
 @dataclass
 class PathsConfig:
+    """``samples``: the project's own data (in git); ``data``: downloaded datasets (``htmlrag-data download``;
+    ``$HTMLRAG_DATA`` or ``conf/local`` move it); ``shared_data``: a development machine's real data."""
+
     root: str = "${project_root:}"
-    data: str = "${paths.root}/data"
+    samples: str = "${paths.root}/data"
+    data: str = "${oc.env:HTMLRAG_DATA,${paths.root}/.data}"
     shared_data: str = "${paths.root}/../shared/data"
     results: str = "${paths.root}/results"
     cache: str = "${paths.root}/.cache/htmlrag-bench"
@@ -286,14 +296,14 @@ class RunConfig:
     handling: ``retry_failed`` recomputes failed rows on a rerun, ``allow_failures`` exits 0 although examples
     failed, ``max_consecutive_failures`` failed attempts/examples in a row stop the run (0: no bound)."""
 
-    chunk_size: int = 8
+    chunk_size: int = rng(8, ge=1)
     progress: bool = True
     save_contexts: bool = False
     use_cache: bool = True
     retry_failed: bool = True
     allow_failures: bool = False
-    max_consecutive_failures: int = 8
-    shard_timeout_s: float = 24 * 3600.0
+    max_consecutive_failures: int = rng(8, ge=0)
+    shard_timeout_s: float = rng(24 * 3600.0, gt=0)
 
 
 @dataclass
@@ -347,8 +357,13 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
 
 
 def validate(cfg: Any) -> None:
-    """Check what composition cannot: every baseline against :class:`SystemConfig` (misspelt or mistyped
-    keys raise here, before anything is loaded). The entries are replaced by typed nodes."""
+    """Check what composition cannot, before anything is loaded: every baseline against
+    :class:`SystemConfig` (misspelt or mistyped keys raise here; the entries are replaced by typed nodes),
+    then every value against its field's range (:func:`check_ranges`).
+
+    Raises:
+        HtmlRagError: naming the baseline or the field (``pruner.budget: must be >= 1, got 0``).
+    """
     from omegaconf import open_dict
 
     from htmlrag.errors import HtmlRagError
@@ -361,11 +376,111 @@ def validate(cfg: Any) -> None:
             except Exception as exc:  # omegaconf raises several types; report the baseline by name
                 raise HtmlRagError(f"baseline {name!r}: {exc}") from exc
             cfg.baselines[name] = typed
+    check_ranges(cfg)
+
+
+def _range_problem(value: Any, bounds: tuple[float | None, float | None, float | None]) -> str | None:
+    ge, gt, le = bounds
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a number, got {value!r}"
+    if ge is not None and not value >= ge:
+        return f"must be >= {ge:g}, got {value!r}"
+    if gt is not None and not value > gt:
+        return f"must be > {gt:g}, got {value!r}"
+    if le is not None and not value <= le:
+        return f"must be <= {le:g}, got {value!r}"
+    return None
+
+
+def _walk_ranges(node: Any, path: str, problems: list[str]) -> None:
+    import dataclasses
+
+    from omegaconf import DictConfig, ListConfig
+
+    if isinstance(node, ListConfig):
+        for i in range(len(node)):
+            try:
+                _walk_ranges(node[i], f"{path}[{i}]", problems)
+            except Exception:  # an interpolation that cannot resolve here is not a range problem
+                continue
+        return
+    if not isinstance(node, DictConfig):
+        return
+    typ = OmegaConf.get_type(node)
+    ranges = ({f.name: f.metadata["range"] for f in dataclasses.fields(typ) if "range" in f.metadata}
+              if dataclasses.is_dataclass(typ) else {})
+    for raw_key in node:
+        key = str(raw_key)
+        if key == "hydra" or OmegaConf.is_missing(node, key):
+            continue
+        where = f"{path}.{key}" if path else key
+        try:
+            value = node[key]
+        except Exception:  # unresolvable here (e.g. ${hydra:...} outside a Hydra run): not ours to judge
+            continue
+        if key in ranges:
+            problem = _range_problem(value, ranges[key])
+            if problem:
+                problems.append(f"{where}: {problem}")
+        _walk_ranges(value, where, problems)
+
+
+def _two_step_problems(cfg: Any) -> list[str]:
+    """``budget1 >= budget`` wherever a second ranker makes the step-1 budget count."""
+    out = []
+    p = cfg.get("pruner")
+    if p is not None and p.get("ranker2") is not None and p.budget1 < p.budget:
+        out.append(f"pruner.budget1: the step-1 budget must be >= pruner.budget ({p.budget}) with a step-2 "
+                   f"ranker, got {p.budget1}")
+    for name, b in (cfg.get("baselines") or {}).items():
+        if b is not None and b.get("ranker2") is not None and b.get("refiner") is None and b.budget1 < b.budget:
+            out.append(f"baselines.{name}.budget1: the step-1 budget must be >= its budget ({b.budget}) with a "
+                       f"step-2 ranker, got {b.budget1}")
+    return out
+
+
+def check_ranges(cfg: Any) -> None:
+    """Every field declared with :func:`rng` holds a value in its range, and two-step budgets are ordered.
+
+    Raises:
+        HtmlRagError: one message naming every field out of range (``pruner.budget: must be >= 1, got 0``).
+    """
+    from htmlrag.errors import HtmlRagError
+
+    problems: list[str] = []
+    _walk_ranges(cfg, "", problems)
+    problems += _two_step_problems(cfg)
+    if problems:
+        raise HtmlRagError("invalid configuration: " + "; ".join(problems))
 
 
 def project_root() -> str:
     """``$HTMLRAG_ROOT`` or the folder holding ``conf/``."""
     return os.environ.get("HTMLRAG_ROOT", str(ROOT))
+
+
+#: Short names of well-known embedding models in system labels.
+_MODEL_LABELS = {"all-MiniLM-L6-v2": "minilm", "bge-large-en": "bge", "bge-large-en-v1.5": "bge",
+                 "e5-mistral-7b-instruct": "e5_mistral", "HTML-Pruner-Phi-3.8B": "pruner_phi3",
+                 "HTML-Pruner-Llama-1B": "pruner_llama1b"}
+
+
+def ranker_label(node: Any) -> str:
+    """A short label for a ranker config, for system names and captions (``${ranker_label:${ranker}}``):
+    ``bm25``, a known model's short name (``minilm``, ``bge``, ...), else the model's last path part; ``none``
+    without a ranker. Labels follow the config, so ``ranker=bm25`` never runs under a MiniLM label."""
+    if node is None:
+        return "none"
+    target = str(node.get("_target_", "")) if hasattr(node, "get") else ""
+    if target.endswith("BM25Ranker"):
+        return "bm25"
+    model = node.get("model") or node.get("model_name_or_path") if hasattr(node, "get") else None
+    if model:
+        base = str(model).rstrip("/").split("/")[-1]
+        return _MODEL_LABELS.get(base, base)
+    return target.rsplit(".", 1)[-1].lower() or "ranker"
 
 
 def register_configs() -> None:
@@ -374,6 +489,8 @@ def register_configs() -> None:
 
     if not OmegaConf.has_resolver("project_root"):
         OmegaConf.register_new_resolver("project_root", project_root)
+    if not OmegaConf.has_resolver("ranker_label"):
+        OmegaConf.register_new_resolver("ranker_label", ranker_label)
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=Config)
     for group, schemas in _SCHEMAS.items():

@@ -135,6 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``htmlrag`` console script."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
+    from htmlrag.logs import quiet_third_party
+
+    quiet_third_party(verbose=args.verbose)
     try:
         return args.func(args)
     except BrokenPipeError:  # `htmlrag clean x.html | head`

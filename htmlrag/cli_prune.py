@@ -36,10 +36,12 @@ def add_prune_parser(sub: Any) -> None:
     p.add_argument("--embed-model", default="sentence-transformers/all-MiniLM-L6-v2",
                    help="embedding model name/path (default: bundled all-MiniLM-L6-v2; paper: BAAI/bge-large-en)")
     p.add_argument("--embed-cache", default=None, help="SQLite file for block embeddings (default: in memory)")
-    p.add_argument("--embed-dtype", choices=["float32", "bfloat16", "float16"], default="float32",
-                   help="embedding model dtype (bfloat16: ~1.7x faster on recent CPUs, same block ranking)")
+    p.add_argument("--embed-dtype", choices=["auto", "float32", "bfloat16", "float16"], default="auto",
+                   help="embedding model dtype (default auto: bfloat16 on CPUs with AVX512-BF16/AMX and on CUDA, "
+                        "~1.7x faster with the same block ranking; float32 elsewhere)")
     p.add_argument("--embed-max-seq", type=int, default=None,
-                   help="embedding input length in tokens (default: the model's; MiniLM was trained at 128)")
+                   help="embedding input length in tokens (default: the length the model was trained at where "
+                        "known, MiniLM 128; else the model's own)")
     p.add_argument("--embed-cpu-workers", type=int, default=None,
                    help="CPU: parallel encoding streams (default: one per torch thread, at most 8; 1: off)")
     p.add_argument("--gen-model", default=None, help="generative pruner name/path (for --ranker gen)")
@@ -134,7 +136,8 @@ def run_prune(args: argparse.Namespace) -> int:
     for i, msg in res.errors.items():
         print(f"htmlrag: error: {args.paths[i]}: {msg}", file=sys.stderr)
     sys.stdout.write(res.context + "\n")
-    log.info("%d tokens in %.3fs", res.tokens, res.seconds)
+    print(f"htmlrag: prune: {len(pages)} page(s) -> {res.tokens} tokens (budget {args.budget}, {args.ranker}) "
+          f"in {res.seconds:.2f} s{f'; {len(res.errors)} page error(s)' if res.errors else ''}", file=sys.stderr)
     return 1 if res.errors else 0
 
 
@@ -167,7 +170,8 @@ def _batch_locked(args: argparse.Namespace, src: Path, out: Path, lines: list) -
     pipe = _make_pipeline(args) if todo else None
     from tqdm import tqdm
 
-    failed = 0
+    t_start = time.perf_counter()
+    failed = new_tokens = 0
     done: dict[int, dict[str, Any]] = {}
     with out.open("a", encoding="utf-8") as fh:
         for n in tqdm(todo, desc="prune", unit="q", initial=len(lines) - len(todo), total=len(lines), disable=None,
@@ -177,11 +181,14 @@ def _batch_locked(args: argparse.Namespace, src: Path, out: Path, lines: list) -
             if "error" in row:
                 failed += 1
                 print(f"htmlrag: error: {row['error']}", file=sys.stderr)
+            new_tokens += int(row.get("tokens") or 0)
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             fh.flush()
             done[n] = row
     final = [done[n] if n in done else reuse[(str(ids[n]), settings, ln.digest)] for n, ln in enumerate(lines)]
     pb.write_rows(out, final)  # exactly one row per input line, in input order
+    print(batch_summary(len(lines), len(todo), len(lines) - len(todo), failed, failed, new_tokens,
+                        time.perf_counter() - t_start, out), file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -207,3 +214,13 @@ def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path) -> dict[str, Any
         row["error"] = f"line {line.number}: {msg}"
     row["seconds"] = round(time.perf_counter() - t0, 4)
     return row
+
+
+def batch_summary(items: int, done: int, skipped: int, errors: int, errors_total: int, tokens: int, seconds: float,
+                  out: Path) -> str:
+    """The one line a ``--batch`` run ends with: items, done now / skipped (already in ``out``) / errors,
+    tokens and seconds of this run."""
+    mean = f" ({tokens / (done - errors):.0f} per item)" if done > errors else ""
+    older = f", {errors_total - errors} earlier" if errors_total > errors else ""
+    return (f"htmlrag: prune: {items} items: {done} done now, {skipped} skipped (already in {out}), "
+            f"{errors} errors{older}; {tokens} tokens{mean}; {seconds:.1f} s")

@@ -7,7 +7,8 @@ punctuation and articles removed, whitespace collapsed), is contained in the nor
 context (the paper's Table 5 "reference EM").
 
 Systems: ours (clean -> block tree with sibling packing, 128 words -> BM25 (with
-the page prior, weight 0.5) or MiniLM (bfloat16, 128-token inputs: the length it was trained at) on each
+the page prior, weight 0.5) or MiniLM (the library's defaults: bfloat16 where the CPU computes it, 128-token
+inputs: the length it was trained at) on each
 block with its heading/table-header context -> exact greedy pruning, where up to 4 blocks that miss
 the room left are split so their best parts fill it; the context as HTML, compact HTML and text), a plain
 chunk-and-rerank baseline with the same ranker (section chunks of 128 words filled to the same budget, plain text), and, in
@@ -46,7 +47,10 @@ from htmlrag.stats import mcnemar_exact
 from htmlrag.tokens import load_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "wtq-html-qa"
+#: The development copy if there is one, else the download (`htmlrag-data download wtq_html_qa`).
+DATA = next((p for p in (ROOT.parent / "shared" / "data" / "wtq-html-qa",
+                         Path(os.environ.get("HTMLRAG_DATA", ROOT / ".data")) / "wtq-html-qa") if p.is_dir()),
+            Path(os.environ.get("HTMLRAG_DATA", ROOT / ".data")) / "wtq-html-qa")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans({c: " " for c in string.punctuation})
 
@@ -62,6 +66,8 @@ def retained(context_text: str, answers: list[str]) -> bool:
 
 
 def load_items(data: Path, limit: int | None) -> list[dict]:
+    if not (data / "questions.jsonl").is_file():
+        sys.exit(f"bench_prune: no questions.jsonl in {data}; run `htmlrag-data download wtq_html_qa` (or --data DIR)")
     items = []
     for line in (data / "questions.jsonl").read_text(encoding="utf-8").splitlines()[: limit or None]:
         q = json.loads(line)
@@ -83,7 +89,7 @@ def make_ranker(kind: str, args=None):
     from htmlrag.rankers.embedding import EmbeddingRanker
 
     ranker = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2",
-                             dtype=getattr(args, "embed_dtype", "float32"),
+                             dtype=getattr(args, "embed_dtype", "auto"),
                              max_seq_length=getattr(args, "embed_max_seq", None),
                              page_prior=getattr(args, "embed_page_prior", 0.0))
     ranker._load()  # model loading is not per-question work
@@ -100,8 +106,23 @@ def _forget(ranker) -> None:
         ranker.cache = EmbeddingCache()
 
 
+def cli_default_pipeline(kind: str, budget: int):
+    """The pipeline ``htmlrag prune --ranker KIND --budget BUDGET`` builds with no other flag (the defaults
+    users get: block size, embedding dtype and input length, CPU streams, split-to-fill, format)."""
+    from htmlrag.cli import build_parser
+    from htmlrag.cli_prune import _make_pipeline
+
+    args = build_parser().parse_args(["prune", "page.html", "-q", "?", "--ranker", kind, "--budget", str(budget)])
+    return _make_pipeline(args), args
+
+
+def _base_ranker(ranker):
+    """The ranker under a :class:`~htmlrag.rankers.base.PagePrior` wrapper (or the ranker itself)."""
+    return getattr(ranker, "ranker", ranker)
+
+
 def run_ours(items, ranker, budget, tok, max_words, fmt="html", pack=True, warm=False, repeats=1, keep=False,
-             split_to_fill=4):
+             split_to_fill=4, defaults=False):
     """Our pipeline (one step: clean -> tree -> rank -> prune). Cold (default): every question from scratch,
     nothing remembered from earlier questions (no page cache, no embedding or tokenisation cache). Warm: the
     pipeline's content-keyed page cache and the ranker's caches are kept across questions (pages recur).
@@ -109,19 +130,25 @@ def run_ours(items, ranker, budget, tok, max_words, fmt="html", pack=True, warm=
     Seconds per question: the median over ``repeats`` passes over ``items`` (a pass of ours lasts ~1 s for
     BM25, where a pause of the shared machine moves it by 30%; the toolkit's pass lasts ~30 s and averages
     such pauses out), each started after a garbage collection (earlier passes leave large heaps).
-    ``keep``: a warm pass also keeps what earlier passes left in the ranker's caches (retention rows only)."""
+    ``keep``: a warm pass also keeps what earlier passes left in the ranker's caches (retention rows only).
+    ``defaults``: run the pipeline ``htmlrag prune`` builds with no flags (:func:`cli_default_pipeline`;
+    ``ranker`` is then that pipeline's ranker, and ``max_words``/``pack``/``split_to_fill`` are the CLI's)."""
     results = []
     for _ in range(max(1, repeats)):
         gc.collect()
-        pipe = HtmlRagPipeline(ranker, None, tok, budget2=budget, max_words1=max_words, fmt=fmt,
-                               pack_siblings=pack, cache_pages=4096 if warm else 0, count_stages=False,
-                               keep_stages=False, split_to_fill=split_to_fill)
+        if defaults:
+            pipe = cli_default_pipeline(ranker_kind(ranker), budget)[0]
+            pipe.ranker1, pipe.fmt, pipe.cache_pages = ranker, fmt, 4096 if warm else 0
+        else:
+            pipe = HtmlRagPipeline(ranker, None, tok, budget2=budget, max_words1=max_words, fmt=fmt,
+                                   pack_siblings=pack, cache_pages=4096 if warm else 0, count_stages=False,
+                                   keep_stages=False, split_to_fill=split_to_fill)
         if warm and not keep:
-            _forget(ranker)  # warm = warmed by this pass's own earlier questions only
+            _forget(_base_ranker(ranker))  # warm = warmed by this pass's own earlier questions only
         hits, secs, toks = [], 0.0, 0
         for it in items:
             if not warm:
-                _forget(ranker)
+                _forget(_base_ranker(ranker))
             t0 = time.perf_counter()
             res = pipe.run(it["question"], it["pages"])
             secs += time.perf_counter() - t0
@@ -131,6 +158,22 @@ def run_ours(items, ranker, budget, tok, max_words, fmt="html", pack=True, warm=
         results.append((sum(hits) / len(items), secs / len(items), toks / len(items), hits))
     first = results[0]
     return first[0], statistics.median(r[1] for r in results), first[2], first[3]
+
+
+def ranker_kind(ranker) -> str:
+    """``bm25`` or ``embed`` (the CLI's ``--ranker`` names)."""
+    from htmlrag.rankers.bm25 import BM25Ranker
+
+    return "bm25" if isinstance(_base_ranker(ranker), BM25Ranker) else "embed"
+
+
+def default_ranker(kind: str):
+    """The ranker of the CLI's default pipeline, its model loaded (loading is not per-question work)."""
+    pipe = cli_default_pipeline(kind, 4096)[0]
+    base = _base_ranker(pipe.ranker1)
+    if hasattr(base, "_load"):
+        base._load()
+    return pipe.ranker1
 
 
 #: Options a fresh speed process needs from ours (everything that changes what our pipeline does).
@@ -152,9 +195,12 @@ def speed_ours(args, kind: str, budget: int, sub: list[dict], ranker, tok, max_w
     cmd = [sys.executable, str(Path(__file__).resolve()), "--speed-worker", "--rankers", kind,
            "--budgets", str(budget), "--limit", str(len(sub))]
     for name in _WORKER_OPTIONS:
-        cmd += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
+        if getattr(args, name) is not None:  # None: the worker's default (the same)
+            cmd += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     if args.no_pack:
         cmd.append("--no-pack")
+    if getattr(args, "defaults", False):
+        cmd.append("--defaults")
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
     res = json.loads(out.strip().splitlines()[-1])
     return res["cold"], res["warm"]
@@ -164,7 +210,8 @@ def _speed_here(args, budget: int, sub: list[dict], ranker, tok, max_words: int)
     """Our cold and warm speed rows, measured in this process."""
     pack = not args.no_pack
     cold, warm = (run_ours(sub, ranker, budget, tok, max_words, "html", pack, warm=w, repeats=args.repeats,
-                           split_to_fill=args.split_to_fill)[:3] for w in (False, True))
+                           split_to_fill=args.split_to_fill, defaults=getattr(args, "defaults", False))[:3]
+                   for w in (False, True))
     return list(cold), list(warm)
 
 
@@ -173,7 +220,8 @@ def _speed_worker(args) -> None:
     kind = args.rankers
     mw = args.max_words if kind == "bm25" else args.embed_max_words
     items = load_items(Path(args.data), args.limit)
-    cold, warm = _speed_here(args, int(args.budgets), items, make_ranker(kind, args), load_tokenizer(), mw)
+    ranker = default_ranker(kind) if args.defaults else make_ranker(kind, args)
+    cold, warm = _speed_here(args, int(args.budgets), items, ranker, load_tokenizer(), mw)
     print(json.dumps({"cold": cold, "warm": warm}), flush=True)
 
 
@@ -242,9 +290,13 @@ def main() -> None:
     ap.add_argument("--max-words", type=int, default=128, help="our block size with BM25")
     ap.add_argument("--embed-max-words", type=int, default=128,
                     help="our block size with MiniLM (256: ~1.7x fewer tokens to encode, lower retention)")
-    ap.add_argument("--embed-dtype", default="bfloat16", help="MiniLM weights: float32 | bfloat16")
-    ap.add_argument("--embed-max-seq", type=int, default=128,
-                    help="MiniLM input length in tokens (it was trained at 128; its config says 256)")
+    ap.add_argument("--embed-dtype", default="auto",
+                    help="MiniLM weights: auto (the library's default: bfloat16 where the CPU computes it, "
+                         "AVX512-BF16/AMX; float32 elsewhere, where bfloat16 is emulated and ~5x slower) | "
+                         "float32 | bfloat16")
+    ap.add_argument("--embed-max-seq", type=int, default=None,
+                    help="MiniLM input length in tokens (default: the length it was trained at, 128; its "
+                         "config says 256)")
     ap.add_argument("--page-prior", type=float, default=0.5,
                     help="BM25: add this x the page's best block score to its blocks (0: off; htmlrag.PagePrior)")
     ap.add_argument("--embed-page-prior", type=float, default=0.0, help="the same for MiniLM (default off)")
@@ -265,10 +317,16 @@ def main() -> None:
     ap.add_argument("--speed-process", choices=("fresh", "same"), default="fresh",
                     help="where our speed rows run: 'fresh' (default) = a new process, like the peer's; 'same' = "
                          "this one, after its retention rows (lxml work there runs 10-25%% slower: see speed_ours)")
+    ap.add_argument("--defaults", action="store_true",
+                    help="the default-settings rows: ours exactly as `htmlrag prune --ranker bm25|embed --budget B` "
+                         "runs with no other flag (block size, dtype, input length, streams: the CLI's and the "
+                         "library's defaults), the toolkit at the same block size ('ours' in --peer-max-words)")
     ap.add_argument("--speed-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.speed_worker:
         return _speed_worker(args)
+    if args.defaults:
+        return main_defaults(args)
     tok = load_tokenizer()
     items = load_items(Path(args.data), args.limit)
     budgets = [int(b) for b in args.budgets.split(",")]
@@ -330,6 +388,56 @@ def main() -> None:
         for pmw, p in r["peer_sub"].items():
             print(f"{head} | {pmw} | {o[0]:.3f} | {p[0]:.3f} | {p[2]} | {p[3]} | {o[1]:.3f} "
                   f"| {w[1]:.3f} | {p[1]:.3f} | {p[1] / o[1]:.1f}x | {p[1] / w[1]:.1f}x |")
+
+def main_defaults(args) -> None:
+    """Default-settings rows: retention on all questions and speed on the first ``--peer-limit``, ours as the
+    CLI runs with no flags, the toolkit in the same run at the CLI's block size (and ``--peer-max-words``)."""
+    import platform
+
+    tok = load_tokenizer()
+    items = load_items(Path(args.data), args.limit)
+    budgets = [int(b) for b in args.budgets.split(",")]
+    sub = items[: args.peer_limit]
+    rows = []
+    for kind in args.rankers.split(","):
+        ranker = default_ranker(kind)
+        _, cli = cli_default_pipeline(kind, budgets[0])
+        base = _base_ranker(ranker)
+        setting = (f"{base.model_id}, dtype {base.dtype}, {base.cpu_workers or 'auto'} CPU streams"
+                   if kind == "embed" else "BM25")
+        print(f"defaults: {kind}: {setting}; block size {cli.max_words} words; split-to-fill {cli.split_to_fill}; "
+              f"format {cli.format}; CPU {platform.processor() or platform.machine()}", flush=True)
+        for b in budgets:
+            ret = run_ours(items, ranker, b, tok, cli.max_words, "html", warm=True, defaults=True)
+            row = {"ranker": kind, "budget": b, "max_words": cli.max_words, "retention_all": ret[0],
+                   "tokens": ret[2]}
+            if sub:
+                row["ours_sub"], row["ours_sub_warm"] = speed_ours(args, kind, b, sub, ranker, tok, cli.max_words)
+                if args.peer_python:
+                    row["peer_sub"] = {pmw: run_peer(args.peer_python, sub, kind, b, pmw, tok)
+                                       for pmw in peer_sizes(args.peer_max_words, cli.max_words)}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    n = len(sub)
+    print(f"\nDefault settings (`htmlrag prune --ranker R --budget B`, no other flag): retention on {len(items)} "
+          f"questions; speed on the first {n}, each system in a fresh process; ours: median of {args.repeats} passes")
+    print("| ranker | budget | block words (ours / toolkit) | ours retention (all) | ours retention | toolkit retention "
+          "| ours s/q cold | ours s/q warm | toolkit s/q | speed-up cold | speed-up warm |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        o, w = r.get("ours_sub"), r.get("ours_sub_warm")
+        for pmw, p in (r.get("peer_sub") or {"-": None}).items():
+            if o is None:
+                print(f"| {r['ranker']} | {r['budget']} | {r['max_words']} / - | {r['retention_all']:.3f} | - | - | - "
+                      "| - | - | - | - |")
+            elif p is None:
+                print(f"| {r['ranker']} | {r['budget']} | {r['max_words']} / - | {r['retention_all']:.3f} | {o[0]:.3f} "
+                      f"| - | {o[1]:.3f} | {w[1]:.3f} | - | - | - |")
+            else:
+                print(f"| {r['ranker']} | {r['budget']} | {r['max_words']} / {pmw} | {r['retention_all']:.3f} "
+                      f"| {o[0]:.3f} | {p[0]:.3f} | {o[1]:.3f} | {w[1]:.3f} | {p[1]:.3f} | {p[1] / o[1]:.1f}x "
+                      f"| {p[1] / w[1]:.1f}x |")
+
 
 if __name__ == "__main__":
     sys.exit(main())

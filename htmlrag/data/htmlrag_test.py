@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 HTMLRAG_DATASETS = ("asqa", "hotpot-qa", "nq", "trivia-qa", "musique", "eli5")
 LONG_FORM = ("eli5",)
 HUB = "zstanjj/HtmlRAG-test"
+#: The hub's file of one set with the retrieved HTML pages (the ``bing-...`` files hold the search results only).
+HUB_FILE = "binghtml-slimplmqr-{dataset}-{split}.jsonl"
 
 _PAGE_FIELDS = ("html", "page_result", "page_content", "content")
 
@@ -95,11 +97,13 @@ def _local_file(path: Path, dataset: str, split: str) -> Path:
     if path.is_file():
         return path
     if path.is_dir():
-        for name in (f"{dataset}-{split}.jsonl", f"{dataset}-{split}.jsonl.gz", f"{dataset}.json", f"{dataset}.jsonl"):
+        for name in (f"{dataset}-{split}.jsonl", f"{dataset}-{split}.jsonl.gz", f"{dataset}.json", f"{dataset}.jsonl",
+                     f"{HUB_FILE.format(dataset=dataset, split=split)}"):
             for cand in (path / name, path / dataset / name):
                 if cand.is_file():
                     return cand
-        raise InputError(f"{path}: no {dataset}-{split}.jsonl[.gz] in this folder")
+        raise InputError(f"{path}: no {dataset}-{split}.jsonl[.gz] or {HUB_FILE.format(dataset=dataset, split=split)} "
+                         f"in this folder or its {dataset}/ folder (htmlrag-data download {dataset.replace('-', '_')})")
     raise InputError(f"{path}: no such file or folder")
 
 
@@ -109,8 +113,8 @@ def _hub_rows(dataset: str, split: str, hub: str, revision: str | None, data_fil
     except ImportError as exc:  # pragma: no cover - the [eval] extra brings it
         raise InputError("loading from the hub needs the package datasets (pip install 'htmlrag-bench[eval]')") from exc
     try:
-        ds = datasets.load_dataset(hub, data_files=data_files or f"{dataset}/*{split}*.jsonl", split="train",
-                                   revision=revision)
+        ds = datasets.load_dataset(hub, data_files=data_files or HUB_FILE.format(dataset=dataset, split=split),
+                                   split="train", revision=revision)
     except Exception as exc:  # the hub raises many types (offline, missing files, auth)
         raise InputError(f"hub dataset {hub} ({dataset}, {split}) cannot be loaded: {exc}; "
                          "pass a local file with dataset.path=...") from exc
@@ -135,7 +139,7 @@ def load_htmlrag_test(
         path: a local file or folder; ``None`` loads ``hub`` with ``datasets``.
         split: file split name (``test``).
         hub: hub dataset id; ``revision`` pins its commit; ``data_files`` overrides the file pattern
-            (default ``<dataset>/*<split>*.jsonl``).
+            (default :data:`HUB_FILE`, ``binghtml-slimplmqr-<dataset>-<split>.jsonl``).
         sample_size: a deterministic sample of this many questions per ``seed`` (``None``: all).
         seed: sample seed.
 

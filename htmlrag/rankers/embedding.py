@@ -48,6 +48,63 @@ def _emb_schema(conn: sqlite3.Connection) -> None:
     conn.commit()
 
 
+#: Input lengths (tokens) the models were trained at, where their configs allow longer inputs: the
+#: sentence-transformers "all-*" models were trained with sequences limited to 128 tokens (model cards) but
+#: ship ``max_seq_length`` 256/384. Longer inputs cost time and were never seen in training.
+TRAINED_SEQ_LENGTHS: dict[str, int] = {
+    "all-MiniLM-L6-v2": 128,
+    "all-MiniLM-L12-v2": 128,
+    "all-mpnet-base-v2": 128,
+}
+
+
+def trained_seq_length(model: str) -> int | None:
+    """The input length ``model`` (a hub name, or the bundled MiniLM's folder) was trained at, if known."""
+    from htmlrag.models import MINILM, minilm_path
+
+    base = str(model).rstrip("/").split("/")[-1]
+    if base in TRAINED_SEQ_LENGTHS:
+        return TRAINED_SEQ_LENGTHS[base]
+    try:
+        if Path(model).resolve() == minilm_path().resolve():
+            return TRAINED_SEQ_LENGTHS[MINILM.split("/")[-1]]
+    except (HtmlRagError, OSError):
+        pass
+    return None
+
+
+def cpu_supports_bf16() -> bool:
+    """True when this CPU computes bfloat16 natively (AVX512-BF16 or AMX, as torch detects them).
+
+    Without them bfloat16 matrix products are emulated by converting to float32 and run no faster."""
+    import torch
+
+    cpu = getattr(torch, "cpu", None)
+    for check in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"):
+        fn = getattr(cpu, check, None)
+        try:
+            if fn is not None and fn():
+                return True
+        except Exception:  # private helpers: absent or failing on some builds means "no"
+            continue
+    return False
+
+
+def auto_dtype(device: str) -> str:
+    """``bfloat16`` where it is fast and ranks blocks as float32 does (CUDA devices with bf16, CPUs with
+    AVX512-BF16/AMX), else ``float32``."""
+    import torch
+
+    if str(device).startswith("cuda"):
+        try:
+            return "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float32"
+        except Exception:
+            return "float32"
+    if str(device) == "cpu":
+        return "bfloat16" if cpu_supports_bf16() else "float32"
+    return "float32"
+
+
 class EmbeddingCache:
     """Content-keyed embedding cache: an in-memory LRU in front of an optional SQLite file.
 
@@ -162,11 +219,14 @@ class EmbeddingRanker:
         device: torch device string.
         batch_size: encoding batch size.
         cache: an :class:`EmbeddingCache` (one in memory per ranker by default).
-        max_seq_length: optional cap on the model's input length (tokens); longer blocks are truncated.
+        max_seq_length: input length in tokens; longer blocks are truncated. ``None`` (default): the length
+            the model was trained at where it is known and shorter than its config's
+            (:data:`TRAINED_SEQ_LENGTHS`: MiniLM 128 instead of 256), else the model's own.
         trust_remote_code: only when a config asks for it.
-        dtype: weights' dtype: ``"float32"`` (default), ``"bfloat16"`` or ``"float16"``. bfloat16 is ~1.7x
-            faster on CPUs with AVX512-BF16/AMX and on GPUs; on 5 WTQ questions' blocks MiniLM's bf16 scores
-            differ from float32 by < 0.002 and rank blocks identically (Spearman 1.0). Part of the cache key.
+        dtype: weights' dtype: ``"auto"`` (default: :func:`auto_dtype`, bfloat16 on CUDA and on CPUs with
+            AVX512-BF16/AMX, float32 elsewhere), ``"float32"``, ``"bfloat16"`` or ``"float16"``. bfloat16 is
+            ~1.7x faster where the hardware computes it; on 5 WTQ questions' blocks MiniLM's bf16 scores differ
+            from float32 by < 0.002 and rank blocks identically (Spearman 1.0). Part of the cache key.
         page_prior: add ``page_prior`` x the page's best block score to each block of the page
             (:class:`~htmlrag.rankers.base.PagePrior`; 0, the default, is off).
         contextual: embed each block with its heading / table-header context (:meth:`BlockTree.rank_texts`);
@@ -191,13 +251,16 @@ class EmbeddingRanker:
         max_seq_length: int | None = None,
         trust_remote_code: bool = False,
         contextual: bool = True,
-        dtype: str = "float32",
+        dtype: str = "auto",
         page_prior: float = 0.0,
         cpu_workers: int | None = None,
         cpu_batch_size: int = 8,
     ):
-        if dtype not in ("float32", "bfloat16", "float16"):
-            raise HtmlRagError(f"embedding dtype must be float32, bfloat16 or float16, got {dtype!r}")
+        if dtype not in ("auto", "float32", "bfloat16", "float16"):
+            raise HtmlRagError(f"embedding dtype must be auto, float32, bfloat16 or float16, got {dtype!r}")
+        if max_seq_length is not None and max_seq_length < 1:
+            raise HtmlRagError(f"max_seq_length must be >= 1 or None, got {max_seq_length!r}")
+        dtype = auto_dtype(device) if dtype == "auto" else dtype
         self.model_name = model
         self.query_instruction = QUERY_INSTRUCTIONS.get(model, "") if query_instruction is None else query_instruction
         self.device = device
@@ -236,8 +299,9 @@ class EmbeddingRanker:
                                                   **kwargs)
             except Exception as exc:
                 raise HtmlRagError(f"embedding model {self.model_name!r} could not be loaded: {exc}") from exc
-            if self.max_seq_length:
-                self._model.max_seq_length = self.max_seq_length
+            seq = self.max_seq_length or trained_seq_length(self.model_name)
+            if seq and (self.max_seq_length or seq < (self._model.max_seq_length or seq + 1)):
+                self._model.max_seq_length = seq
             suffix = "" if self.dtype == "float32" else f"/{self.dtype}"
             self.model_id = f"{self.model_name}@{self._model.max_seq_length}{suffix}"
         return self._model

@@ -94,7 +94,8 @@ class BaseReader:
 
     Args:
         name: model id (and revision, if pinned) — part of every cache key.
-        window: tokens the model accepts, prompt plus answer (4096 for "4K", 131072 for "128K").
+        window: tokens the model accepts, prompt plus answer (4096 for "4K", 131072 for "128K"); ``None``
+            or 0: derived by :func:`ensure_window` from the contexts it must show (until then nothing is cut).
         generation: decoding settings.
         tokenizer: a :class:`htmlrag.tokens.TokenCounter` with the reader's tokenizer.
         cache: response cache (``None``: no caching).
@@ -102,10 +103,11 @@ class BaseReader:
         prompt_margin: tokens reserved for the chat template's special tokens.
     """
 
-    def __init__(self, name: str, window: int, generation: GenerationConfig | None = None, tokenizer: Any = None,
-                 cache: ResponseCache | None = None, system: str | None = SYSTEM, prompt_margin: int = 16) -> None:
+    def __init__(self, name: str, window: int | None, generation: GenerationConfig | None = None,
+                 tokenizer: Any = None, cache: ResponseCache | None = None, system: str | None = SYSTEM,
+                 prompt_margin: int = 16) -> None:
         self.name = name
-        self.window = int(window)
+        self.window = int(window or 0)
         if isinstance(generation, dict) or (generation is not None and not isinstance(generation, GenerationConfig)):
             generation = GenerationConfig(**dict(generation))
         self.generation = generation or GenerationConfig()
@@ -128,11 +130,25 @@ class BaseReader:
         """Chat messages for ``req`` (context as given)."""
         return chat_messages(req.question, req.context, req.fmt, req.short_answer, self.system)
 
-    def context_budget(self, req: ReadRequest) -> int:
-        """Tokens left for the context: window - answer tokens - prompt without context - margin."""
+    def prompt_overhead(self, req: ReadRequest) -> int:
+        """Tokens of ``req``'s prompt without its context, plus the margin for the chat template."""
         empty = self.messages(replace(req, context=""))
-        overhead = sum(self.tokenizer.count(m["content"]) for m in empty) + self.prompt_margin
-        return self.window - self.generation.max_new_tokens - overhead
+        return sum(self.tokenizer.count(m["content"]) for m in empty) + self.prompt_margin
+
+    def required_window(self, budget: int, req: ReadRequest) -> int:
+        """The window that shows a context of ``budget`` tokens for ``req`` whole: context + prompt + answer."""
+        return budget + self.prompt_overhead(req) + self.generation.max_new_tokens
+
+    def set_window(self, window: int) -> None:
+        """Set the derived window (readers whose engine takes it at start override this)."""
+        self.window = int(window)
+
+    def context_budget(self, req: ReadRequest) -> int:
+        """Tokens left for the context: window - answer tokens - prompt without context - margin
+        (unbounded while the window is not set)."""
+        if not self.window:
+            return 1 << 40
+        return self.window - self.generation.max_new_tokens - self.prompt_overhead(req)
 
     def fit(self, req: ReadRequest) -> ReadRequest:
         """``req`` with its context cut (on token boundaries, keeping the start) to fit the window.
@@ -190,11 +206,14 @@ class NoneReader(BaseReader):
     the 4K context a reader would get.
     """
 
-    def __init__(self, window: int = 4096, tokenizer: Any = None, **_: Any) -> None:
+    def __init__(self, window: int | None = None, tokenizer: Any = None, **_: Any) -> None:
         super().__init__("none", window, GenerationConfig(max_new_tokens=0), tokenizer, cache=None)
 
+    def required_window(self, budget: int, req: ReadRequest) -> int:
+        return budget  # no prompt, no answer: the window is the context
+
     def context_budget(self, req: ReadRequest) -> int:
-        return self.window
+        return self.window or 1 << 40
 
     def read(self, requests: Sequence[ReadRequest]) -> list[ReaderOutput]:
         out = []
@@ -216,7 +235,7 @@ class FakeReader(BaseReader):
     (``delay`` seconds per answer, to test killing a run).
     """
 
-    def __init__(self, window: int = 4096, tokenizer: Any = None, cache: ResponseCache | None = None,
+    def __init__(self, window: int | None = None, tokenizer: Any = None, cache: ResponseCache | None = None,
                  max_words: int = 30, fail_on: str | None = None, delay: float = 0.0, **_: Any) -> None:
         super().__init__(f"fake-{max_words}w", window, GenerationConfig(max_new_tokens=32), tokenizer, cache)
         self.max_words = max_words
@@ -244,3 +263,40 @@ class FakeReader(BaseReader):
                     best, best_score = sent, score
             out.append((" ".join(best.split()[: self.max_words]), len(user.split())))
         return out
+
+
+def ensure_window(reader: BaseReader, needs: Sequence[tuple[str, int, ReadRequest]]) -> int:
+    """Make the reader's window show every system's context whole, or refuse.
+
+    Args:
+        reader: the run's reader. A window of 0/``None`` is derived: the largest need below (readers whose
+            window is the model's own, hf and vllm, know it after loading and are checked like a set one).
+        needs: ``(system name, context budget in tokens, a request with the longest question and the
+            system's format)`` per system.
+
+    Returns:
+        The window in use.
+
+    Raises:
+        BudgetError: a set window is smaller than a system needs (naming the system, its budget, what the
+            prompt and the answer take, and the two ways out), so no context is ever cut below its budget
+            without a word.
+    """
+    if not needs:
+        return reader.window
+    rows = [(name, budget, reader.required_window(budget, req)) for name, budget, req in needs]
+    name, budget, need = max(rows, key=lambda r: r[2])
+    derived = not reader.window
+    if derived:
+        reader.set_window(need)  # hf and vllm: the model's own window, checked below like a set one
+        log.info("reader %s: window %d tokens (system %s needs %d: %s)", reader.name, reader.window, name, need,
+                 "its context budget" if need == budget else f"context {budget} + prompt + answer")
+    if reader.window < need:
+        answer = reader.generation.max_new_tokens
+        what = f"the model's window ({reader.window} tokens)" if derived else f"reader.window={reader.window}"
+        raise BudgetError(
+            f"{what} cannot show the {budget}-token context of system {name!r} whole: it needs {need} tokens "
+            f"(context {budget} + prompt {need - budget - answer} + answer {answer}); "
+            + ("use a smaller budget or a model with a longer window" if derived else
+               f"set reader.window={need} or more, reader.window=null to derive it, or a smaller budget"))
+    return reader.window

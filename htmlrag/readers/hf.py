@@ -60,7 +60,8 @@ class HFReader(BaseReader):
     Args:
         model: hub name or local folder.
         revision: hub revision (part of the cache key).
-        window: context window in tokens (``None``: the model config's ``max_position_embeddings``).
+        window: context window in tokens (``None``: the model config's ``max_position_embeddings``, read when
+            the window is first asked for: constructing the reader loads nothing).
         generation: decoding settings (greedy by default).
         device: ``cpu``, ``cuda``, ``cuda:1``, or ``auto`` (``device_map="auto"``).
         dtype: ``auto``, ``float32``, ``bfloat16``, ``float16``.
@@ -88,8 +89,6 @@ class HFReader(BaseReader):
         self._tok: Any = None
         name = model if revision is None else f"{model}@{revision}"
         super().__init__(name, window or 0, generation, None, cache, system)
-        if window is None:
-            self._load()
 
     def _load(self) -> None:
         if self._model is not None:
@@ -139,6 +138,24 @@ class HFReader(BaseReader):
     def tokenizer(self) -> Any:
         self._load()
         return self._tokenizer
+
+    @property
+    def window(self) -> int:
+        """The window in tokens; unset, the model's own (loading the model)."""
+        if not self._window and getattr(self, "_model", None) is None and hasattr(self, "_tok"):
+            self._load()
+        return self._window
+
+    @window.setter
+    def window(self, value: int) -> None:
+        self._window = int(value or 0)
+
+    def set_window(self, window: int) -> None:
+        self._load()  # the derived window is the model's own (max_position_embeddings)
+
+    def context_budget(self, req: Any) -> int:
+        self._load()
+        return super().context_budget(req)
 
     def render(self, messages: list[dict[str, str]]) -> str:
         """The prompt string: ``completion``: BOS + the prompt; ``chat``: the tokenizer's chat template when it

@@ -46,7 +46,7 @@ class OpenAIReader(BaseReader):
 
     Args:
         model: the served model name.
-        window: the model's context window in tokens.
+        window: the model's context window in tokens (``None``: derived from the run's budgets).
         generation: decoding settings (``temperature=0`` is greedy).
         base_url_env: environment variable holding the base URL (``.../v1``).
         api_key_env: environment variable holding the key (may be unset for local servers).
@@ -61,7 +61,7 @@ class OpenAIReader(BaseReader):
             :class:`~htmlrag.errors.ServiceError` (0: no limit).
     """
 
-    def __init__(self, model: str, window: int = 4096, generation: GenerationConfig | None = None,
+    def __init__(self, model: str, window: int | None = None, generation: GenerationConfig | None = None,
                  base_url_env: str = "OPENAI_BASE_URL", api_key_env: str = "OPENAI_API_KEY",
                  default_base_url: str = "https://api.openai.com/v1", timeout: float = 60.0,
                  max_retries: int = 5, backoff: float = 1.0, concurrency: int = 8, tokenizer: Any = None,

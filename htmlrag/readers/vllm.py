@@ -17,21 +17,21 @@ class VLLMReader(BaseReader):
 
     Args:
         model: hub name or local folder; ``revision`` pins it.
-        window: ``max_model_len`` (4096 or 131072 in the paper's settings).
+        window: ``max_model_len`` (4096 or 131072 in the paper's settings; ``None``: the model's own).
         tensor_parallel_size: GPUs per model.
         gpu_memory_utilization: vLLM's memory fraction.
         dtype: vLLM dtype (``auto``).
         trust_remote_code: off unless configured.
     """
 
-    def __init__(self, model: str, revision: str | None = None, window: int = 4096,
+    def __init__(self, model: str, revision: str | None = None, window: int | None = None,
                  generation: GenerationConfig | None = None, tensor_parallel_size: int = 1,
                  gpu_memory_utilization: float = 0.9, dtype: str = "auto", trust_remote_code: bool = False,
                  cache: ResponseCache | None = None, system: str | None = SYSTEM) -> None:
         name = model if revision is None else f"{model}@{revision}"
         super().__init__(name, window, generation, None, cache, system)
         self.model_name, self.revision = model, revision
-        self.engine_args = {"tensor_parallel_size": tensor_parallel_size, "max_model_len": window,
+        self.engine_args = {"tensor_parallel_size": tensor_parallel_size, "max_model_len": window or None,
                             "gpu_memory_utilization": gpu_memory_utilization, "dtype": dtype,
                             "trust_remote_code": trust_remote_code}
         self._llm: Any = None
@@ -47,6 +47,11 @@ class VLLMReader(BaseReader):
         from htmlrag.tokens import HFCounter
 
         self._tokenizer = HFCounter(self._llm.get_tokenizer(), self.model_name)
+        if not self.window:  # the engine's own limit (the model's, unless max_model_len was set)
+            self.window = int(self._llm.llm_engine.model_config.max_model_len)
+
+    def set_window(self, window: int) -> None:
+        self._load()  # the window is the engine's max_model_len, known once it runs
 
     def cache_identity(self) -> str:
         return f"vllm|dtype={self.engine_args['dtype']}"

@@ -137,8 +137,10 @@ def test_superrag_quickstart_on_real_filings(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    shared_path("pdf", "sec-10-q")
-    out = subprocess.run([sys.executable, "-m", "eval.app", "experiment=superrag_quickstart", "dataset.limit=2",
+    real = shared_path("pdf", "sec-10-q")  # the quickstart's systems on real filings (it reads data/pdfs itself)
+    out = subprocess.run([sys.executable, "-m", "eval.app", "experiment=superrag_quickstart", "dataset=sec10q",
+                          f"dataset.loader.root={real}", "dataset.loader.docs=[2023 Q2 AAPL.pdf,2023 Q3 AAPL.pdf]",
+                          "dataset.limit=2",
                           f"paths.results={tmp_path}/r", f"paths.cache={tmp_path}/c", "run.progress=false"],
                          cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
