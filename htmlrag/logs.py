@@ -14,8 +14,16 @@ import logging
 import os
 import sys
 
-#: Logger names (and their children) whose INFO/DEBUG records our command lines show.
-OURS = ("htmlrag", "eval", "training", "htmlrag-bench", "htmlrag-data", "__main__")
+#: Logger names (and their children) whose INFO/DEBUG records our command lines show. ``htmlrag`` also
+#: covers every ``htmlrag-<tool>`` entry-point logger (``htmlrag-train``, ``htmlrag-paper``, ...).
+OURS = ("htmlrag", "eval", "training", "scripts", "quickstart", "__main__")
+
+
+def is_ours(name: str) -> bool:
+    """True for our package loggers, our entry points' ``htmlrag-*`` loggers and the root logger."""
+    if name == "root" or name.startswith("htmlrag-"):
+        return True
+    return any(name == p or name.startswith(p + ".") for p in OURS)
 
 
 class OursBelowWarning(logging.Filter):
@@ -24,8 +32,7 @@ class OursBelowWarning(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno >= logging.WARNING:
             return True
-        name = record.name
-        return name == "root" or any(name == p or name.startswith(p + ".") for p in OURS)
+        return is_ours(record.name)
 
 
 _FILTER = OursBelowWarning()
@@ -53,3 +60,10 @@ def quiet_third_party(verbose: bool = False) -> None:
 
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity(logging.WARNING if verbose else logging.ERROR)
+
+
+def restore() -> None:
+    """Undo :func:`quiet_third_party`'s handler filters (for callers that ran a command line in-process,
+    e.g. a notebook or a test, and want every package's records again)."""
+    for handler in logging.getLogger().handlers:
+        handler.removeFilter(_FILTER)

@@ -30,3 +30,14 @@ def shared_path(*parts: str) -> Path:
 def shared() -> Path:
     """The ../shared/data folder, or skip."""
     return shared_path()
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_log_filters():
+    """A command line run in-process (``main([...])``) quiets other packages' INFO records by filtering the
+    root handlers, pytest's capture handlers among them; take that filter off after each test so a later
+    test's ``caplog`` sees every record."""
+    yield
+    from htmlrag.logs import restore
+
+    restore()
