@@ -61,17 +61,31 @@ def _overrides() -> list[str]:
         return []
 
 
+def _point_hydra_job_to(run_dir: Path) -> None:
+    """In a Hydra job, write ``htmlrag_run.json`` (the run folder) into the job's output folder, so that the
+    sweep's combined table (:class:`eval.table.SweepTable`) finds every job's run."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        out = Path(HydraConfig.get().runtime.output_dir)
+    except (ImportError, ValueError):
+        return
+    from htmlrag.results import atomic_write
+
+    atomic_write(out / "htmlrag_run.json", json.dumps({"run_dir": str(run_dir), "overrides": _overrides()}) + "\n")
+
+
 def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]) -> dict[str, Any]:
     """Merge rows, write ``metrics.json`` and ``tables/`` (rank 0, or the single process)."""
-    from eval import docqa
+    from eval import docqa, fidelity
     from htmlrag.summary import summarize, write_tables
 
     rows = store.merge()
     rows, metrics = docqa.judge_rows(cfg, store, rows, metrics)  # LLM judge scores (judge.enabled)
     summary = summarize(rows, systems, metrics, ours=cfg.system_name, experiment=cfg.name, run_id=store.run_id,
-                        dataset=cfg.dataset.name, alpha=cfg.metric.alpha)
+                        dataset=cfg.dataset.name, alpha=cfg.metric.alpha, fidelity=fidelity.describe(cfg))
     store.write_json("metrics.json", summary)
-    paths = write_tables([summary], store.dir / "tables", metrics, caption=cfg.caption)
+    paths = write_tables([summary], store.dir / "tables", metrics, caption=cfg.caption, run_dirs=[store.dir])
     docqa.write_subset_tables(cfg, store, rows, systems, metrics)  # per type/domain, pairwise t-tests (docqa.*)
     log.info("results: %s\n%s", store.dir, paths["md"].read_text(encoding="utf-8"))
     return summary
@@ -79,7 +93,7 @@ def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]
 
 def run(cfg: DictConfig) -> float | None:
     """Run one configuration; returns the system under test's first metric (for sweepers)."""
-    from eval import build
+    from eval import build, fidelity
     from eval.schemas import validate
     from htmlrag.evaluate import EvalSettings, evaluate
 
@@ -92,6 +106,7 @@ def run(cfg: DictConfig) -> float | None:
     examples = build.load_examples(cfg)
     cache_dir = Path(cfg.paths.cache) if cfg.run.use_cache else None
     env = build.environment(examples, cfg.dataset.name, world)
+    env["fidelity"] = fidelity.describe(cfg)
     env_path = store.dir / "env.json"
     if env_path.exists():
         before = json.loads(env_path.read_text(encoding="utf-8")).get("dataset", {}).get("sha256")
@@ -103,6 +118,7 @@ def run(cfg: DictConfig) -> float | None:
     if rank == 0:
         store.write_config(OmegaConf.to_yaml(cfg, resolve=True), _overrides())
         store.write_json("env.json", env)
+        _point_hydra_job_to(store.dir)
     log.info("run %s/%s: %d examples, rank %d of %d", cfg.name, store.run_id, len(examples), rank, world)
     systems = build.build_systems(cfg, cache_dir)
     caches = build.build_caches(cache_dir)
@@ -111,7 +127,7 @@ def run(cfg: DictConfig) -> float | None:
     precompute_heavy(examples, systems, caches, store, rank=rank, world=world, retry_failed=cfg.run.retry_failed,
                      progress=cfg.run.progress)
     reader = build.build_reader(cfg, cache_dir)
-    settings = EvalSettings(metrics=metrics, short_answer=cfg.dataset.short_answer, chunk_size=cfg.run.chunk_size,
+    settings = EvalSettings(metrics=metrics, short_answer=fidelity.short_answer(cfg), chunk_size=cfg.run.chunk_size,
                             progress=cfg.run.progress, save_contexts=cfg.run.save_contexts, rank=rank, world=world,
                             retry_failed=cfg.run.retry_failed)
     stats = evaluate(examples, systems, reader, store, settings, caches)

@@ -108,7 +108,9 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
     p = cfg.pruner
     specs = {cfg.system_name: {"clean": cfg.cleaner.enabled, "ranker1": cfg.ranker, "ranker2": p.ranker2,
                                "max_words1": p.max_words, "max_words2": p.max_words2, "budget1": p.budget1,
-                               "budget": p.budget, "fmt": p.fmt, "refiner": p.refiner}}
+                               "budget": p.budget, "fmt": p.fmt, "refiner": p.refiner,
+                               "pack_siblings": p.pack_siblings, "split_to_fill": p.split_to_fill,
+                               "split_oversize": p.split_oversize}}
     for name, sys_cfg in cfg.baselines.items():
         if name in specs:
             raise HtmlRagError(f"baseline {name!r} has the name of the system under test; rename one")
@@ -131,6 +133,8 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
                 ranker1=_ranker(s["ranker1"], cache_dir, made), ranker2=_ranker(s["ranker2"], cache_dir, made),
                 tokenizer=tokenizer, budget1=spec["budget1"], budget2=spec["budget"], max_words1=spec["max_words1"],
                 max_words2=spec["max_words2"], fmt=spec["fmt"], clean=False, fill=p.fill,
+                pack_siblings=bool(spec.get("pack_siblings", True)), split_to_fill=int(spec.get("split_to_fill", 4)),
+                split_oversize=bool(spec.get("split_oversize", True)),
             )
         else:  # a baseline refiner (eval/refiners.py) replaces the block-tree pipeline
             from eval.refiners import make_refiner

@@ -10,6 +10,8 @@ Row format (one JSON line per example)::
     {"id", "index", "question", "answers",
      "error": null | "...",                      # the example itself failed (e.g. a page file is missing)
      "systems": {name: {"tokens", "stage_tokens", "response", "scores": {metric: float},
+                        "metric_stats": {metric: [float]},  # corpus-level metrics only (BLEU)
+                        "reader_tokens": {"input", "output"},  # prompt and answer tokens of the reader
                         "seconds", "cached", "error": null | "...", ["context"]}}}
 """
 
@@ -27,7 +29,7 @@ from typing import Any
 from htmlrag.cache import SqliteCache, content_key
 from htmlrag.data.schema import Example
 from htmlrag.errors import HtmlRagError
-from htmlrag.metrics import MetricInput, score_example
+from htmlrag.metrics import MetricInput, example_stats, score_example
 from htmlrag.readers.base import Reader, ReaderOutput, ReadRequest
 from htmlrag.results import RunStore
 
@@ -179,6 +181,14 @@ class _Builder:
         return entry, False
 
 
+def _answer_tokens(reader: Reader, text: str) -> int | None:
+    """Tokens of an answer in the reader's tokenizer (``None`` when the reader has no token counter)."""
+    if not text:
+        return 0
+    tok = getattr(reader, "tokenizer", None)
+    return int(tok.count(text)) if tok is not None and hasattr(tok, "count") else None
+
+
 def _read(reader: Reader, requests: list[ReadRequest]) -> list[ReaderOutput | BaseException]:
     """Read a batch; when the batch fails, read one by one so one bad request fails alone."""
     if not requests:
@@ -257,6 +267,7 @@ def evaluate(
                     continue
                 rec["response"] = out.text
                 rec["tokens"] = out.context_tokens
+                rec["reader_tokens"] = {"input": out.prompt_tokens, "output": _answer_tokens(reader, out.text)}
                 if settings.save_contexts:
                     rec["context"] = out.context
                 x = MetricInput(response=out.text, context=out.context, answers=ex.answers,
@@ -265,6 +276,9 @@ def evaluate(
                                 context_text=_context_text(out.context, system.fmt))
                 try:
                     rec["scores"] = score_example(settings.metrics, x)
+                    corpus_stats = example_stats(settings.metrics, x)
+                    if corpus_stats:
+                        rec["metric_stats"] = corpus_stats
                 except Exception as exc:
                     rec["error"] = _error(exc)
             for row in rows:
