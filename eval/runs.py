@@ -193,7 +193,7 @@ def reader_label(run: Run) -> str:
     target = str(run.get("reader._target_", "") or "")
     if target.endswith("NoneReader"):
         return "no reader"
-    return target.rsplit(".", 1)[-1] or "reader?"
+    return target.rsplit(".", 1)[-1]  # "" when the run recorded no reader
 
 
 def place(runs: Sequence[Run], col: Callable[[Run], str], row: Callable[[Run], str]) -> dict[Run, tuple[str, str]]:
