@@ -20,7 +20,6 @@ import datetime as dt
 import json
 import logging
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -107,10 +106,11 @@ def main() -> int:
         for ov, _ in KNOBS:
             runs[(b, f, ov)] = run_one([*base, f"pruner.budget={b}", f"pruner.fmt={f}", "fidelity=paper", ov])
     ret = {k: retained(v) for k, v in runs.items()}
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    envs = [json.loads((v / "env.json").read_text()) for v in runs.values()]
+    commits = sorted({f"{e.get('git_commit', '?')[:7]}{' (dirty)' if e.get('git_dirty') else ''}" for e in envs})
     n = len(next(iter(ret.values())))
-    print(f"\n{args.ranker}, {n} questions, `{' '.join(sys.argv)}`, {dt.date.today()}, commit {commit}\n")
+    print(f"\n{args.ranker}, {n} questions, `{' '.join(sys.argv)}`, {dt.date.today()}, runs started at commit "
+          f"{', '.join(commits)}\n")
     print("| format | budget | paper | ours | only ours / only paper, McNemar p |")
     print("|---|---:|---:|---:|---:|")
     for b, f in grid:
