@@ -75,7 +75,8 @@ def _point_hydra_job_to(run_dir: Path) -> None:
     atomic_write(out / "htmlrag_run.json", json.dumps({"run_dir": str(run_dir), "overrides": _overrides()}) + "\n")
 
 
-def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]) -> dict[str, Any]:
+def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str],
+             reader: dict[str, Any] | None = None) -> dict[str, Any]:
     """Merge rows, write ``metrics.json`` and ``tables/`` (rank 0, or the single process)."""
     from eval import docqa, fidelity
     from htmlrag.summary import summarize, write_tables
@@ -83,7 +84,8 @@ def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]
     rows = store.merge()
     rows, metrics = docqa.judge_rows(cfg, store, rows, metrics)  # LLM judge scores (judge.enabled)
     summary = summarize(rows, systems, metrics, ours=cfg.system_name, experiment=cfg.name, run_id=store.run_id,
-                        dataset=cfg.dataset.name, alpha=cfg.metric.alpha, fidelity=fidelity.describe(cfg))
+                        dataset=cfg.dataset.name, alpha=cfg.metric.alpha, fidelity=fidelity.describe(cfg),
+                        reader=reader)
     store.write_json("metrics.json", summary)
     paths = write_tables([summary], store.dir / "tables", metrics, caption=cfg.caption, run_dirs=[store.dir])
     docqa.write_subset_tables(cfg, store, rows, systems, metrics)  # per type/domain, pairwise t-tests (docqa.*)
@@ -144,7 +146,7 @@ def run(cfg: DictConfig) -> float | None:
 
                 raise HtmlRagError(f"{store.dir}: not every shard finished within {cfg.run.shard_timeout_s}s")
             time.sleep(0.5)
-    summary = finalize(cfg, store, [s.name for s in systems], metrics)
+    summary = finalize(cfg, store, [s.name for s in systems], metrics, build.reader_info(cfg, reader))
     store.write_json("timings.json", {"seconds": round(time.perf_counter() - t0, 3), "rank0_eval_seconds":
                                       round(stats.seconds, 3), "cache_hits": stats.cache_hits, "world_size": world})
     if cfg.wandb.enabled:

@@ -159,6 +159,21 @@ def build_reader(cfg: DictConfig, cache_dir: Path | None) -> Any:
     return instantiate(spec, _convert_="all")
 
 
+def reader_info(cfg: DictConfig, reader: Any) -> dict[str, Any]:
+    """What ``metrics.json`` records about the reader (Table 4's "LLM Chat" row): its model, and the
+    parameters and bytes of its weights as loaded where the reader holds a torch module (HF); ``none`` for
+    reader=none."""
+    if cfg.reader._target_.endswith("NoneReader"):
+        return {"model": "none"}
+    info: dict[str, Any] = {"model": str(getattr(reader, "name", "") or cfg.reader.get("model"))}
+    module = getattr(reader, "_model", None)
+    if module is not None and hasattr(module, "parameters"):
+        from htmlrag.baselines.base import model_size
+
+        info.update(model_size(module))
+    return info
+
+
 def build_caches(cache_dir: Path | None) -> Caches:
     """Page and context caches (none when caching is off)."""
     if cache_dir is None:

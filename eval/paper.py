@@ -407,9 +407,12 @@ def write_artifacts(kind: str, folder: Path, caption: str = "", metric: str | No
     if not runs:
         raise FileNotFoundError(f"no runs (metrics.json) below {folder}")
     if kind == "figure5":
+        from htmlrag.summary import fidelity_caption
+
         points = figure5_points(runs, metric)
+        points["fidelity"] = fidelity_caption([r.summary for r in select(runs)])
         png = out or folder / "figure5.png"
-        plot_figure5(points, png, caption)
+        plot_figure5(points, png, " ".join(x for x in (caption or _caption(runs), points["fidelity"]) if x))
         from htmlrag.results import atomic_write
 
         atomic_write(png.with_suffix(".json"), json.dumps(points, indent=1, default=_json_default) + "\n")

@@ -62,8 +62,11 @@ class Run:
         return node
 
     def settings(self) -> dict[str, str]:
-        """The flattened settings (dotted key -> JSON of the value), ignored keys left out."""
-        return flatten({k: v for k, v in self.config.items() if k not in IGNORED})
+        """The flattened settings (dotted key -> JSON of the value), ignored keys left out; the dataset of
+        ``metrics.json`` stands in when the config does not name it."""
+        flat = flatten({k: v for k, v in self.config.items() if k not in IGNORED})
+        flat.setdefault("dataset.name", json.dumps(self.dataset))
+        return flat
 
 
 def flatten(node: Any, prefix: str = "") -> dict[str, str]:
@@ -187,12 +190,14 @@ def label_apart(runs: Sequence[Run], base: Callable[[Run], str],
 
 def reader_label(run: Run) -> str:
     """The reader model of a run (``Llama-3.1-8B-Instruct``), or ``no reader`` / the reader class."""
-    model = run.get("reader.model")
-    if model:
-        return str(model).rstrip("/").rsplit("/", 1)[-1]
     target = str(run.get("reader._target_", "") or "")
     if target.endswith("NoneReader"):
         return "no reader"
+    if target.endswith("FakeReader"):
+        return "fake reader"
+    model = run.get("reader.model")
+    if model:
+        return str(model).rstrip("/").rsplit("/", 1)[-1]
     return target.rsplit(".", 1)[-1]  # "" when the run recorded no reader
 
 

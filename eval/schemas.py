@@ -156,6 +156,7 @@ class GenerationSchema:
 @dataclass
 class NoneReaderConfig:
     _target_: str = "htmlrag.readers.NoneReader"
+    model: str | None = None  # unused: lets an experiment that names its reader model run with reader=none
     window: int = 4096
     tokenizer: str | None = II("pruner.tokenizer")
     cache: bool = False
@@ -164,6 +165,7 @@ class NoneReaderConfig:
 @dataclass
 class FakeReaderConfig:
     _target_: str = "htmlrag.readers.FakeReader"
+    model: str | None = None  # unused: lets an experiment that names its reader model run with reader=fake
     window: int = 4096
     tokenizer: str | None = II("pruner.tokenizer")
     max_words: int = 30
