@@ -252,7 +252,7 @@ class Table:
             lines.append(esc(sys) + " & " + " & ".join(out) + " \\\\")
         lines += ["\\bottomrule", "\\end{tabular}"]
         text = " ".join(esc(x) for x in [self.caption, self.legend(latex=True), *self.notes] if x)
-        lines.append("\\caption{" + text.replace("†", "$^\\dagger$") + "}")
+        lines.append("\\caption{" + text.replace("†", "$^\\dagger$").replace(" < ", " $<$ ") + "}")
         lines.append("\\end{table}")
         return "\n".join(lines) + "\n"
 
