@@ -127,9 +127,11 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
                                 ranker2=_ranker(s["ranker2"], cache_dir, made), tokenizer=tokenizer, system=spec,
                                 fill=p.fill)
             spec["fmt"] = str(getattr(pipe, "fmt", spec["fmt"]))
-        fp = content_key(spec, p.tokenizer, p.fill)
+        keep_hidden = bool(cfg.cleaner.get("keep_hidden", False))
+        # everything that shapes the context keys its cache entry: the cleaning too (keep_hidden)
+        fp = content_key(spec, p.tokenizer, p.fill, {"keep_hidden": keep_hidden})
         systems.append(System(name=name, pipeline=pipe, clean=bool(spec["clean"]), fmt=spec["fmt"], fingerprint=fp,
-                              keep_hidden=bool(cfg.cleaner.get("keep_hidden", False))))
+                              keep_hidden=keep_hidden))
     return systems
 
 

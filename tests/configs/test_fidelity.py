@@ -43,11 +43,28 @@ def test_fidelity_reaches_every_built_system(name: str) -> None:
         pipe = systems[sys_name].pipeline
         assert pipe.pack_siblings is not paper and pipe.split_to_fill == (0 if paper else 4), sys_name
         assert pipe.split_oversize is not paper and pipe.fill == ("stop" if paper else "skip"), sys_name
-        assert pipe.ranker1.contextual is not paper and pipe.ranker1.page_prior == 0, sys_name
+        assert pipe.ranker1.contextual is not paper and pipe.ranker1.page_prior == (0 if paper else 0.5), sys_name
         assert systems[sys_name].keep_hidden is paper
     minilm = systems["minilm"].pipeline.ranker1
     assert (minilm.max_seq_length, minilm.dtype) == ((256, "float32") if paper else (cfg.ranker.max_seq_length,
                                                                                      cfg.ranker.dtype))
+
+
+def test_every_context_knob_keys_the_context_cache() -> None:
+    """Two systems whose contexts differ never share a cached context: each knob that shapes the context
+    changes the system's fingerprint (keep_hidden once did not, and a run reused the other's contexts)."""
+    from eval.build import build_systems
+
+    def fingerprint(*extra: str) -> str:
+        cfg = _compose("ranker=bm25", "fidelity=paper", *extra)
+        return build_systems(cfg, None)[0].fingerprint
+
+    paper = fingerprint()
+    knobs = ["fidelity.keep_hidden=false", "fidelity.pack_siblings=true", "fidelity.split_to_fill=4",
+             "fidelity.split_oversize=true", "fidelity.fill=skip", "fidelity.ranking_context=true",
+             "fidelity.page_prior=0.5"]
+    prints = [fingerprint(k) for k in knobs]
+    assert paper not in prints and len(set(prints)) == len(knobs)
 
 
 def test_paper_sets_the_embedding_input_length_and_the_answer_length_explicitly() -> None:
