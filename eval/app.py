@@ -69,17 +69,33 @@ def _overrides() -> list[str]:
         return []
 
 
-def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]) -> dict[str, Any]:
+def _point_hydra_job_to(run_dir: Path) -> None:
+    """In a Hydra job, write ``htmlrag_run.json`` (the run folder) into the job's output folder, so that the
+    sweep's combined table (:class:`eval.table.SweepTable`) finds every job's run."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        out = Path(HydraConfig.get().runtime.output_dir)
+    except (ImportError, ValueError):
+        return
+    from htmlrag.results import atomic_write
+
+    atomic_write(out / "htmlrag_run.json", json.dumps({"run_dir": str(run_dir), "overrides": _overrides()}) + "\n")
+
+
+def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str],
+             reader: dict[str, Any] | None = None) -> dict[str, Any]:
     """Merge rows, write ``metrics.json`` and ``tables/`` (rank 0, or the single process)."""
-    from eval import docqa
+    from eval import docqa, fidelity
     from htmlrag.summary import summarize, write_tables
 
     rows = store.merge()
     rows, metrics = docqa.judge_rows(cfg, store, rows, metrics)  # LLM judge scores (judge.enabled)
     summary = summarize(rows, systems, metrics, ours=cfg.system_name, experiment=cfg.name, run_id=store.run_id,
-                        dataset=cfg.dataset.name, alpha=cfg.metric.alpha)
+                        dataset=cfg.dataset.name, alpha=cfg.metric.alpha, fidelity=fidelity.describe(cfg),
+                        reader=reader)
     store.write_json("metrics.json", summary)
-    paths = write_tables([summary], store.dir / "tables", metrics, caption=cfg.caption)
+    paths = write_tables([summary], store.dir / "tables", metrics, caption=cfg.caption, run_dirs=[store.dir])
     docqa.write_subset_tables(cfg, store, rows, systems, metrics)  # per type/domain, pairwise t-tests (docqa.*)
     log.info("results: %s\n%s", store.dir, paths["md"].read_text(encoding="utf-8"))
     return summary
@@ -111,7 +127,7 @@ def run(cfg: DictConfig) -> float | None:
         RunFailedError: examples failed and ``run.allow_failures`` is false (results are written first).
         ServiceError: the reader's service is down; the run stopped (saved rows are kept).
     """
-    from eval import build
+    from eval import build, fidelity
     from eval.schemas import validate
     from htmlrag import redact
     from htmlrag.evaluate import EvalSettings, evaluate
@@ -126,6 +142,7 @@ def run(cfg: DictConfig) -> float | None:
     examples = build.load_examples(cfg)
     cache_dir = Path(cfg.paths.cache) if cfg.run.use_cache else None
     env = build.environment(examples, cfg.dataset.name, world)
+    env["fidelity"] = fidelity.describe(cfg)
     env_path = store.dir / "env.json"
     if env_path.exists():
         before = json.loads(env_path.read_text(encoding="utf-8")).get("dataset", {}).get("sha256")
@@ -137,6 +154,7 @@ def run(cfg: DictConfig) -> float | None:
     if rank == 0:
         store.write_config(OmegaConf.to_yaml(cfg, resolve=True), _overrides())
         store.write_json("env.json", env)
+        _point_hydra_job_to(store.dir)
     log.info("run %s/%s: %d examples, rank %d of %d", cfg.name, store.run_id, len(examples), rank, world)
     systems = build.build_systems(cfg, cache_dir)
     caches = build.build_caches(cache_dir)
@@ -148,7 +166,7 @@ def run(cfg: DictConfig) -> float | None:
     if hasattr(reader, "max_consecutive_failures"):  # the retry bound of endpoint readers
         reader.max_consecutive_failures = cfg.run.max_consecutive_failures
     build.fit_reader_window(cfg, reader, systems, examples)  # derive the window, or refuse one that cuts contexts
-    settings = EvalSettings(metrics=metrics, short_answer=cfg.dataset.short_answer, chunk_size=cfg.run.chunk_size,
+    settings = EvalSettings(metrics=metrics, short_answer=fidelity.short_answer(cfg), chunk_size=cfg.run.chunk_size,
                             progress=cfg.run.progress, save_contexts=cfg.run.save_contexts, rank=rank, world=world,
                             retry_failed=cfg.run.retry_failed,
                             max_consecutive_failures=cfg.run.max_consecutive_failures)
@@ -166,7 +184,7 @@ def run(cfg: DictConfig) -> float | None:
 
                 raise HtmlRagError(f"{store.dir}: not every shard finished within {cfg.run.shard_timeout_s}s")
             time.sleep(0.5)
-    summary = finalize(cfg, store, [s.name for s in systems], metrics)
+    summary = finalize(cfg, store, [s.name for s in systems], metrics, build.reader_info(cfg, reader))
     store.write_json("timings.json", {"seconds": round(time.perf_counter() - t0, 3), "rank0_eval_seconds":
                                       round(stats.seconds, 3), "cache_hits": stats.cache_hits, "world_size": world})
     if cfg.wandb.enabled:

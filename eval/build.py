@@ -94,7 +94,9 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
     p = cfg.pruner
     specs = {cfg.system_name: {"clean": cfg.cleaner.enabled, "ranker1": cfg.ranker, "ranker2": p.ranker2,
                                "max_words1": p.max_words, "max_words2": p.max_words2, "budget1": p.budget1,
-                               "budget": p.budget, "fmt": p.fmt, "refiner": p.refiner}}
+                               "budget": p.budget, "fmt": p.fmt, "refiner": p.refiner,
+                               "pack_siblings": p.pack_siblings, "split_to_fill": p.split_to_fill,
+                               "split_oversize": p.split_oversize}}
     for name, sys_cfg in cfg.baselines.items():
         if name in specs:
             raise HtmlRagError(f"baseline {name!r} has the name of the system under test; rename one")
@@ -115,6 +117,8 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
                 ranker1=_ranker(s["ranker1"], cache_dir, made), ranker2=_ranker(s["ranker2"], cache_dir, made),
                 tokenizer=tokenizer, budget1=spec["budget1"], budget2=spec["budget"], max_words1=spec["max_words1"],
                 max_words2=spec["max_words2"], fmt=spec["fmt"], clean=False, fill=p.fill,
+                pack_siblings=bool(spec.get("pack_siblings", True)), split_to_fill=int(spec.get("split_to_fill", 4)),
+                split_oversize=bool(spec.get("split_oversize", True)),
             )
         else:  # a baseline refiner (eval/refiners.py) replaces the block-tree pipeline
             from eval.refiners import make_refiner
@@ -123,9 +127,11 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
                                 ranker2=_ranker(s["ranker2"], cache_dir, made), tokenizer=tokenizer, system=spec,
                                 fill=p.fill)
             spec["fmt"] = str(getattr(pipe, "fmt", spec["fmt"]))
-        fp = content_key(spec, p.tokenizer, p.fill)
+        keep_hidden = bool(cfg.cleaner.get("keep_hidden", False))
+        # everything that shapes the context keys its cache entry: the cleaning too (keep_hidden)
+        fp = content_key(spec, p.tokenizer, p.fill, {"keep_hidden": keep_hidden})
         systems.append(System(name=name, pipeline=pipe, clean=bool(spec["clean"]), fmt=spec["fmt"], fingerprint=fp,
-                              keep_hidden=bool(cfg.cleaner.get("keep_hidden", False))))
+                              keep_hidden=keep_hidden))
     return systems
 
 
@@ -143,6 +149,21 @@ def fit_reader_window(cfg: DictConfig, reader: Any, systems: list[System], examp
         fmt = s.fmt if s.fmt in ("html", "text", "markdown") else "html"
         needs.append((s.name, int(budgets[s.name]), ReadRequest(question, "", fmt, bool(cfg.dataset.short_answer))))
     return ensure_window(reader, needs)
+
+
+def reader_info(cfg: DictConfig, reader: Any) -> dict[str, Any]:
+    """What ``metrics.json`` records about the reader (Table 4's "LLM Chat" row): its model, and the
+    parameters and bytes of its weights as loaded where the reader holds a torch module (HF); ``none`` for
+    reader=none."""
+    if cfg.reader._target_.endswith("NoneReader"):
+        return {"model": "none"}
+    info: dict[str, Any] = {"model": str(getattr(reader, "name", "") or cfg.reader.get("model"))}
+    module = getattr(reader, "_model", None)
+    if module is not None and hasattr(module, "parameters"):
+        from htmlrag.baselines.base import model_size
+
+        info.update(model_size(module))
+    return info
 
 
 def build_caches(cache_dir: Path | None) -> Caches:

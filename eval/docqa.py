@@ -216,6 +216,7 @@ def write_subset_tables(cfg: DictConfig, store: Any, rows: list[dict[str, Any]],
         keys = list(cfg.docqa.subsets)
         if not keys and not cfg.docqa.pairwise:
             return
+        from eval.fidelity import describe
         from htmlrag.results import atomic_write
         from htmlrag.summary import summarize, write_tables
 
@@ -231,10 +232,11 @@ def write_subset_tables(cfg: DictConfig, store: Any, rows: list[dict[str, Any]],
             parts = [(f"{key}={v}", [r for r in rows if value(r, key) == v]) for v in values]
             groups += parts
             summaries = [summarize(part, systems, metrics, ours=cfg.system_name, experiment=cfg.name,
-                                   run_id=store.run_id, dataset=label, alpha=cfg.metric.alpha)
+                                   run_id=store.run_id, dataset=label, alpha=cfg.metric.alpha,
+                                   fidelity=describe(cfg))
                          for label, part in [("all", rows), *parts]]
             write_tables(summaries, store.dir / "tables" / f"by_{key}", metrics,
-                         caption=f"{cfg.caption} (by {key})".strip())
+                         caption=f"{cfg.caption} (by {key})".strip(), run_dirs=[store.dir] * len(summaries))
         if cfg.docqa.pairwise:
             md, data = pairwise_tests(groups, systems, metrics, alpha=cfg.metric.alpha)
             atomic_write(store.dir / "tables" / "pairwise.md", md)

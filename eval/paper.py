@@ -11,15 +11,20 @@ figure can be redrawn at any time without rerunning anything::
 The paper-experiment configs (``conf/experiment/paper/``) also attach :class:`PaperArtifacts` as a Hydra
 callback, which writes the same files when a run or a sweep ends.
 
-Run selection: every ``metrics.json`` below the given folders is read (``_hydra`` log folders skipped);
-when several runs share a column group (dataset and budget; for Figure 5 also the granularity), the newest
-run wins and the others are listed in the log (old runs stay on disk when the code or config changed).
+Run selection (:mod:`eval.runs`): every ``metrics.json`` below the given folders is read (``_hydra`` log
+folders skipped). Runs with identical settings are one run written by different code: the one written last
+fills the cells. Runs with different settings never share a cell: one row group per reader model (the paper
+prints Llama-3.1-8B and -70B as row groups of Table 1), one column group per dataset, and runs of one dataset
+whose other settings differ get a column group each, labelled by those settings. Each table is written with
+``<stem>.provenance.csv``: the run folder behind every cell.
 
 Layout of the main tables (paper Tables 1-3, 6, 7): one row per system (the system under test last), one
 column group per dataset in the paper's order (ASQA, HotpotQA, NQ, TriviaQA, MuSiQue, ELI5, then others),
-with the paper's metrics for that dataset. The paper's "EM" is our ``hit1`` and its "Hit@1" our ``em``
-(see README, Metrics), so headers read ``EM [hit1]``. Best **bold**, second underlined, † where the paired
-t-test against the system under test (saved by the harness) has p < alpha.
+with the paper's printed columns for that dataset, filled as the authors' notebook fills them: the column
+printed "EM" holds our ``hit1`` and the column printed "Hit@1" our ``em`` (:data:`COLUMN_WORDS` says it in
+words under every table). Best **bold**, second underlined per column and row group; † as the paper: on the
+system under test where its paired t-test against every other system of the row group shows it better with
+p < alpha (:mod:`htmlrag.tables`). The caption ends with the runs' fidelity.
 """
 
 from __future__ import annotations
@@ -29,9 +34,20 @@ import json
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from eval.runs import (
+    Run,
+    deciding,
+    differing,
+    find_runs,
+    label_apart,
+    place,
+    reader_label,
+    select,
+    settings_label,
+)
 
 log = logging.getLogger("htmlrag-paper")
 
@@ -41,14 +57,25 @@ DATASETS: dict[str, str] = {"asqa": "ASQA", "hotpot_qa": "HotpotQA", "nq": "NQ",
 #: Labels of the other datasets (column groups of their own, after the paper's).
 OTHER_LABELS: dict[str, str] = {"wtq_html_qa": "WTQ-HTML"}
 #: The paper's columns per dataset: (our metric, paper header).
+#: The paper's printed columns per dataset, in the order of the authors' notebook's header
+#: (``EM & Hit@1 & EM & EM & Hit@1 & EM & Hit@1 & EM & ROUGE-L & BLEU``): (our metric, printed header). The
+#: notebook fills "EM" with its ``hit1`` and "Hit@1" with its ``exact_match`` (our ``em``).
 PAPER_COLUMNS: dict[str, list[tuple[str, str]]] = {
     "asqa": [("hit1", "EM"), ("em", "Hit@1")],
     "hotpot_qa": [("hit1", "EM")],
-    "nq": [("em", "Hit@1"), ("hit1", "EM")],
-    "trivia_qa": [("em", "Hit@1"), ("hit1", "EM")],
+    "nq": [("hit1", "EM"), ("em", "Hit@1")],
+    "trivia_qa": [("hit1", "EM"), ("em", "Hit@1")],
     "musique": [("hit1", "EM")],
     "eli5": [("rouge_l", "ROUGE-L"), ("bleu", "BLEU")],
 }
+#: What the printed headers hold, in words (a note under every main table).
+COLUMN_WORDS = ("Columns are the paper's printed headers, filled as the authors' evaluation notebook fills them: "
+                "\"EM\" = our hit1, 1 when at least one gold short answer (SQuAD-normalised) is contained in the "
+                "response; \"Hit@1\" = our em, the fraction of gold short answers contained in the response "
+                "(the paper's caption defines Hit@1 as the first of these; its notebook prints them this way). "
+                "ELI5: ROUGE-L against the best-matching gold answer (mean over questions) and corpus BLEU over "
+                "all questions with all gold answers as references (the t-test behind † uses sentence BLEU). "
+                "Scores x100.")
 #: Metrics scored per dataset in the paper experiments (``${paper_metrics:${dataset.name}}``).
 PAPER_METRICS: dict[str, list[str]] = {
     "asqa": ["em", "hit1", "str_em", "rouge_l", "ref_em"],
@@ -68,68 +95,34 @@ def paper_metrics(dataset: str) -> list[str]:
     return list(names)
 
 
+#: Datasets whose coarse (step-1) budget is 3/2 of the final one in the authors' evaluation (the fine step
+#: keeps 2/3); every other dataset's is twice the final one (the fine step keeps 1/2).
+TWO_THIRDS = ("asqa", "nq", "eli5")
+
+
+def coarse_budget(dataset: str, budget: int) -> int:
+    """The step-1 budget for a final ``budget`` on ``dataset``, as the authors' code chooses it
+    (``html4rag/tree_rerank_tree_gen.py``, ``fine_trim_ratio="custom"``): 3/2 x budget for ASQA, NQ and ELI5
+    (4K -> 6K), 2 x budget for the others (4K -> 8K); 2K -> 3K / 4K, 8K -> 12K / 16K. (The paper's text calls
+    the coarse context "8K" throughout.)"""
+    budget = int(budget)
+    return budget * 3 // 2 if str(dataset) in TWO_THIRDS else budget * 2
+
+
 def register_resolvers() -> None:
-    """Register the ``paper_metrics`` resolver (idempotent)."""
+    """Register the ``paper_metrics`` and ``coarse_budget`` resolvers (idempotent)."""
     from omegaconf import OmegaConf
 
     if not OmegaConf.has_resolver("paper_metrics"):
         OmegaConf.register_new_resolver("paper_metrics", paper_metrics)
+    if not OmegaConf.has_resolver("coarse_budget"):
+        OmegaConf.register_new_resolver("coarse_budget", coarse_budget)
 
 
 # ---------------------------------------------------------------- runs
-@dataclass
-class Run:
-    """One saved run: its folder, ``metrics.json`` and resolved ``config.yaml``."""
-
-    dir: Path
-    summary: dict[str, Any]
-    config: dict[str, Any]
-    mtime: float
-
-    @property
-    def dataset(self) -> str:
-        return str(self.summary.get("dataset", ""))
-
-    def get(self, dotted: str, default: Any = None) -> Any:
-        """A config value by dotted path (``pruner.budget``)."""
-        node: Any = self.config
-        for part in dotted.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                return default
-            node = node[part]
-        return node
-
-
-def find_runs(paths: Sequence[str | Path]) -> list[Run]:
-    """Every run (a folder with ``metrics.json``) at or below ``paths``, Hydra log folders skipped."""
-    import yaml
-
-    found: list[Path] = []
-    for p in map(Path, paths):
-        if (p / "metrics.json").is_file():
-            found.append(p / "metrics.json")
-        elif p.is_dir():
-            found.extend(f for f in sorted(p.rglob("metrics.json")) if "_hydra" not in f.parts)
-    runs = []
-    for f in found:
-        cfg_file = f.parent / "config.yaml"
-        config = yaml.safe_load(cfg_file.read_text(encoding="utf-8")) if cfg_file.is_file() else {}
-        runs.append(Run(f.parent, json.loads(f.read_text(encoding="utf-8")), config or {}, f.stat().st_mtime))
-    return runs
-
-
-def latest(runs: Sequence[Run], key: Any) -> list[Run]:
-    """The newest run per ``key(run)`` (in key order of first appearance); older ones are logged."""
-    best: dict[Any, Run] = {}
-    for r in runs:
-        k = key(r)
-        if k not in best or r.mtime > best[k].mtime:
-            if k in best:
-                log.info("run %s superseded by newer %s", best[k].dir, r.dir)
-            best[k] = r
-        else:
-            log.info("run %s superseded by newer %s", r.dir, best[k].dir)
-    return list(best.values())
+def label_of(dataset: str) -> str:
+    """The column-group label of a dataset (the paper's spelling, else the config name)."""
+    return DATASETS.get(dataset) or OTHER_LABELS.get(dataset, dataset)
 
 
 def _dataset_order(ds: str) -> tuple[int, str]:
@@ -137,55 +130,66 @@ def _dataset_order(ds: str) -> tuple[int, str]:
     return (order.index(ds), ds) if ds in order else (len(order), ds)
 
 
-def column_groups(runs: Sequence[Run]) -> list[tuple[str, Run]]:
-    """``(label, run)`` per column group: one per dataset and final budget (newest run each), paper order."""
-    runs = latest(runs, lambda r: (r.dataset, r.get("pruner.budget")))
-    budgets: dict[str, set] = {}
-    for r in runs:
-        budgets.setdefault(r.dataset, set()).add(r.get("pruner.budget"))
-    out = []
-    for r in sorted(runs, key=lambda r: (_dataset_order(r.dataset), r.get("pruner.budget") or 0)):
-        label = label_of(r.dataset)
-        if len(budgets[r.dataset]) > 1:
-            label += f" {_budget_label(r.get('pruner.budget'))}"
-        out.append((label, r))
-    return out
+def _not_reader(key: str) -> bool:
+    return key.startswith("reader.")
 
 
-def label_of(dataset: str) -> str:
-    """The column-group label of a dataset (the paper's spelling, else the config name)."""
-    return DATASETS.get(dataset) or OTHER_LABELS.get(dataset, dataset)
-
-
-def _budget_label(budget: Any) -> str:
-    if not isinstance(budget, int):
-        return str(budget)
-    return f"{budget // 1024}K" if budget % 1024 == 0 else str(budget)
+def arrange(runs: Sequence[Run]) -> list[tuple[str, str, Run]]:
+    """``(column group, row group, run)`` for the runs that fill a table (:func:`eval.runs.select`): row
+    group = the reader model, column group = the dataset plus the non-reader settings that differ among
+    its runs; paper dataset order, then row groups in order of appearance."""
+    runs = select(runs)
+    cols = label_apart(runs, lambda r: label_of(r.dataset), exclude=_not_reader)
+    at = place(runs, lambda r: cols[r], reader_label)
+    runs = sorted(runs, key=lambda r: (_dataset_order(r.dataset), cols[r]))
+    return [(at[r][0], at[r][1], r) for r in runs]
 
 
 # ---------------------------------------------------------------- tables
-def _rows(runs: Sequence[Run]) -> list[str]:
-    rows: list[str] = []
-    ours = None
-    for r in runs:
+def _order(systems: Sequence[str], ours: str | None) -> list[str]:
+    """Systems in order, the system under test last (as in the paper)."""
+    return [s for s in systems if s != ours] + ([ours] if ours in systems else [])
+
+
+def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str] = ()) -> Any:
+    """A :class:`htmlrag.tables.Table` over :func:`arrange`'s placement of ``runs``; ``pick(run)`` gives the
+    columns of a run: ``[(metric, header, Column keyword arguments)]``."""
+    from htmlrag.summary import fidelity_caption
+    from htmlrag.tables import Column, Table
+
+    placed = arrange(runs)
+    columns: list[Column] = []
+    values: dict = {}
+    tests: dict = {}
+    prov: dict = {}
+    by_group: dict[str, list[str]] = {}
+    ours, alpha = None, 0.05
+    for label, group, r in placed:
         ours = ours or r.summary.get("ours")
-        for s in r.summary.get("system_order") or r.summary["systems"]:
-            if s not in rows:
-                rows.append(s)
-    if ours in rows:  # the system under test last, as in the paper
-        rows = [s for s in rows if s != ours] + [ours]
-    return rows
+        alpha = float(r.summary.get("alpha", alpha))
+        systems = list(r.summary.get("system_order") or r.summary["systems"])
+        names = by_group.setdefault(group, [])
+        names += [x for x in systems if x not in names]
+        for m, head, kw in pick(r):
+            key = (label, m)
+            if key not in values:
+                columns.append(Column(label, m, label=head, **kw))
+            cell = values.setdefault(key, {})
+            for x, e in r.summary["systems"].items():
+                cell[(group, x)] = e.get("metrics", {}).get(m)
+                prov.setdefault(key, {})[(group, x)] = [str(r.dir)]
+            tests.setdefault(key, {}).update({(group, b): t for b, t in r.summary.get("tests", {}).get(m, {}).items()})
+    rows = [(g, x) for g, names in by_group.items() for x in _order(names, ours)]
+    fid = fidelity_caption([r.summary for *_, r in placed], [f"{lb} [{g}]" for lb, g, _ in placed])
+    return Table(columns, rows, values, tests, ours=ours, caption=" ".join(x for x in (caption, fid) if x),
+                 alpha=alpha, notes=list(notes), provenance=prov)
 
 
 def main_table(runs: Sequence[Run], caption: str = "", metrics: Sequence[str] | None = None) -> Any:
     """The paper-layout table (Tables 1-3, 6, 7) of ``runs`` (see the module docstring)."""
     from htmlrag.metrics import get_metric
-    from htmlrag.tables import Column, Table
 
-    groups = column_groups(runs)
-    columns, values, pvalues = [], {}, {}
-    alpha, ours = 0.05, None
-    for label, r in groups:
+    def pick(r: Run) -> list[tuple[str, str, dict]]:
         names = r.summary.get("metric_names", [])
         if metrics:
             cols = [(m, m) for m in metrics if m in names]
@@ -193,91 +197,96 @@ def main_table(runs: Sequence[Run], caption: str = "", metrics: Sequence[str] | 
             cols = [(m, f"{head} [{m}]") for m, head in PAPER_COLUMNS[r.dataset] if m in names]
         else:
             cols = [(m, m) for m in names]
-        ours = ours or r.summary.get("ours")
-        alpha = float(r.summary.get("alpha", alpha))
-        for m, head in cols:
-            col = Column(label, m, label=head, higher_is_better=get_metric(m).higher_is_better)
-            columns.append(col)
-            values[(label, m)] = {s: e["metrics"].get(m) for s, e in r.summary["systems"].items()}
-            pvalues[(label, m)] = {b: t.get("p") for b, t in r.summary.get("tests", {}).get(m, {}).items()}
-    return Table(columns, _rows([r for _, r in groups]), values, pvalues, ours=ours, caption=caption, alpha=alpha)
+        return [(m, head, {"higher_is_better": get_metric(m).higher_is_better}) for m, head in cols]
+
+    return _grid(runs, pick, caption, notes=[COLUMN_WORDS])
 
 
 def info_loss_table(runs: Sequence[Run], caption: str = "") -> Any:
     """Table 5: reference-text EM (x100) and mean context tokens per system and column group."""
-    from htmlrag.tables import Column, Table
+    def pick(r: Run) -> list[tuple[str, str, dict]]:
+        return [("ref_em", "ref. EM", {}), ("tokens", "tokens", {"scale": 1.0, "digits": 0, "rank": False})]
 
-    groups = column_groups(runs)
-    columns, values, pvalues = [], {}, {}
-    ours, alpha = None, 0.05
-    for label, r in groups:
-        ours = ours or r.summary.get("ours")
-        alpha = float(r.summary.get("alpha", alpha))
-        columns.append(Column(label, "ref_em", label="ref. EM"))
-        columns.append(Column(label, "tokens", label="tokens", scale=1.0, digits=0, rank=False))
-        for m in ("ref_em", "tokens"):
-            values[(label, m)] = {s: e["metrics"].get(m) for s, e in r.summary["systems"].items()}
-        pvalues[(label, "ref_em")] = {b: t.get("p") for b, t in r.summary.get("tests", {}).get("ref_em", {}).items()}
-    return Table(columns, _rows([r for _, r in groups]), values, pvalues, ours=ours, caption=caption, alpha=alpha)
+    return _grid(runs, pick, caption, notes=["ref. EM: 1 when a gold answer (SQuAD-normalised) is contained in the "
+                                             "context's text; tokens: mean context tokens."])
 
 
 #: Table 4 columns: (counter or derived name, header, scale, digits).
 COST_COLUMNS = [("params", "params (B)", 1e-9, 3), ("storage_bytes", "storage (GB)", 1e-9, 2),
                 ("input_tokens", "avg input tokens", 1.0, 0), ("output_tokens", "avg output tokens", 1.0, 0),
                 ("skipped", "skipped nodes (%)", 100.0, 1), ("context", "context tokens", 1.0, 0)]
+LLM_CHAT = "LLM Chat"
 
 
-def cost_values(runs: Sequence[Run]) -> tuple[list[str], dict[str, dict[str, float]]]:
-    """Table 4 rows (``system / role``) and their values, averaged over the given runs (newest per dataset).
+def cost_values(run: Run) -> tuple[list[str], dict[str, dict[str, float]]]:
+    """Table 4 rows (``system / role``, then ``LLM Chat``) and their values in one run.
 
     ``skipped`` = mean nodes skipped / mean nodes in the token tree (generative pruner only); ``context`` =
-    mean tokens of the context handed to the reader.
+    mean tokens of the context handed to the reader. ``LLM Chat`` is the reader reading the system under
+    test's context: its parameters and storage as loaded (``metrics.json["reader"]``), mean prompt tokens
+    and mean answer tokens.
     """
-    runs = latest(runs, lambda r: r.dataset)
-    acc: dict[str, dict[str, list[float]]] = {}
     order: list[str] = []
-    for r in runs:
-        for s in _rows([r]):
-            e = r.summary["systems"][s]
-            st = e.get("stage_tokens", {})
-            roles = sorted({k.split(":", 1)[1].split(".", 1)[0] for k in st if k.startswith("cost:")})
-            for role in roles or ["-"]:
-                row = f"{s} / {role}" if role != "-" else s
-                if row not in order:
-                    order.append(row)
-                vals = acc.setdefault(row, {})
-                for counter in ("params", "storage_bytes", "input_tokens", "output_tokens"):
-                    v = st.get(f"cost:{role}.{counter}")
-                    if v is not None:
-                        vals.setdefault(counter, []).append(float(v))
-                total, skipped = st.get(f"cost:{role}.nodes_total"), st.get(f"cost:{role}.nodes_skipped")
-                if total:
-                    vals.setdefault("skipped", []).append(float(skipped or 0) / float(total))
-                if e["metrics"].get("tokens") is not None:
-                    vals.setdefault("context", []).append(float(e["metrics"]["tokens"]))
-    return order, {row: {k: sum(v) / len(v) for k, v in vals.items() if v} for row, vals in acc.items()}
+    vals: dict[str, dict[str, float]] = {}
+    ours = r_ours = run.summary.get("ours")
+    for s in _order(list(run.summary.get("system_order") or run.summary["systems"]), ours):
+        e = run.summary["systems"][s]
+        st = e.get("stage_tokens", {})
+        roles = sorted({k.split(":", 1)[1].split(".", 1)[0] for k in st if k.startswith("cost:")})
+        for role in roles or ["-"]:
+            row = f"{s} / {role}" if role != "-" else s
+            order.append(row)
+            v = vals.setdefault(row, {})
+            for counter in ("params", "storage_bytes", "input_tokens", "output_tokens"):
+                if st.get(f"cost:{role}.{counter}") is not None:
+                    v[counter] = float(st[f"cost:{role}.{counter}"])
+            total, skipped = st.get(f"cost:{role}.nodes_total"), st.get(f"cost:{role}.nodes_skipped")
+            if total:
+                v["skipped"] = float(skipped or 0) / float(total)
+            if e["metrics"].get("tokens") is not None:
+                v["context"] = float(e["metrics"]["tokens"])
+    reader = run.summary.get("reader") or {}
+    rt = (run.summary["systems"].get(r_ours) or {}).get("reader_tokens") or {}
+    chat = {k: float(reader[k]) for k in ("params", "storage_bytes") if reader.get(k) is not None}
+    chat |= {f"{k}_tokens": float(rt[k]) for k in ("input", "output") if rt.get(k) is not None}
+    if chat and reader.get("model") != "none":
+        order.append(LLM_CHAT)
+        vals[LLM_CHAT] = chat
+    return order, vals
 
 
 def cost_table(runs: Sequence[Run], caption: str = "") -> Any:
-    """Table 4 as a :class:`htmlrag.tables.Table` (no ranking, no daggers)."""
+    """Table 4 as a :class:`htmlrag.tables.Table`: one column group per run (no ranking, no daggers)."""
+    from htmlrag.summary import fidelity_caption
     from htmlrag.tables import Column, Table
 
-    rows, vals = cost_values(runs)
-    columns = [Column("cost", key, label=head, scale=scale, digits=digits, rank=False)
-               for key, head, scale, digits in COST_COLUMNS]
-    values = {("cost", key): {row: vals[row].get(key) for row in rows} for key, *_ in COST_COLUMNS}
-    return Table(columns, rows, values, {}, ours=None, caption=caption)
+    placed = arrange(runs)
+    columns, values, prov, rows = [], {}, {}, []
+    for label, group, r in placed:
+        lb = f"{label} [{group}]" if len(placed) > 1 else "cost"
+        order, vals = cost_values(r)
+        rows += [x for x in order if x not in rows]
+        for key, head, scale, digits in COST_COLUMNS:
+            columns.append(Column(lb, key, label=head, scale=scale, digits=digits, rank=False))
+            values[(lb, key)] = {x: vals[x].get(key) for x in order}
+            prov[(lb, key)] = {x: [str(r.dir)] for x in order}
+    fid = fidelity_caption([r.summary for *_, r in placed])
+    notes = [f"Run: {r.dir} ({label}, reader {group})." for label, group, r in placed]
+    return Table(columns, rows, values, {}, ours=None, caption=" ".join(x for x in (caption, fid) if x),
+                 notes=notes, provenance=prov)
 
 
 def write_table(table: Any, out_dir: Path, stem: str = "paper") -> dict[str, Path]:
-    """``<stem>.md``, ``.csv`` and ``.tex`` of ``table`` in ``out_dir`` (atomic writes)."""
+    """``<stem>.md``, ``.csv``, ``.tex`` and ``<stem>.provenance.csv`` of ``table`` in ``out_dir``."""
     from htmlrag.results import atomic_write
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"md": out_dir / f"{stem}.md", "csv": out_dir / f"{stem}.csv", "tex": out_dir / f"{stem}.tex"}
+    paths = {"md": out_dir / f"{stem}.md", "csv": out_dir / f"{stem}.csv", "tex": out_dir / f"{stem}.tex",
+             "provenance": out_dir / f"{stem}.provenance.csv"}
     atomic_write(paths["md"], table.to_markdown())
     atomic_write(paths["csv"], table.to_csv())
     atomic_write(paths["tex"], table.to_latex())
+    atomic_write(paths["provenance"], table.provenance_csv())
     return paths
 
 
@@ -304,13 +313,17 @@ def figure5_points(runs: Sequence[Run], metric: str | None = None) -> dict[str, 
     granularity, and one constant per reference system (configuration identical in every run: the dashed
     line). Values are x100."""
     key = sweep_key(runs)
-    runs = latest(runs, lambda r: (r.dataset, r.get(key)))
+    runs = select(runs)
+    panels = _panels(runs, key)
     out: dict[str, Any] = {"key": key, "datasets": {}}
-    for ds in sorted({r.dataset for r in runs}, key=_dataset_order):
-        rs = sorted((r for r in runs if r.dataset == ds), key=lambda r: r.get(key))
+    for panel in sorted(set(panels.values()), key=lambda p: (_dataset_order(p[0]), p[1])):
+        ds = panel[0]
+        rs = sorted((r for r in runs if panels[r] == panel), key=lambda r: r.get(key))
         names = rs[0].summary.get("metric_names", [])
         m = metric or (PAPER_COLUMNS[ds][0][0] if ds in PAPER_COLUMNS else names[0])
-        systems = _rows(rs)
+        systems = _order(list(dict.fromkeys(x for r in rs for x in (r.summary.get("system_order")
+                                                                    or r.summary["systems"]))),
+                         rs[0].summary.get("ours"))
         curves, refs = {}, {}
         for s in systems:
             ys = [r.summary["systems"].get(s, {}).get("metrics", {}).get(m) for r in rs]
@@ -321,8 +334,29 @@ def figure5_points(runs: Sequence[Run], metric: str | None = None) -> dict[str, 
                 refs[s] = sum(good) / len(good) if good else None
             else:
                 curves[s] = ys
-        out["datasets"][ds] = {"metric": m, "x": [r.get(key) for r in rs], "curves": curves, "references": refs,
-                               "runs": [str(r.dir) for r in rs]}
+        name = f"{ds} ({panel[1]})" if panel[1] else ds
+        out["datasets"][name] = {"metric": m, "x": [r.get(key) for r in rs], "curves": curves, "references": refs,
+                                 "runs": [str(r.dir) for r in rs]}
+    return out
+
+
+def _panels(runs: Sequence[Run], key: str) -> dict[Run, tuple[str, str]]:
+    """``(dataset, settings label)`` of each run's Figure 5 panel: runs of a dataset share a panel unless they
+    differ in a setting that is not a function of the granularity ``key`` (such settings, e.g. a baseline's
+    block size interpolated from it, follow the sweep)."""
+    out: dict[Run, tuple[str, str]] = {}
+    for ds in {r.dataset for r in runs}:
+        rs = [r for r in runs if r.dataset == ds]
+        follows = set()
+        for k in differing(rs):
+            by_x: dict[str, set] = {}
+            for r in rs:
+                by_x.setdefault(json.dumps(r.get(key)), set()).add(r.settings().get(k))
+            if all(len(v) == 1 for v in by_x.values()):
+                follows.add(k)
+        keys = deciding(rs, [k for k in differing(rs) if k not in follows])
+        for r in rs:
+            out[r] = (ds, settings_label(r, keys))
     return out
 
 
@@ -351,7 +385,7 @@ def plot_figure5(points: Mapping[str, Any], out: Path, title: str = "") -> Path:
         ax.set_xticks(p["x"], [str(x) for x in p["x"]])
         ax.set_xlabel(f"block granularity (words, {points['key']})")
         ax.set_ylabel(f"{p['metric']} (%)")
-        ax.set_title(label_of(ds))
+        ax.set_title(label_of(ds) if ds in DATASETS or ds in OTHER_LABELS else ds)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     if title:
@@ -373,9 +407,12 @@ def write_artifacts(kind: str, folder: Path, caption: str = "", metric: str | No
     if not runs:
         raise FileNotFoundError(f"no runs (metrics.json) below {folder}")
     if kind == "figure5":
+        from htmlrag.summary import fidelity_caption
+
         points = figure5_points(runs, metric)
+        points["fidelity"] = fidelity_caption([r.summary for r in select(runs)])
         png = out or folder / "figure5.png"
-        plot_figure5(points, png, caption)
+        plot_figure5(points, png, " ".join(x for x in (caption or _caption(runs), points["fidelity"]) if x))
         from htmlrag.results import atomic_write
 
         atomic_write(png.with_suffix(".json"), json.dumps(points, indent=1, default=_json_default) + "\n")

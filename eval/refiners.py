@@ -90,8 +90,8 @@ class BlockPipelineConfig:
     word is the DOM-tree ablation."""
 
     _target_: str = "htmlrag.baselines.costed.CostedPipeline"
-    pack_siblings: bool = True
-    split_to_fill: int = 4
+    pack_siblings: bool = II("fidelity.pack_siblings")
+    split_to_fill: int = II("fidelity.split_to_fill")
 
 
 @dataclass
@@ -147,7 +147,8 @@ def make_refiner(spec: dict[str, Any], *, ranker1: Any, ranker2: Any, tokenizer:
     params = inspect.signature(cls).parameters
     offer = {"tokenizer": tokenizer, "budget": system["budget"], "ranker": ranker1, "ranker1": ranker1,
              "ranker2": ranker2, "budget1": system.get("budget1"), "max_words1": system.get("max_words1"),
-             "max_words2": system.get("max_words2"), "fmt": system.get("fmt"), "fill": fill}
+             "max_words2": system.get("max_words2"), "fmt": system.get("fmt"), "fill": fill,
+             "split_oversize": system.get("split_oversize", True)}
     kwargs = {k: v for k, v in offer.items() if k in params and k not in spec}
     if "ranker" in params and ranker1 is None:
         raise HtmlRagError(f"refiner {spec['_target_']} ranks chunks: give the system a ranker1 "

@@ -8,6 +8,7 @@ config, so a misspelt key or a wrong type fails when the config composes.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
@@ -17,7 +18,9 @@ from typing import Any
 from omegaconf import II, MISSING, OmegaConf
 
 from eval.docqa_schemas import DATASET_SCHEMAS, DocQAConfig, GraphSystemConfig, JudgeConfig
+from eval.fidelity import FidelityConfig
 
+log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
 CONF_DIR = ROOT / "conf"
 
@@ -127,7 +130,8 @@ class BM25RankerConfig:
     stemmer: str | None = "english"
     k1: float = rng(1.5, ge=0)
     b: float = rng(0.75, ge=0, le=1)
-    page_prior: float = rng(0.0, ge=0)  # > 0: add this x the page's best block score to its blocks (see PagePrior)
+    page_prior: float = rng(II("fidelity.page_prior"), ge=0)  # > 0: add this x the page's best block score (PagePrior)
+    contextual: bool = II("fidelity.ranking_context")  # rank block text with its heading / table-header context
 
 
 @dataclass
@@ -140,7 +144,8 @@ class EmbeddingRankerConfig:
     max_seq_length: int | None = rng(None, ge=1)
     trust_remote_code: bool = False
     dtype: str = "auto"  # auto (bfloat16 where the CPU/GPU computes it, else float32) | float32 | bfloat16 | float16
-    page_prior: float = rng(0.0, ge=0)  # > 0: add this x the page's best block score to its blocks (see PagePrior)
+    page_prior: float = rng(II("fidelity.page_prior"), ge=0)  # > 0: add this x the page's best block score (PagePrior)
+    contextual: bool = II("fidelity.ranking_context")  # embed block text with its heading / table-header context
     cpu_workers: int | None = rng(None, ge=1)  # CPU: parallel encoding streams (None: one per torch thread, at most 8)
     cpu_batch_size: int = rng(8, ge=1)  # batch size of each CPU stream
 
@@ -157,6 +162,7 @@ class GenerationSchema:
 @dataclass
 class NoneReaderConfig:
     _target_: str = "htmlrag.readers.NoneReader"
+    model: str | None = None  # unused: lets an experiment that names its reader model run with reader=none
     window: int | None = rng(None, ge=1)  # None: derived from the budgets (eval.build.fit_reader_window)
     tokenizer: str | None = II("pruner.tokenizer")
     cache: bool = False
@@ -165,6 +171,7 @@ class NoneReaderConfig:
 @dataclass
 class FakeReaderConfig:
     _target_: str = "htmlrag.readers.FakeReader"
+    model: str | None = None  # unused: lets an experiment that names its reader model run with reader=fake
     window: int | None = rng(None, ge=1)
     tokenizer: str | None = II("pruner.tokenizer")
     max_words: int = rng(30, ge=1)
@@ -227,10 +234,10 @@ class OpenAIReaderConfig:
 class CleanerConfig:
     """``enabled``: lossless cleaning (htmlrag.clean_html) before anything else; false = raw pages.
     ``keep_hidden``: keep text hidden by markup (display:none, visibility:hidden, the hidden attribute:
-    Wikipedia's sort keys and coordinates), which cleaning drops by default; true = the paper's cleaning."""
+    Wikipedia's sort keys and coordinates); follows ``fidelity.keep_hidden`` (true = the paper's cleaning)."""
 
     enabled: bool = True
-    keep_hidden: bool = False
+    keep_hidden: bool = II("fidelity.keep_hidden")
 
 
 @dataclass
@@ -239,7 +246,8 @@ class PrunerConfig:
 
     ``max_words``/``max_words2``: block sizes (words) of steps 1/2; ``budget1``: step-1 budget (tokens, only
     used when there is a step-2 ranker); ``budget``: the final context budget (tokens); ``tokenizer``: the
-    token counter (``null``: offline Mistral-7B); ``ranker2``: step-2 ranker (``null``: one step).
+    token counter (``null``: offline Mistral-7B); ``ranker2``: step-2 ranker (``null``: one step);
+    ``fill``, ``pack_siblings``, ``split_to_fill``, ``split_oversize``: follow the ``fidelity`` group.
     """
 
     max_words: int = rng(256, ge=1)
@@ -248,7 +256,10 @@ class PrunerConfig:
     budget: int = rng(4096, ge=1)
     fmt: Fmt = Fmt.html
     tokenizer: str | None = None
-    fill: str = "skip"
+    fill: str = II("fidelity.fill")
+    pack_siblings: bool = II("fidelity.pack_siblings")
+    split_to_fill: int = II("fidelity.split_to_fill")
+    split_oversize: bool = II("fidelity.split_oversize")
     ranker2: Any = None
     refiner: Any = None  # a `refiner` group option replacing the block-tree pipeline (eval/refiners.py)
 
@@ -265,6 +276,9 @@ class SystemConfig:
     budget1: int = rng(II("pruner.budget1"), ge=1)
     budget: int = rng(II("pruner.budget"), ge=1)
     fmt: Fmt = II("pruner.fmt")  # noqa: RUF009 - an interpolation string
+    pack_siblings: bool = II("pruner.pack_siblings")
+    split_to_fill: int = II("pruner.split_to_fill")
+    split_oversize: bool = II("pruner.split_oversize")
     graph: GraphSystemConfig | None = None  # a SuperRAG graph system instead of block-tree pruning (eval/docqa.py)
     refiner: Any = None  # a `refiner` group option (baselines of eval/refiners.py)
 
@@ -342,6 +356,7 @@ class Config:
     caption: str = ""
     docqa: DocQAConfig = field(default_factory=DocQAConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
+    fidelity: FidelityConfig = field(default_factory=FidelityConfig)  # the fidelity group: paper | ours
 
 
 #: Config keys that do not change results: left out of the run id.
@@ -351,6 +366,7 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
     "dataset": {"htmlrag_test_schema": HtmlRagTestDataset, "wtq_schema": WtqDataset, "pages_schema": PagesDataset,
                 "crag_schema": CragDataset, **DATASET_SCHEMAS},
     "ranker": {"bm25_schema": BM25RankerConfig, "embedding_schema": EmbeddingRankerConfig},
+    "fidelity": {"fidelity_schema": FidelityConfig},
     "reader": {"none_schema": NoneReaderConfig, "fake_schema": FakeReaderConfig, "hf_schema": HFReaderConfig,
                "vllm_schema": VLLMReaderConfig, "openai_schema": OpenAIReaderConfig},
 }
@@ -358,14 +374,16 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
 
 def validate(cfg: Any) -> None:
     """Check what composition cannot, before anything is loaded: every baseline against
-    :class:`SystemConfig` (misspelt or mistyped keys raise here; the entries are replaced by typed nodes),
-    then every value against its field's range (:func:`check_ranges`).
+    :class:`SystemConfig` (misspelt or mistyped keys raise here; the entries are replaced by typed nodes), the
+    applied fidelity knobs (:func:`eval.fidelity.apply`; deviations from the fidelity are logged), then every
+    value against its field's range (:func:`check_ranges`).
 
     Raises:
         HtmlRagError: naming the baseline or the field (``pruner.budget: must be >= 1, got 0``).
     """
     from omegaconf import open_dict
 
+    from eval import fidelity
     from htmlrag.errors import HtmlRagError
 
     with open_dict(cfg):
@@ -376,6 +394,10 @@ def validate(cfg: Any) -> None:
             except Exception as exc:  # omegaconf raises several types; report the baseline by name
                 raise HtmlRagError(f"baseline {name!r}: {exc}") from exc
             cfg.baselines[name] = typed
+    if cfg.get("fidelity") is not None:
+        fidelity.apply(cfg)  # embedding input length / dtype, reader answer length (logged)
+        for dev in fidelity.deviations(cfg):
+            log.warning("fidelity=%s deviation: %s", cfg.fidelity.name, dev)
     check_ranges(cfg)
 
 

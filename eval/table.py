@@ -1,9 +1,17 @@
-"""``htmlrag-bench-table``: paper-style tables from saved runs, without rerunning anything.
+"""``htmlrag-bench-table``: result tables from saved runs, without rerunning anything.
 
-    htmlrag-bench-table results/paper_4k --out results/paper_4k/tables     # every run under the folder
-    htmlrag-bench-table results/a/<id> results/b/<id> --metrics em hit1 --caption "Table 1"
+    htmlrag-bench-table results/quickstart                      # every run below; tables in results/quickstart/tables
+    htmlrag-bench-table results/a/<id> results/b/<id> --metrics em hit1 --caption "Table 1" --out tables/
 
-Each run's ``metrics.json`` becomes one column group (its dataset), in the order given (folders: sorted).
+One column group per run: its dataset, and where several runs share a dataset, the settings that tell them
+apart (``sample_pages (budget=128, window=128)``); with several reader models, one row group per reader. Runs
+with identical settings (the same configuration run by different code) are one column group, filled by the
+run written last (see :mod:`eval.runs`). Beside ``results.md/.csv/.tex`` goes ``provenance.csv``: the run
+folder each cell was read from.
+
+After a Hydra multirun (``htmlrag-bench -m ...``), :class:`SweepTable` (a callback in ``conf/hydra``) writes
+one combined table over the sweep's runs, each column group labelled by the swept values, to
+``<paths.results>/<name>/sweeps/<multirun folder>/``.
 """
 
 from __future__ import annotations
@@ -11,42 +19,117 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import htmlrag.docqa.metrics  # noqa: F401 - registers the document-QA metrics (SuperRAG runs)
+from eval.runs import Run, find_runs, label_apart, place, reader_label, select
 from htmlrag.summary import write_tables
 
 log = logging.getLogger("htmlrag-bench-table")
 
 
-def find_runs(paths: list[str]) -> list[Path]:
-    """``metrics.json`` files: the given run folders, or every run below a given folder."""
-    found: list[Path] = []
-    for p in map(Path, paths):
-        if (p / "metrics.json").is_file():
-            found.append(p / "metrics.json")
-        else:
-            found.extend(sorted(p.rglob("metrics.json")))
-    return found
+def layout(runs: Sequence[Run]) -> tuple[list[Run], list[str]]:
+    """The runs that fill the table (see :func:`eval.runs.select`) and their column-group labels: the
+    dataset, the settings that differ among runs of one dataset, and the reader when several are present."""
+    runs = select(runs)
+    readers = {reader_label(r) for r in runs}
+    cols = label_apart(runs, lambda r: r.dataset, exclude=(lambda k: k.startswith("reader."))
+                       if len(readers) > 1 else (lambda k: False))
+    at = place(runs, lambda r: cols[r], lambda r: reader_label(r) if len(readers) > 1 else "")
+    labels = [f"{c} [{g}]" if g else c for c, g in (at[r] for r in runs)]
+    return runs, labels
+
+
+def write(runs: Sequence[Run], out: Path, metrics: Sequence[str] | None = None, caption: str = "",
+          labels: Sequence[str] | None = None) -> dict[str, Path]:
+    """Write the tables of ``runs`` to ``out`` (labels: given, else :func:`layout`'s)."""
+    if labels is None:
+        runs, labels = layout(runs)
+    notes = [f"Column group {lb}: run {r.dir}" + (f" (superseded: {', '.join(map(str, r.superseded))})"
+                                                   if r.superseded else "") for r, lb in zip(runs, labels, strict=True)]
+    return write_tables([r.summary for r in runs], out, metrics, caption=caption, labels=labels,
+                        run_dirs=[r.dir for r in runs], notes=notes)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="htmlrag-bench-table", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", help="run folders or folders holding runs")
-    ap.add_argument("--out", required=True, help="folder for results.md/.csv/.tex")
+    ap.add_argument("--out", help="folder for results.md/.csv/.tex and provenance.csv (default: <first folder>/tables)")
     ap.add_argument("--metrics", nargs="*", help="metric columns (default: the first run's metrics)")
     ap.add_argument("--caption", default="")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    files = find_runs(args.runs)
-    if not files:
+    runs = find_runs(args.runs)
+    if not runs:
         log.error("no metrics.json under %s", " ".join(args.runs))
         return 2
-    summaries = [json.loads(f.read_text(encoding="utf-8")) for f in files]
-    paths = write_tables(summaries, Path(args.out), args.metrics, caption=args.caption)
+    out = Path(args.out) if args.out else Path(args.runs[0]) / "tables"
+    paths = write(runs, out, args.metrics, caption=args.caption)
     log.info("%s", paths["md"].read_text(encoding="utf-8"))
+    log.info("wrote %s", ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+# ---------------------------------------------------------------- after a sweep
+def sweep_runs(sweep_dir: Path) -> tuple[list[Run], list[str]]:
+    """The runs of one Hydra multirun (each job's ``htmlrag_run.json``) and their labels: the overrides
+    whose values differ between the jobs (``pruner.budget=1024``). Jobs without a finished run are skipped."""
+    jobs = []
+    for pointer in sorted(sweep_dir.glob("*/htmlrag_run.json"), key=lambda p: _job_number(p.parent.name)):
+        rec = json.loads(pointer.read_text(encoding="utf-8"))
+        found = find_runs([rec["run_dir"]])
+        if not found:
+            log.warning("sweep job %s: no metrics.json in %s (failed or unfinished); left out", pointer.parent,
+                        rec["run_dir"])
+            continue
+        jobs.append((found[0], dict(_split(o) for o in rec.get("overrides", []))))
+    swept = [k for k in dict.fromkeys(k for _, ov in jobs for k in ov)
+             if len({ov.get(k) for _, ov in jobs}) > 1]
+    labels = [", ".join(f"{k}={ov.get(k, 'unset')}" for k in swept) or f"run {r.run_id}" for r, ov in jobs]
+    return [r for r, _ in jobs], labels
+
+
+def _job_number(name: str) -> tuple[int, str]:
+    return (int(name), name) if name.isdigit() else (1 << 30, name)
+
+
+def _split(override: str) -> tuple[str, str]:
+    key, _, value = override.partition("=")
+    return key.lstrip("+~"), value
+
+
+def write_sweep(sweep_dir: Path, out: Path, caption: str = "") -> dict[str, Path] | None:
+    """The combined table of the multirun in ``sweep_dir`` (``None`` when no job has a finished run)."""
+    runs, labels = sweep_runs(sweep_dir)
+    if not runs:
+        return None
+    if len(set(labels)) != len(labels):  # e.g. a swept key outside the config: fall back to the settings
+        runs, labels = layout(runs)
+    return write(runs, out, caption=caption, labels=labels)
+
+
+try:
+    from hydra.experimental.callback import Callback as _Callback
+except ImportError:  # pragma: no cover - hydra is part of the [eval] extra
+    _Callback = object  # type: ignore[assignment, misc]
+
+
+class SweepTable(_Callback):  # type: ignore[misc, valid-type]
+    """Hydra callback: after a multirun, one table over its runs, labelled by the swept values, in
+    ``<paths.results>/<name>/sweeps/<multirun folder>/``. A failure is logged (the runs are saved)."""
+
+    def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
+        try:
+            sweep_dir = Path(config.hydra.sweep.dir)
+            out = Path(config.paths.results) / str(config.name) / "sweeps" / sweep_dir.name
+            paths = write_sweep(sweep_dir, out, caption=str(config.get("caption", "") or ""))
+            if paths is not None:
+                log.info("sweep table: %s\n%s", out, paths["md"].read_text(encoding="utf-8"))
+        except Exception:
+            log.exception("could not write the sweep table; tabulate with htmlrag-bench-table")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ Row format (one JSON line per example)::
     {"id", "index", "question", "answers",
      "error": null | "...",                      # the example itself failed (e.g. a page file is missing)
      "systems": {name: {"tokens", "stage_tokens", "response", "scores": {metric: float},
+                        "metric_stats": {metric: [float]},  # corpus-level metrics only (BLEU)
+                        "reader_tokens": {"input", "output"},  # prompt and answer tokens of the reader
                         "seconds", "cached", "error": null | "...", ["context"]}}}
 """
 
@@ -33,7 +35,7 @@ from typing import Any
 from htmlrag.cache import SqliteCache, content_key
 from htmlrag.data.schema import Example
 from htmlrag.errors import HtmlRagError, ServiceError
-from htmlrag.metrics import MetricInput, score_example
+from htmlrag.metrics import MetricInput, example_stats, score_example
 from htmlrag.readers.base import Reader, ReaderOutput, ReadRequest
 from htmlrag.results import RunStore
 
@@ -190,6 +192,14 @@ class _Builder:
         return entry, False
 
 
+def _answer_tokens(reader: Reader, text: str) -> int | None:
+    """Tokens of an answer in the reader's tokenizer (``None`` when the reader has no token counter)."""
+    if not text:
+        return 0
+    tok = getattr(reader, "tokenizer", None)
+    return int(tok.count(text)) if tok is not None and hasattr(tok, "count") else None
+
+
 def _read(reader: Reader, requests: list[ReadRequest]) -> list[ReaderOutput | BaseException]:
     """Read a batch; when the batch fails, read one by one so one bad request fails alone."""
     if not requests:
@@ -244,8 +254,8 @@ def _chunk_rows(chunk: Sequence[tuple[int, Example]], systems: Sequence[System],
     return rows, requests, slots
 
 
-def _score(slots: list[tuple[Any, ...]], outputs: list[ReaderOutput | BaseException], settings: EvalSettings
-           ) -> dict[str, BaseException]:
+def _score(slots: list[tuple[Any, ...]], outputs: list[ReaderOutput | BaseException], settings: EvalSettings,
+           reader: Reader) -> dict[str, BaseException]:
     """Put each answer and its scores into its row; returns the reader's error per row id that got only errors."""
     failed: dict[str, BaseException] = {}
     answered: set[str] = set()
@@ -258,6 +268,7 @@ def _score(slots: list[tuple[Any, ...]], outputs: list[ReaderOutput | BaseExcept
         answered.add(row["id"])
         rec["response"] = out.text
         rec["tokens"] = out.context_tokens
+        rec["reader_tokens"] = {"input": out.prompt_tokens, "output": _answer_tokens(reader, out.text)}
         if settings.save_contexts:
             rec["context"] = out.context
         x = MetricInput(response=out.text, context=out.context, answers=ex.answers, long_answers=ex.long_answers,
@@ -265,6 +276,9 @@ def _score(slots: list[tuple[Any, ...]], outputs: list[ReaderOutput | BaseExcept
                         context_text=_context_text(out.context, system.fmt))
         try:
             rec["scores"] = score_example(settings.metrics, x)
+            corpus_stats = example_stats(settings.metrics, x)
+            if corpus_stats:
+                rec["metric_stats"] = corpus_stats
         except Exception as exc:
             rec["error"] = _error(exc)
     return {k: v for k, v in failed.items() if k not in answered}
@@ -304,7 +318,7 @@ def evaluate(
         for start in range(0, len(todo), settings.chunk_size):
             chunk = todo[start : start + settings.chunk_size]
             rows, requests, slots = _chunk_rows(chunk, systems, builder, settings)
-            failed = _score(slots, _read(reader, requests), settings)
+            failed = _score(slots, _read(reader, requests), settings, reader)
             stop = None
             for row in rows:
                 writer.append(row)

@@ -18,6 +18,18 @@ code (``evaluate_utils.calculate_short_answer_EM``): with ``G`` the gold short a
 Note: the authors' results notebook prints these two numbers under swapped headers; we name each by what it
 computes, so compare our ``em`` with the notebook's "Hit@1" column and our ``hit1`` with its "EM" column.
 
+Long-form answers (ELI5), as the authors' notebook scores them (``jupyter/eval_scrips.ipynb``):
+
+- ``rouge_l``: ROUGE-L F-measure (rouge-score, no stemming, its default tokenizer) of the response against the
+  gold answer that matches it best (chosen per example by that same ROUGE-L); the run's value is the mean
+  over examples (the notebook's ``BootstrapAggregator`` reports the median of 1000 bootstrap means, a random
+  estimate of that mean).
+- ``bleu``: one corpus BLEU over all predictions, each with all its gold answers as references (sacrebleu's
+  13a tokenisation, 4-grams, clipped counts, no smoothing, the brevity penalty against the sum of each
+  example's *shortest* reference, as the authors' ``nmt_bleu.compute_bleu``), x 1/100. A row stores each
+  example's sufficient statistics; the per-example score kept for paired t-tests is sentence BLEU
+  (sacrebleu, exp smoothing, effective order), since corpus BLEU does not split into examples.
+
 A metric that cannot be computed raises :class:`~htmlrag.errors.HtmlRagError`; it is never skipped.
 """
 
@@ -77,6 +89,9 @@ class Metric:
         needs: ``"response"`` (needs a reader) or ``"context"`` (computable with ``reader=none``).
         aggregate: how per-example scores combine (default: arithmetic mean).
         description: the exact definition, shown in ``--help`` and the README.
+        stats: for a corpus-level metric, the example's sufficient statistics (saved with the row).
+        corpus: for a corpus-level metric, the run's value from every example's ``stats`` (used instead of
+            ``aggregate``; the per-example scores then only serve the paired tests).
     """
 
     name: str
@@ -85,6 +100,8 @@ class Metric:
     needs: str = "response"
     aggregate: Callable[[Sequence[float]], float] = field(default=lambda xs: sum(xs) / len(xs) if xs else float("nan"))
     description: str = ""
+    stats: Callable[[MetricInput], list[float]] | None = None
+    corpus: Callable[[Sequence[Sequence[float]]], float] | None = None
 
 
 METRICS: dict[str, Metric] = {}
@@ -162,22 +179,76 @@ def _references(x: MetricInput) -> list[str]:
 _ROUGE: list[Any] = []
 
 
-def rouge_l(x: MetricInput) -> float:
-    """ROUGE-L F-measure (rouge-score, Porter stemming) of the response against the best-matching reference.
-
-    References are the long answers when the example has them (ASQA, ELI5), else the short answers; the
-    best F-measure over references is kept (the authors select the reference with the highest ROUGE-L).
-    """
+def _rouge_scorer() -> Any:
     if not _ROUGE:
         from rouge_score import rouge_scorer
 
-        _ROUGE.append(rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True))
-    scorer = _ROUGE[0]
+        _ROUGE.append(rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False))
+    return _ROUGE[0]
+
+
+def rouge_l(x: MetricInput) -> float:
+    """ROUGE-L F-measure (rouge-score, no stemming) of the response against its best-matching reference.
+
+    References are the long answers when the example has them (ASQA, ELI5), else the short answers. The
+    authors' ``select_candidate`` picks the reference with the highest ROUGE-L and scores against it, which
+    is the maximum over references (when every reference scores 0 the score is 0 either way).
+    """
+    scorer = _rouge_scorer()
     return max(scorer.score(ref, x.response)["rougeL"].fmeasure for ref in _references(x))
 
 
+BLEU_ORDER = 4
+_TOK13A: list[Any] = []
+
+
+def _bleu_tokens(text: str) -> list[str]:
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    if not _TOK13A:
+        _TOK13A.append(Tokenizer13a())
+    return _TOK13A[0](text.strip()).split()
+
+
+def _ngrams(tokens: Sequence[str], order: int) -> Counter:
+    return Counter(tuple(tokens[i : i + n]) for n in range(1, order + 1) for i in range(len(tokens) - n + 1))
+
+
+def bleu_stats(x: MetricInput) -> list[float]:
+    """BLEU sufficient statistics of one example against all its references (13a tokens):
+    ``[hypothesis length, shortest reference length, matches 1..4, hypothesis n-grams 1..4]``; matches are
+    clipped by the largest count of each n-gram in any one reference."""
+    hyp = _bleu_tokens(x.response)
+    refs = [_bleu_tokens(r) for r in _references(x)]
+    best: Counter = Counter()
+    for r in refs:
+        best |= _ngrams(r, BLEU_ORDER)
+    overlap = _ngrams(hyp, BLEU_ORDER) & best
+    matches = [0] * BLEU_ORDER
+    for gram, c in overlap.items():
+        matches[len(gram) - 1] += c
+    totals = [max(0, len(hyp) - n + 1) for n in range(1, BLEU_ORDER + 1)]
+    return [float(len(hyp)), float(min(len(r) for r in refs)), *map(float, matches), *map(float, totals)]
+
+
+def corpus_bleu(stats: Sequence[Sequence[float]]) -> float:
+    """Corpus BLEU / 100 from :func:`bleu_stats` of every example (summed; sacrebleu's formula, no smoothing,
+    the brevity penalty against the summed shortest-reference lengths)."""
+    from sacrebleu.metrics import BLEU
+
+    if not stats:
+        return float("nan")
+    sums = [sum(float(s[i]) for s in stats) for i in range(2 + 2 * BLEU_ORDER)]
+    correct = [int(v) for v in sums[2 : 2 + BLEU_ORDER]]
+    total = [int(v) for v in sums[2 + BLEU_ORDER :]]
+    res = BLEU.compute_bleu(correct, total, int(sums[0]), int(sums[1]), smooth_method="none",
+                            max_ngram_order=BLEU_ORDER)
+    return float(res.score) / 100.0
+
+
 def bleu(x: MetricInput) -> float:
-    """Sentence BLEU (sacrebleu, exp smoothing, 13a tokenizer) against all references, scaled to [0, 1]."""
+    """Sentence BLEU (sacrebleu, exp smoothing, effective order, 13a) against all references, / 100: the
+    per-example score for paired t-tests. The run's BLEU is :func:`corpus_bleu` (see the module doc)."""
     from sacrebleu.metrics import BLEU
 
     return BLEU(effective_order=True).sentence_score(x.response, _references(x)).score / 100.0
@@ -216,8 +287,10 @@ for _m in (
     Metric("hit1", hit1, description="1 if any gold short answer is contained in the response (SQuAD-normalised)"),
     Metric("exact_match", exact_match, description="1 if the normalised response equals a normalised gold answer"),
     Metric("f1", token_f1, description="max over gold answers of SQuAD token F1"),
-    Metric("rouge_l", rouge_l, description="ROUGE-L F (rouge-score, stemmed), best reference"),
-    Metric("bleu", bleu, description="sentence BLEU (sacrebleu) / 100 against all references"),
+    Metric("rouge_l", rouge_l, description="ROUGE-L F (rouge-score, no stemming) against the best-matching reference"),
+    Metric("bleu", bleu, stats=bleu_stats, corpus=corpus_bleu,
+           description="corpus BLEU / 100 (13a, 4-grams, no smoothing, all references; shortest-reference "
+                       "brevity penalty); per example: smoothed sentence BLEU for t-tests"),
     Metric("str_em", str_em, description="ASQA STR-EM: fraction of answer groups with an alias in the response"),
     Metric("ref_em", ref_em, needs="context",
            description="1 if any gold answer is contained in the context text handed to the reader"),
@@ -239,6 +312,31 @@ def score_example(names: Sequence[str], x: MetricInput) -> dict[str, float]:
     return out
 
 
-def aggregate(name: str, values: Sequence[float]) -> float:
-    """Aggregate saved per-example scores of metric ``name`` with its registered aggregation."""
-    return float(get_metric(name).aggregate(list(values)))
+def example_stats(names: Sequence[str], x: MetricInput) -> dict[str, list[float]]:
+    """Sufficient statistics of the corpus-level metrics among ``names`` for one example (saved with the row)."""
+    out: dict[str, list[float]] = {}
+    for name in names:
+        metric = get_metric(name)
+        if metric.stats is not None:
+            try:
+                out[name] = [float(v) for v in metric.stats(x)]
+            except HtmlRagError as exc:
+                raise HtmlRagError(f"metric {name}: {exc}") from exc
+    return out
+
+
+def aggregate(name: str, values: Sequence[float], stats: Sequence[Sequence[float]] | None = None) -> float:
+    """The run's value of metric ``name``: its corpus formula over the examples' saved ``stats`` for a
+    corpus-level metric, else its aggregation of the per-example ``values``.
+
+    Raises:
+        HtmlRagError: a corpus-level metric without one saved statistics record per example.
+    """
+    metric = get_metric(name)
+    if metric.corpus is not None:
+        if stats is None or len(stats) != len(values) or any(s is None for s in stats):
+            raise HtmlRagError(f"metric {name} is computed over the corpus from per-example statistics, but "
+                               f"{'none were' if not stats else 'not every row has them'} saved (rows written by "
+                               "older code: rerun the evaluation)")
+        return float(metric.corpus(list(stats)))
+    return float(metric.aggregate(list(values)))

@@ -78,6 +78,9 @@ class HtmlRagPipeline:
             off, the cleaned pages are not serialised when nothing else needs them (the first ranker reads
             the cleaned trees): ~3% of a BM25 run; the CLI turns it off.
         keep_hidden: cleaning keeps text hidden by markup (:func:`htmlrag.clean.is_hidden`; dropped by default).
+        split_oversize: our extension: a block larger than the whole budget, met while half the budget is free,
+            is split and its parts ranked (:func:`htmlrag.prune.prune_to_budget`, ``split_min_room``); ``False``
+            never splits (the authors' code: the context is truncated when nothing fits).
     """
 
     def __init__(
@@ -98,6 +101,7 @@ class HtmlRagPipeline:
         split_to_fill: int = 4,
         keep_stages: bool = True,
         keep_hidden: bool = False,
+        split_oversize: bool = True,
     ):
         if fmt not in FORMATS:
             raise InputError(f"unknown context format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -112,6 +116,7 @@ class HtmlRagPipeline:
         if split_to_fill < 0:
             raise InputError(f"split_to_fill must be >= 0, got {split_to_fill}")
         self.split_to_fill = split_to_fill
+        self.split_oversize = split_oversize
         self._cache: OrderedDict[tuple, object] = OrderedDict()
 
     def _cached(self, key, make):
@@ -155,7 +160,7 @@ class HtmlRagPipeline:
         trees = [tree(i, p) for i, p in enumerate(pages)]
         scores = ranker.score(question, trees)
         return prune_to_budget(trees, scores, budget, self.tokenizer, fmt=fmt, fill=self.fill, ranker=ranker,
-                               question=question,
+                               question=question, split_min_room=0.5 if self.split_oversize else 2.0,
                                split_to_fill=0 if needs_paths else self.split_to_fill), trees
 
     def run(self, question: str, pages: Sequence[str | bytes]) -> PipelineResult:

@@ -49,10 +49,11 @@ class CostedPipeline(HtmlRagPipeline):
 
     def __init__(self, ranker1: Ranker | None, ranker2: Ranker | None, tokenizer: TokenCounter, budget: int = 4096,
                  budget1: int = 6144, max_words1: int = 256, max_words2: int = 128, fmt: str = "html",
-                 fill: str = "skip", pack_siblings: bool = True, clean: bool = False, split_to_fill: int = 4) -> None:
+                 fill: str = "skip", pack_siblings: bool = True, clean: bool = False, split_to_fill: int = 4,
+                 split_oversize: bool = True) -> None:
         super().__init__(ranker1, ranker2, tokenizer, budget1=budget1, budget2=budget, max_words1=max_words1,
                          max_words2=max_words2, fmt=fmt, clean=clean, fill=fill, pack_siblings=pack_siblings,
-                         split_to_fill=split_to_fill)
+                         split_to_fill=split_to_fill, split_oversize=split_oversize)
         self._costs: dict[str, float] = {}
 
     def _step(self, question: str, pages: Sequence[str], ranker: Ranker, max_words: int, budget: int,

@@ -169,7 +169,11 @@ def _offline(cfg_overrides: list[str]) -> list[str]:
     return extra
 
 
-@pytest.mark.parametrize("experiment", options("experiment"))
+#: Experiments with a generative pruner: run with tiny models by tests/configs/test_paper_experiments.py.
+WITH_GENERATIVE_PRUNER = {"formats_4k"}
+
+
+@pytest.mark.parametrize("experiment", [e for e in options("experiment") if e not in WITH_GENERATIVE_PRUNER])
 def test_every_experiment_runs_on_3_examples_with_fake_reader(experiment: str, tmp_path: Path) -> None:
     from eval.app import run
 

@@ -12,7 +12,6 @@ from tests.helpers.docs import anchors, fenced_blocks, links, slug
 #: Pages other branches are writing (issue 19-24); a link to one of them is checked once it exists.
 #: Remove an entry when its page lands.
 PENDING_PAGES = {
-    "docs/reproducing.md", "docs/fidelity.md", "docs/metrics.md",   # paper fidelity (issue 19)
     "docs/data.md",                                                  # downloads (issue 21)
     "docs/app.md",                                                   # web app (issue 22)
     "docs/real-models.md",                                           # Gemma (issue 23)

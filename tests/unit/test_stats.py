@@ -45,11 +45,13 @@ def _runs():
         {"dataset": "ASQA", "ours": "htmlrag", "system_order": ["bm25", "text", "htmlrag"],
          "systems": {"bm25": {"metrics": {"em": 0.30, "tokens": 4000}}, "text": {"metrics": {"em": 0.35, "tokens": 3900}},
                      "htmlrag": {"metrics": {"em": 0.40, "tokens": 3950}}},
-         "tests": {"em": {"bm25": {"p": 0.01}, "text": {"p": 0.2}}}},
+         "tests": {"em": {"bm25": {"p": 0.01, "mean_a": 0.40, "mean_b": 0.30},
+                          "text": {"p": 0.03, "mean_a": 0.40, "mean_b": 0.35}}}},
         {"dataset": "NQ", "ours": "htmlrag",
          "systems": {"bm25": {"metrics": {"em": 0.50, "tokens": 1}}, "text": {"metrics": {"em": 0.45, "tokens": 1}},
                      "htmlrag": {"metrics": {"em": 0.48, "tokens": 1}}},
-         "tests": {"em": {"bm25": {"p": 0.5}, "text": {"p": 0.04}}}},
+         "tests": {"em": {"bm25": {"p": 0.5, "mean_a": 0.48, "mean_b": 0.50},
+                          "text": {"p": 0.04, "mean_a": 0.48, "mean_b": 0.45}}}},
     ]
 
 
@@ -57,18 +59,20 @@ def test_table_marks_best_second_and_dagger() -> None:
     t = build_table(_runs(), ["em", "tokens"], directions={"tokens": False}, scales={"tokens": 1.0}, unranked=["tokens"])
     md = t.to_markdown()
     lines = {line.split("|")[1].strip(): line for line in md.splitlines() if line.startswith("| ") and "---" not in line}
-    assert lines["htmlrag"].split("|")[2].strip() == "**40.00**"     # ASQA best
     assert lines["text"].split("|")[2].strip() == "<u>35.00</u>"     # ASQA second
-    assert lines["bm25"].split("|")[2].strip() == "30.00†"           # p=0.01 vs ours
-    assert lines["text"].split("|")[4].strip() == "45.00†"           # NQ, p=0.04
+    # the paper's rule: † on ours, when significantly better than every other system of the column
+    assert lines["htmlrag"].split("|")[2].strip() == "**40.00**†"     # ASQA: p = 0.01 and 0.03, ours higher
+    assert "†" not in lines["bm25"] and "†" not in lines["text"]     # never on a baseline
+    assert lines["htmlrag"].split("|")[4].strip() == "<u>48.00</u>"  # NQ: not better than bm25 (p = 0.5)
     assert lines["bm25"].split("|")[4].strip() == "**50.00**"
     assert lines["htmlrag"].split("|")[3].strip() == "3950"          # tokens: unscaled, unranked
     assert list(lines)[1:] == ["bm25", "text", "htmlrag"]            # system_order respected
     tex = t.to_latex()
     assert "\\multicolumn{2}{c}{ASQA}" in tex and "\\textbf{40.00}" in tex and "\\underline{35.00}" in tex
-    assert "30.00$^\\dagger$" in tex and "\\cmidrule(lr){2-3}" in tex
+    assert "40.00}$^\\dagger$" in tex and "\\cmidrule(lr){2-3}" in tex
     rows = list(csv.DictReader(io.StringIO(t.to_csv())))
-    assert {"system": "bm25", "dataset": "ASQA", "metric": "em", "value": "0.3", "p_vs_ours": "0.01", "rank": "3"} in rows
+    assert {"row_group": "", "system": "bm25", "dataset": "ASQA", "metric": "em", "value": "0.3", "p_vs_ours": "0.01",
+            "rank": "3", "dagger": "0"} in rows
 
 
 def test_lower_is_better_direction() -> None:

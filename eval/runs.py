@@ -1,0 +1,218 @@
+"""Saved runs for tables: find them, decide which run fills which cell, and label column groups.
+
+The rule every table writer follows (``htmlrag-bench-table``, ``htmlrag-paper``, the sweep table):
+
+1. A run's *settings* are its resolved ``config.yaml`` without what does not change results (``paths``,
+   ``run``, ``wandb``, ``hydra``, ``caption``). Runs with identical settings are the same experiment run by
+   different code versions (the run id also hashes the library code): of those, the run whose
+   ``metrics.json`` was written last fills the cells (ties: the larger run id); the others are logged as
+   superseded. Runs with different settings never share a cell.
+2. Column groups are datasets; runs of one dataset whose settings differ get one column group each, labelled
+   by the settings that differ (``ASQA (budget=2000)``). Row groups, where a table has them, are the reader
+   model (``Llama-3.1-8B-Instruct``); two runs that would still meet in one cell have their remaining
+   differences added to the row-group label.
+3. Every table is written with a ``provenance.csv`` naming the run folder behind each cell.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+#: Config keys that do not change results (as eval.schemas.NOT_HASHED).
+IGNORED = ("paths", "run", "wandb", "hydra", "caption")
+#: Short names of common keys in labels.
+SHORT = {"pruner.budget": "budget", "pruner.budget1": "budget1", "reader.window": "window",
+         "fidelity.name": "fidelity", "reader.model": "reader", "pruner.max_words": "max_words",
+         "pruner.max_words2": "max_words2", "pruner.fmt": "fmt", "dataset.limit": "limit"}
+MAX_LABEL_KEYS = 4
+
+
+@dataclass(eq=False)
+class Run:
+    """One saved run: its folder, ``metrics.json`` and resolved ``config.yaml``."""
+
+    dir: Path
+    summary: dict[str, Any]
+    config: dict[str, Any]
+    mtime: float
+    superseded: list[Path] = field(default_factory=list)
+
+    @property
+    def dataset(self) -> str:
+        return str(self.summary.get("dataset", ""))
+
+    @property
+    def run_id(self) -> str:
+        return str(self.summary.get("run_id", self.dir.name))
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        """A config value by dotted path (``pruner.budget``)."""
+        node: Any = self.config
+        for part in dotted.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def settings(self) -> dict[str, str]:
+        """The flattened settings (dotted key -> JSON of the value), ignored keys left out; the dataset of
+        ``metrics.json`` stands in when the config does not name it."""
+        flat = flatten({k: v for k, v in self.config.items() if k not in IGNORED})
+        flat.setdefault("dataset.name", json.dumps(self.dataset))
+        return flat
+
+
+def flatten(node: Any, prefix: str = "") -> dict[str, str]:
+    """``{"a.b": json(value)}`` for every leaf of a nested mapping (lists are leaves)."""
+    if isinstance(node, Mapping) and node:
+        out: dict[str, str] = {}
+        for k, v in node.items():
+            out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: json.dumps(node, sort_keys=True, default=str)} if prefix else {}
+
+
+def find_runs(paths: Iterable[str | Path]) -> list[Run]:
+    """Every run (a folder with ``metrics.json``) at or below ``paths``, Hydra log folders skipped."""
+    import yaml
+
+    found: list[Path] = []
+    for p in map(Path, paths):
+        if (p / "metrics.json").is_file():
+            found.append(p / "metrics.json")
+        elif p.is_dir():
+            found.extend(f for f in sorted(p.rglob("metrics.json")) if "_hydra" not in f.parts)
+    runs = []
+    for f in found:
+        cfg_file = f.parent / "config.yaml"
+        config = yaml.safe_load(cfg_file.read_text(encoding="utf-8")) if cfg_file.is_file() else {}
+        runs.append(Run(f.parent, json.loads(f.read_text(encoding="utf-8")), config or {}, f.stat().st_mtime))
+    return runs
+
+
+def select(runs: Sequence[Run]) -> list[Run]:
+    """Of runs with identical settings, the one written last (ties: larger run id); order of first
+    appearance. Superseded runs are logged and listed in the winner's :attr:`Run.superseded`."""
+    best: dict[str, Run] = {}
+    for r in runs:
+        key = json.dumps(r.settings(), sort_keys=True)
+        old = best.get(key)
+        if old is None:
+            best[key] = r
+            continue
+        new, lost = (r, old) if (r.mtime, r.run_id) > (old.mtime, old.run_id) else (old, r)
+        new.superseded = [*old.superseded, *r.superseded, lost.dir]
+        log.info("run %s superseded by %s (same settings, written later)", lost.dir, new.dir)
+        best[key] = new
+    return list(best.values())
+
+
+def differing(runs: Sequence[Run], exclude: Callable[[str], bool] = lambda k: False) -> list[str]:
+    """Setting keys whose values differ between ``runs`` (a key missing from a run counts as a value)."""
+    flats = [r.settings() for r in runs]
+    keys = sorted({k for f in flats for k in f if not exclude(k)})
+    return [k for k in keys if len({f.get(k, "<unset>") for f in flats}) > 1]
+
+
+def _preference(key: str) -> tuple[int, int, str]:
+    return (0 if key in SHORT else 1, key.count("."), key)
+
+
+def deciding(runs: Sequence[Run], keys: Sequence[str]) -> list[str]:
+    """The keys of ``keys`` that tell ``runs`` apart, without those another kept key already decides (a key
+    whose value follows from a kept key's in every run, e.g. ``baselines.bm25.budget`` interpolated from
+    ``pruner.budget``, or a fidelity knob from ``fidelity.name``). Runs that differ in ``keys`` still differ in
+    the result; the common keys come first (:data:`SHORT`, then shallow ones)."""
+    flats = [r.settings() for r in runs]
+    kept: list[str] = []
+    for k in sorted(keys, key=_preference):
+        follows = False
+        for j in kept:
+            seen: dict[str, str] = {}
+            if all(seen.setdefault(f.get(j, "<unset>"), f.get(k, "<unset>")) == f.get(k, "<unset>") for f in flats):
+                follows = True
+                break
+        if not follows:
+            kept.append(k)
+    return kept
+
+
+def _short(keys: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for k in keys:
+        name = SHORT.get(k, k.rsplit(".", 1)[-1])
+        out[k] = name if sum(1 for j in keys if SHORT.get(j, j.rsplit(".", 1)[-1]) == name) == 1 else k
+    return out
+
+
+def _value(run: Run, key: str) -> str:
+    v = run.settings().get(key)
+    if v is None:
+        return "unset"
+    x = json.loads(v)
+    return x if isinstance(x, str) else json.dumps(x)
+
+
+def settings_label(run: Run, keys: Sequence[str]) -> str:
+    """``budget=2000, fidelity=paper`` for ``keys`` (at most :data:`MAX_LABEL_KEYS`, then ``+N more, run
+    <id>``, which keeps labels unique)."""
+    if not keys:
+        return ""
+    short = _short(keys)
+    parts = [f"{short[k]}={_value(run, k)}" for k in keys[:MAX_LABEL_KEYS]]
+    if len(keys) > MAX_LABEL_KEYS:
+        parts.append(f"+{len(keys) - MAX_LABEL_KEYS} more, run {run.run_id}")
+    return ", ".join(parts)
+
+
+def label_apart(runs: Sequence[Run], base: Callable[[Run], str],
+                exclude: Callable[[str], bool] = lambda k: False) -> dict[Run, str]:
+    """``base(run)``, followed by the settings that differ among the runs sharing that base (``exclude``
+    leaves keys out, e.g. the reader's when the reader is a row group)."""
+    groups: dict[str, list[Run]] = {}
+    for r in runs:
+        groups.setdefault(base(r), []).append(r)
+    out = {}
+    for b, rs in groups.items():
+        keys = deciding(rs, differing(rs, exclude)) if len(rs) > 1 else []
+        for r in rs:
+            extra = settings_label(r, keys)
+            out[r] = f"{b} ({extra})" if extra and b else (extra or b)
+    return out
+
+
+def reader_label(run: Run) -> str:
+    """The reader model of a run (``Llama-3.1-8B-Instruct``), or ``no reader`` / the reader class."""
+    target = str(run.get("reader._target_", "") or "")
+    if target.endswith("NoneReader"):
+        return "no reader"
+    if target.endswith("FakeReader"):
+        return "fake reader"
+    model = run.get("reader.model")
+    if model:
+        return str(model).rstrip("/").rsplit("/", 1)[-1]
+    return target.rsplit(".", 1)[-1]  # "" when the run recorded no reader
+
+
+def place(runs: Sequence[Run], col: Callable[[Run], str], row: Callable[[Run], str]) -> dict[Run, tuple[str, str]]:
+    """``(column group, row group)`` of each run, such that runs with different settings never share one:
+    runs that would, get their remaining differences added to the row-group label."""
+    at = {r: (col(r), row(r)) for r in runs}
+    blocks: dict[tuple[str, str], list[Run]] = {}
+    for r, k in at.items():
+        blocks.setdefault(k, []).append(r)
+    for (c, g), rs in blocks.items():
+        if len(rs) < 2:
+            continue
+        keys = deciding(rs, differing(rs))
+        for r in rs:
+            extra = settings_label(r, keys) or f"run {r.run_id}"
+            at[r] = (c, f"{g} ({extra})" if g else extra)
+    return at

@@ -1,0 +1,54 @@
+"""The defect as a new user met it, end to end: two quickstart runs at different budgets in one results
+folder. The sweep that made them writes one combined table labelled by the swept values, and
+``htmlrag-bench-table results/quickstart`` tables both runs; every cell equals the value in the run its
+provenance names, and the two budgets' numbers differ."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+def _check_provenance(path: Path) -> dict[str, dict[str, float]]:
+    """Every provenance line's value equals the run's metrics.json; returns values[column][system]."""
+    out: dict[str, dict[str, float]] = {}
+    for row in csv.DictReader(path.open(encoding="utf-8")):
+        saved = json.loads((Path(row["runs"]) / "metrics.json").read_text())
+        assert float(row["value"]) == saved["systems"][row["system"]]["metrics"][row["metric"]], row
+        if row["metric"] == "tokens":
+            out.setdefault(row["dataset"], {})[row["system"]] = float(row["value"])
+    return out
+
+
+@pytest.mark.slow
+def test_sweep_and_cli_tables_over_two_budgets(tmp_path: Path) -> None:
+    paths = [f"paths.results={tmp_path}/results", f"paths.cache={tmp_path}/cache", "run.progress=false"]
+    out = subprocess.run([sys.executable, "-m", "eval.app", "-m", "experiment=quickstart", "ranker=bm25",
+                          "dataset.limit=3", "pruner.budget=64,256", *paths], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-4000:]
+    folder = tmp_path / "results" / "quickstart"
+    runs = sorted(p.parent for p in folder.glob("*/metrics.json"))
+    assert len(runs) == 2
+    # the sweep's table: column groups labelled by the swept values
+    (sweep,) = (folder / "sweeps").iterdir()
+    md = (sweep / "results.md").read_text()
+    assert "pruner.budget=64 ref_em" in md and "pruner.budget=256 ref_em" in md
+    tokens = _check_provenance(sweep / "provenance.csv")
+    assert tokens["pruner.budget=64"]["bm25"] <= 64 < tokens["pruner.budget=256"]["bm25"] <= 256
+    # the command a user runs afterwards: column groups labelled by the setting that differs
+    cli = subprocess.run([sys.executable, "-m", "eval.table", str(folder)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    md = (folder / "tables" / "results.md").read_text()
+    assert "sample_pages (budget=64) ref_em" in md and "sample_pages (budget=256) ref_em" in md
+    assert "Fidelity: ours." in md
+    tokens = _check_provenance(folder / "tables" / "provenance.csv")
+    assert tokens["sample_pages (budget=64)"]["vanilla"] == 64 and tokens["sample_pages (budget=256)"]["vanilla"] == 256
