@@ -306,7 +306,7 @@ class _BottomUp:
             tag, attrib, eid = el.tag, el.attrib, id(el)
             alt_words = 0  # words of an image's alt text (such an image is kept without other content)
             if attrib:
-                if drop_hidden and (_hidden_style(attrib.get("style")) or "hidden" in attrib):
+                if drop_hidden and (((style := attrib.get("style")) and _hidden_style(style)) or "hidden" in attrib):
                     parent = el.getparent()  # its subtree was cleaned for nothing (bottom-up): rare
                     if parent is not None:
                         _remove(el, parent, sep="" if tag in inline else " ")
@@ -336,8 +336,12 @@ class _BottomUp:
                     look = look and (text.isascii() or not has_cjk(text))
                     text, text_words = _collapse(text, not block, not block or n > 0)
                     el.text = text
-            if n and block and not in_pre:
-                text = _trim_inside(el, text, inline)
+            if n and block and not in_pre:  # no whitespace at the inner ends of a block element
+                last = el[-1]
+                if last.tail and last.tail[-1] == " ":
+                    last.tail = last.tail.rstrip() or None
+                if text and el[0].tag not in inline and text[-1] == " ":
+                    el.text = text = text.rstrip() or None
             tail_in_pre = any_pre and eid in pre_tail
             tail, tail_words = el.tail, 0
             if tail:
@@ -349,9 +353,14 @@ class _BottomUp:
                 else:
                     look = look and (tail.isascii() or not has_cjk(tail))
                     el.tail, tail_words = _collapse(tail, not block, True)
-            if block and not tail_in_pre:
-                _trim_before(el, parent)
-            if not ((text and not text.isspace()) or (n and (not shape_only or self.has_content(el)))):
+            if block and not tail_in_pre:  # nor just before it
+                prev = el.getprevious()
+                if prev is not None:
+                    if prev.tail and prev.tail[-1].isspace():
+                        prev.tail = prev.tail.rstrip() or None
+                elif parent.text and parent.text[-1].isspace():
+                    parent.text = parent.text.rstrip() or None
+            if not ((text and not text.isspace()) or (n and (not shape_only or _has_content(el, shape_only)))):
                 self.drop_empty(el, parent, tag, alt_words, tail_words)
                 continue
             if counting:
@@ -388,11 +397,6 @@ class _BottomUp:
                 look = False
         return look
 
-    def has_content(self, el: etree._Element) -> bool:
-        """``el`` (without text) holds more than empty cells kept for a row's shape."""
-        shape_only = self.shape_only
-        return any(id(child) not in shape_only or (child.tail and not child.tail.isspace()) for child in el)
-
     def drop_empty(self, el: etree._Element, parent: etree._Element, tag: str, alt_words: int,
                    tail_words: int) -> None:
         """``el`` holds nothing: an image with alt text and an empty cell (a row's shape) stay, counted;
@@ -408,25 +412,12 @@ class _BottomUp:
         _remove(el, parent, sep="" if tag in INLINE else " ")
 
 
-def _trim_inside(el: etree._Element, text: str | None, inline: frozenset[str]) -> str | None:
-    """Drop the whitespace at the inner ends of a block element with children (its last child's tail's end,
-    the end of its text before a block-level first child); returns its text."""
-    last = el[-1]
-    if last.tail and last.tail[-1] == " ":
-        last.tail = last.tail.rstrip() or None
-    if text and el[0].tag not in inline and text[-1] == " ":
-        el.text = text = text.rstrip() or None
-    return text
-
-
-def _trim_before(el: etree._Element, parent: etree._Element) -> None:
-    """Drop the whitespace just before the block element ``el`` (insignificant)."""
-    prev = el.getprevious()
-    if prev is not None:
-        if prev.tail and prev.tail[-1].isspace():
-            prev.tail = prev.tail.rstrip() or None
-    elif parent.text and parent.text[-1].isspace():
-        parent.text = parent.text.rstrip() or None
+def _has_content(el: etree._Element, shape_only: set[int]) -> bool:
+    """``el`` (without text of its own) holds more than the empty cells in ``shape_only`` (a row's shape)."""
+    for child in el:  # noqa: SIM110 (any() over a generator here: cleaning ~5% slower, measured)
+        if id(child) not in shape_only or (child.tail and not child.tail.isspace()):
+            return True
+    return False
 
 
 def _unwrap_single(el: etree._Element, parent: etree._Element, tag: str, block: bool) -> None:
