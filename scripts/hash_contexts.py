@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 def context_digests(limit: int, budgets: list[int], formats: list[str]) -> tuple[str, dict[str, str]]:
     """(SHA-1 of all contexts in order budget, format, question; per-item SHA-1 keyed ``budget/fmt/id``)."""
-    from bench_prune import load_items  # noqa: PLC0415 (a sibling script)
+    from bench_prune import load_items  # a sibling script
 
     from htmlrag.pipeline import HtmlRagPipeline
     from htmlrag.rankers.bm25 import BM25Ranker
@@ -57,7 +57,7 @@ def context_digests(limit: int, budgets: list[int], formats: list[str]) -> tuple
 
 def clean_digests() -> tuple[str, dict[str, str]]:
     """(SHA-1 over every page's cleaned outputs; per-page SHA-1 keyed by the page's path)."""
-    from bench_clean import find_pages, load  # noqa: PLC0415 (a sibling script)
+    from bench_clean import find_pages, load  # a sibling script
 
     from htmlrag.clean import clean_html, clean_page_counted
 
