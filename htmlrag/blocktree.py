@@ -20,7 +20,7 @@ paths are stored as parent links so deep trees cost memory linear in their size.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
 import lxml.etree as etree
@@ -303,6 +303,7 @@ def build_block_tree(
     pack_siblings: bool = False,
     name: str = "<input>",
     word_counts: WordCounts | None = None,
+    keep_whole: Collection[str] = (),
 ) -> BlockTree:
     """Split a page into blocks (Algorithm 1 of the HtmlRAG paper; see the module docstring).
 
@@ -321,6 +322,8 @@ def build_block_tree(
         name: how to call the input in error messages.
         word_counts: the counts :func:`htmlrag.clean.clean_page_counted` returned with ``html`` (a root
             element cleaned by it), to spare counting again; ``None``: counted here.
+        keep_whole: tags whose elements are never divided: each is one leaf block whatever its size (pruning
+            passes ``("tr",)`` when it splits a block: a table row is the smallest unit it takes).
 
     Returns:
         The tree; zero blocks for a page without content.
@@ -340,7 +343,7 @@ def build_block_tree(
     else:
         stats, elements, cjk = _word_counts(root)
     builder = _TreeBuilder(stats, {id(e): i for i, e in enumerate(elements)}, max_words, page, max_depth,
-                           sibling_index_base, pack_siblings)
+                           sibling_index_base, pack_siblings, frozenset(keep_whole))
     builder.build(root)
     return BlockTree(root, builder.blocks, max_words, page, cjk)
 
@@ -350,10 +353,11 @@ class _TreeBuilder:
     and ``position`` its document-order index (both keyed by ``id``); blocks are appended in walk order."""
 
     def __init__(self, stats: dict[int, int], position: dict[int, int], max_words: int, page: int,
-                 max_depth: int | None, sibling_index_base: int, pack_siblings: bool):
+                 max_depth: int | None, sibling_index_base: int, pack_siblings: bool, keep_whole: frozenset[str]):
         self.stats, self.position = stats, position
         self.max_words, self.page, self.max_depth = max_words, page, max_depth
         self.sibling_index_base, self.pack_siblings = sibling_index_base, pack_siblings
+        self.keep_whole = keep_whole
         self.blocks: list[Block] = []
 
     def add(self, el: etree._Element, path: _PathNode, is_leaf: bool, words: int) -> None:
@@ -364,7 +368,7 @@ class _TreeBuilder:
         splits every node over ``max_words`` words."""
         total = self.stats[id(root)]
         root_path = _PathNode(root.tag, None)
-        if total <= self.max_words:
+        if total <= self.max_words or root.tag in self.keep_whole:
             if total > 0:
                 self.add(root, root_path, True, total)
             return
@@ -389,7 +393,7 @@ class _TreeBuilder:
         seen: Counter[str] = Counter()
         run: list[tuple[etree._Element, _PathNode, int]] = []
         run_words = 0  # words of `run` (summing the run per child would be quadratic in a long table)
-        max_words, max_depth, stats = self.max_words, self.max_depth, self.stats
+        max_words, max_depth, stats, keep_whole = self.max_words, self.max_depth, self.stats, self.keep_whole
         for child in children:
             tag = child.tag
             if counts[tag] > 1:
@@ -401,7 +405,7 @@ class _TreeBuilder:
             if words == 0 and not (child.tag == "img" and child.get("alt")):
                 continue
             child_path = _PathNode(label, path)
-            if words > max_words and (max_depth is None or child_path.depth < max_depth):
+            if words > max_words and tag not in keep_whole and (max_depth is None or child_path.depth < max_depth):
                 self.flush(run)
                 run_words = 0
                 queue.append((child, child_path))

@@ -20,7 +20,8 @@ Ties in score are broken by page order, then document order. With ``fill="skip"`
 does not fit is skipped and smaller, lower-ranked blocks may still fill the budget; ``fill="stop"`` stops at
 the first block that does not fit (the paper's Algorithm 2 reads either way; both are offered). A leaf block
 that alone exceeds the budget, reached while at least half the budget is free, is split (a packed run into
-its elements, otherwise its subtree re-split at half its words, recursively as needed) and its parts take
+its elements, otherwise its subtree re-split at half its words, recursively as needed; a table row is the
+smallest part a split takes: a cell means little without the rest of its row) and its parts take
 its place in the ranking, ordered among themselves by the ranker when one is given. With ``split_to_fill=N``
 (our extension; 0, the default here, is the paper's rule) up to N blocks that do not fit the room left, but
 would fit an empty budget, are split the same way, so the room goes to the best parts of a higher-ranked
@@ -346,12 +347,25 @@ def _tags_lower_bound(markup: str) -> int:
     return 2 * markup.count("<") + 1
 
 
+#: Splits never divide a table row (:func:`_split_block`) nor a block made of its cells.
+_ROW = "tr"
+_CELLS = frozenset(("td", "th"))
+
+
 def _split_block(block: Block) -> list[Block] | None:
     """The parts of a block that alone exceeds the budget, or ``None`` if it cannot be split.
 
     A packed run of siblings splits into its elements; a leaf block with element children is re-split at
     half its words (its subtree, as :func:`build_block_tree` would). Parts keep their place in the page
-    (positions, paths), so pruning removes them exactly."""
+    (positions, paths), so pruning removes them exactly.
+
+    A table row is the smallest unit a split takes (a cell means little without the others of its row: a
+    header cell without its value, in every format): a row is not split, rows inside the block stay whole
+    whatever their size, and a block of cells (a row the block tree divided because it exceeds its words)
+    is not divided further."""
+    tags = [e.tag for e in block.elements]
+    if tags == [_ROW] or all(t in _CELLS for t in tags):
+        return None
     if block.members:
         parts = []
         for e, pos in zip(block.members, block.member_positions, strict=True):
@@ -360,7 +374,7 @@ def _split_block(block: Block) -> list[Block] | None:
         return parts
     if not block.is_leaf or len(block.element) == 0 or block.words < 2:
         return None
-    sub = build_block_tree(block.element, max(1, block.words // 2), page=block.page)
+    sub = build_block_tree(block.element, max(1, block.words // 2), page=block.page, keep_whole=(_ROW,))
     if not sub.blocks or (len(sub.blocks) == 1 and sub.blocks[0].element is block.element):
         return None
     for sb in sub.blocks:
