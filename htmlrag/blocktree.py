@@ -20,7 +20,7 @@ paths are stored as parent links so deep trees cost memory linear in their size.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
 import lxml.etree as etree
@@ -303,6 +303,7 @@ def build_block_tree(
     pack_siblings: bool = False,
     name: str = "<input>",
     word_counts: WordCounts | None = None,
+    keep_whole: Collection[str] = (),
 ) -> BlockTree:
     """Split a page into blocks (Algorithm 1 of the HtmlRAG paper; see the module docstring).
 
@@ -321,6 +322,8 @@ def build_block_tree(
         name: how to call the input in error messages.
         word_counts: the counts :func:`htmlrag.clean.clean_page_counted` returned with ``html`` (a root
             element cleaned by it), to spare counting again; ``None``: counted here.
+        keep_whole: tags whose elements are never divided: each is one leaf block whatever its size (pruning
+            passes ``("tr",)`` when it splits a block: a table row is the smallest unit it takes).
 
     Returns:
         The tree; zero blocks for a page without content.
@@ -339,68 +342,93 @@ def build_block_tree(
         stats, elements, cjk = word_counts.by_id, list(root.iter()), False
     else:
         stats, elements, cjk = _word_counts(root)
-    position = {id(e): i for i, e in enumerate(elements)}
-    blocks: list[Block] = []
+    builder = _TreeBuilder(stats, {id(e): i for i, e in enumerate(elements)}, max_words, page, max_depth,
+                           sibling_index_base, pack_siblings, frozenset(keep_whole))
+    builder.build(root)
+    return BlockTree(root, builder.blocks, max_words, page, cjk)
 
-    def add(el: etree._Element, path: _PathNode, is_leaf: bool, words: int) -> None:
-        blocks.append(Block(len(blocks), is_leaf, words, el, page, position[id(el)], path))
 
-    total = stats[id(root)]
-    root_path = _PathNode(root.tag, None)
-    if total <= max_words:
-        if total > 0:
-            add(root, root_path, True, total)
-        return BlockTree(root, blocks, max_words, page, cjk)
+class _TreeBuilder:
+    """The breadth-first walk of :func:`build_block_tree`: ``stats`` are the words of each element's content
+    and ``position`` its document-order index (both keyed by ``id``); blocks are appended in walk order."""
 
-    queue: deque[tuple[etree._Element, _PathNode]] = deque([(root, root_path)])
-    while queue:
-        el, path = queue.popleft()
-        children = _element_children(el)
-        if not children:
-            add(el, path, True, stats[id(el)])
-            continue
+    def __init__(self, stats: dict[int, int], position: dict[int, int], max_words: int, page: int,
+                 max_depth: int | None, sibling_index_base: int, pack_siblings: bool, keep_whole: frozenset[str]):
+        self.stats, self.position = stats, position
+        self.max_words, self.page, self.max_depth = max_words, page, max_depth
+        self.sibling_index_base, self.pack_siblings = sibling_index_base, pack_siblings
+        self.keep_whole = keep_whole
+        self.blocks: list[Block] = []
+
+    def add(self, el: etree._Element, path: _PathNode, is_leaf: bool, words: int) -> None:
+        self.blocks.append(Block(len(self.blocks), is_leaf, words, el, self.page, self.position[id(el)], path))
+
+    def build(self, root: etree._Element) -> None:
+        """All blocks of the page under ``root``: the whole page when it is small enough, else a walk that
+        splits every node over ``max_words`` words."""
+        total = self.stats[id(root)]
+        root_path = _PathNode(root.tag, None)
+        if total <= self.max_words or root.tag in self.keep_whole:
+            if total > 0:
+                self.add(root, root_path, True, total)
+            return
+        queue: deque[tuple[etree._Element, _PathNode]] = deque([(root, root_path)])
+        while queue:
+            el, path = queue.popleft()
+            children = _element_children(el)
+            if not children:
+                self.add(el, path, True, self.stats[id(el)])
+                continue
+            self.split(el, path, children, queue)
+            own = count_words(el.text or "") + sum(count_words(c.tail) for c in el if c.tail)
+            if own > 0:
+                self.add(el, path, False, own)
+
+    def split(self, el: etree._Element, path: _PathNode, children: list[etree._Element],
+              queue: deque[tuple[etree._Element, _PathNode]]) -> None:
+        """Blocks for the children of ``el`` (too big to be one block): each child over ``max_words`` is
+        queued to be split in turn, the others become leaf blocks (runs of them packed with
+        ``pack_siblings``). Children without content are not blocks (an empty cell keeps a row's shape)."""
         counts = Counter(c.tag for c in children)
         seen: Counter[str] = Counter()
         run: list[tuple[etree._Element, _PathNode, int]] = []
-
-        def flush(run: list[tuple[etree._Element, _PathNode, int]] = run) -> None:
-            if not run:
-                return
-            if len(run) == 1:
-                add(run[0][0], run[0][1], True, run[0][2])
-            else:
-                first, first_path, _ = run[0]
-                blocks.append(Block(len(blocks), True, sum(w for _, _, w in run), first, page, position[id(first)],
-                                    first_path, None, tuple(e for e, _, _ in run),
-                                    tuple(position[id(e)] for e, _, _ in run)))
-            run.clear()
-
         run_words = 0  # words of `run` (summing the run per child would be quadratic in a long table)
+        max_words, max_depth, stats, keep_whole = self.max_words, self.max_depth, self.stats, self.keep_whole
         for child in children:
             tag = child.tag
             if counts[tag] > 1:
-                label = f"{tag}{seen[tag] + sibling_index_base}"
+                label = f"{tag}{seen[tag] + self.sibling_index_base}"
                 seen[tag] += 1
             else:
                 label = tag
             words = stats[id(child)]
             if words == 0 and not (child.tag == "img" and child.get("alt")):
-                continue  # no content: not a block (e.g. an empty cell that keeps a row's shape)
+                continue
             child_path = _PathNode(label, path)
-            if words > max_words and (max_depth is None or child_path.depth < max_depth):
-                flush()
+            if words > max_words and tag not in keep_whole and (max_depth is None or child_path.depth < max_depth):
+                self.flush(run)
                 run_words = 0
                 queue.append((child, child_path))
-            elif not pack_siblings:
-                add(child, child_path, True, words)
+            elif not self.pack_siblings:
+                self.add(child, child_path, True, words)
             else:
                 if run and run_words + words > max_words:
-                    flush()
+                    self.flush(run)
                     run_words = 0
                 run.append((child, child_path, words))
                 run_words += words
-        flush()
-        own = count_words(el.text or "") + sum(count_words(c.tail) for c in el if c.tail)
-        if own > 0:
-            add(el, path, False, own)
-    return BlockTree(root, blocks, max_words, page, cjk)
+        self.flush(run)
+
+    def flush(self, run: list[tuple[etree._Element, _PathNode, int]]) -> None:
+        """The packed run of small siblings as one block (a single element: a plain leaf block); empties it."""
+        if not run:
+            return
+        if len(run) == 1:
+            self.add(run[0][0], run[0][1], True, run[0][2])
+        else:
+            first, first_path, _ = run[0]
+            position = self.position
+            self.blocks.append(Block(len(self.blocks), True, sum(w for _, _, w in run), first, self.page,
+                                     position[id(first)], first_path, None, tuple(e for e, _, _ in run),
+                                     tuple(position[id(e)] for e, _, _ in run)))
+        run.clear()

@@ -203,208 +203,235 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
 
     ``word_counts``: if given (empty), it is filled with the word counts of the cleaned tree's elements.
     """
-    # Head: keep the first non-empty <title> only.
+    _keep_first_title(root)
+    _strip_in_c(root, keep_href, keep_hidden)
+    # Keep every proxy alive in `elements` first: the id() sets below rely on lxml reusing live proxies.
+    elements = list(root.iter())
+    pre_text, pre_tail = _preformatted(root)
+    cleaner = _BottomUp(keep_href, keep_hidden, pre_text, pre_tail, word_counts)
+    cjk = cleaner.run(elements)
+    for el, attrs in cleaner.saved_attributes:  # the pass cleared every element's attributes
+        for k, v in attrs.items():
+            el.set(k, v)
+    if word_counts is not None:
+        word_counts.alive = elements
+        word_counts.cjk = cjk
+    return root
+
+
+def _keep_first_title(root: etree._Element) -> None:
+    """Empty ``<head>`` but for its first non-empty ``<title>``."""
     for head in root.findall("head"):
         title = next((t for t in head.iter("title") if (t.text or "").strip()), None)
         for child in list(head):
             if child is not title:
                 _remove(child, head)
         head.text = None
-    # Entity references and any leftover comment or processing instruction go too (their tails stay).
+
+
+def _strip_in_c(root: etree._Element, keep_href: bool, keep_hidden: bool) -> None:
+    """Steps lxml does in C: drop non-content elements with their content (entity references, comments and
+    processing instructions too; their tails stay), and unwrap the inline tags that carry no meaning once
+    attributes are gone (text and children stay in place; this also spares :class:`_BottomUp` a third of the
+    elements of a typical page). Hidden inline elements go before they are unwrapped (the other hidden
+    elements in :class:`_BottomUp`; links are not looked at: 2x the spans in Wikipedia pages, none hidden)."""
     etree.strip_elements(root, *DROP_WITH_CONTENT, etree.Entity, etree.Comment, etree.ProcessingInstruction,
                          with_tail=False)
-    saved_attributes: list[tuple[etree._Element, dict]] = []  # restored after the pass below clears all
-    # Inline tags that carry no meaning once attributes are gone are unwrapped in C (text and children
-    # stay in place); this also spares the Python pass below a third of the elements of a typical page.
     unwrap = UNWRAP_INLINE if keep_href else (*UNWRAP_INLINE, "a")
-    if not keep_hidden:  # hidden inline elements go before they are unwrapped (the others in the pass below;
-        # links are not looked at: 2x the spans in Wikipedia pages, none of them hidden)
+    if not keep_hidden:
         for el in [e for e in root.iter(*UNWRAP_INLINE) if is_hidden(e)]:
             parent = el.getparent()  # None: inside a hidden element removed just before
             if parent is not None:
                 _remove(el, parent)
     etree.strip_tags(root, *unwrap)
 
-    # Keep every proxy alive in `elements` first: the id() sets below rely on lxml reusing live proxies.
-    elements = list(root.iter())
-    pre_text: set[int] = set()  # elements whose text is inside <pre> (kept verbatim)
-    pre_tail: set[int] = set()  # elements whose tail is inside <pre>
+
+def _preformatted(root: etree._Element) -> tuple[set[int], set[int]]:
+    """``id()`` of the elements whose text, and of those whose tail, is inside ``<pre>`` (kept verbatim).
+    Raw-text elements (``xmp``, ``listing``, ``plaintext``) become ``<pre>`` so that their text is escaped."""
+    pre_text: set[int] = set()
+    pre_tail: set[int] = set()
     for pre in root.iter("pre", "textarea", "xmp", "listing", "plaintext"):
         for e in pre.iter():
             pre_text.add(id(e))
             if e is not pre:
                 pre_tail.add(id(e))
         if pre.tag in ("xmp", "listing", "plaintext"):
-            pre.tag = "pre"  # raw-text elements: serialised as <pre> so that their text is escaped safely
-    shape_only: set[int] = set()
-    structural, inline, cells, breaks = STRUCTURAL, INLINE, _CELLS, _BREAKS
-    # Word counts, bottom-up: `inner[id(el)]` sums what el's processed children contribute (their words and
-    # their tails' words); every change cleaning makes to a text after its element is processed keeps its
-    # words (whitespace trimmed, a wrapper swapped for its only child), so each count is final when made.
-    counting = word_counts is not None
-    counts: dict[int, int] = word_counts.by_id if counting else {}
-    inner: dict[int, int] = {}
-    any_pre = bool(pre_text)
-    attr_tags = _ATTR_TAGS
-    drop_hidden = not keep_hidden
-    # CJK text makes the counts invalid (the block tree counts each CJK character): looked for in each text
-    # while counting, until found (a non-ASCII test first: most texts are ASCII).
-    look = counting
-    for el in reversed(elements):
-        tag = el.tag
-        attrib = el.attrib
-        eid = id(el)
-        alt_image = False  # an image with alt text (kept even without other content)
-        alt_words = 0
-        if attrib:
-            if drop_hidden and (_hidden_style(attrib.get("style")) or "hidden" in attrib):
-                parent = el.getparent()  # its subtree was cleaned for nothing (bottom-up): rare
-                if parent is not None:
-                    _remove(el, parent, sep="" if tag in inline else " ")
-                    continue
-            if tag in attr_tags and (kept := _kept_attributes(el, tag, keep_href)):
-                saved_attributes.append((el, kept))
-                if tag == "img" and "alt" in kept:
-                    alt_image = True
-                    alt_words = len(kept["alt"].split())
-                    if look and not kept["alt"].isascii() and has_cjk(kept["alt"]):
-                        look = False
-            attrib.clear()
-        parent = el.getparent()
-        if parent is None:
-            _normalise_root(el, inline, pre_text)
-            if counting:
-                counts[eid] = len((el.text or "").split()) + inner.get(eid, 0)
-                if look and el.text and not el.text.isascii() and has_cjk(el.text):
-                    look = False
-            continue
-        if tag in breaks:
-            _remove(el, parent, sep=" ")
-            continue
-        block = tag not in inline
-        # Children are final by now; each child already normalised its own tail. Here: el's text, el's tail,
-        # and the whitespace just before el if el is block-level.
-        in_pre = any_pre and eid in pre_text
-        text = el.text
-        text_words = 0
-        if text:
-            if in_pre:
-                text_words = len(text.split()) if counting else 0
-                if look and not text.isascii() and has_cjk(text):
-                    look = False
-            elif text.isspace():
-                text = None
-                el.text = text
-            else:
-                lead, trail = text[0].isspace(), text[-1].isspace()
-                words = text.split()
-                text_words = len(words)
-                if look and not text.isascii() and has_cjk(text):
-                    look = False
-                text = " ".join(words)
-                if lead and not block:
-                    text = " " + text
-                if trail and (not block or len(el)):
-                    text += " "
-                el.text = text
-        n = len(el)
-        if n and block and not in_pre:
-            last = el[-1]
-            if last.tail and last.tail[-1] == " ":
-                last.tail = last.tail.rstrip() or None
-            first = el[0]
-            if text and first.tag not in inline and text[-1] == " ":
-                el.text = text = text.rstrip() or None
-        tail_in_pre = any_pre and eid in pre_tail
-        tail = el.tail
-        tail_words = 0
-        if tail:
-            if tail_in_pre:
-                tail_words = len(tail.split()) if counting else 0
-                if look and not tail.isascii() and has_cjk(tail):
-                    look = False
-            else:
-                if tail.isspace():
-                    tail = None if block else " "
+            pre.tag = "pre"
+    return pre_text, pre_tail
+
+
+def _collapse(s: str, lead: bool, trail: bool) -> tuple[str, int]:
+    """``s`` (not blank) with its whitespace runs collapsed to one space and its ends trimmed, except one space
+    kept where ``s`` starts (``lead``) or ends (``trail``) with whitespace; and its number of words."""
+    words = s.split()
+    out = " ".join(words)
+    if lead and s[0].isspace():
+        out = " " + out
+    if trail and s[-1].isspace():
+        out += " "
+    return out, len(words)
+
+
+class _BottomUp:
+    """The bottom-up pass of :func:`clean_tree` (step 4 of :func:`clean_html`) over a tree's elements.
+
+    Children are final when their parent is visited. Per element: attributes, its text, its tail, the
+    whitespace just before it if block-level, removal when it holds nothing, its word count, and the unwrapping
+    of a single-child wrapper. Word counts go bottom-up: ``inner[id(el)]`` sums what el's processed children
+    contribute (their words and their tails' words); every change cleaning makes to a text after its element
+    is processed keeps its words (whitespace trimmed, a wrapper swapped for its only child), so each count is
+    final when made.
+    """
+
+    def __init__(self, keep_href: bool, keep_hidden: bool, pre_text: set[int], pre_tail: set[int],
+                 word_counts: WordCounts | None):
+        self.keep_href, self.drop_hidden = keep_href, not keep_hidden
+        self.pre_text, self.pre_tail = pre_text, pre_tail
+        self.counting = word_counts is not None
+        self.counts: dict[int, int] = word_counts.by_id if word_counts is not None else {}
+        self.inner: dict[int, int] = {}
+        self.shape_only: set[int] = set()  # empty cells kept for a row's shape
+        self.saved_attributes: list[tuple[etree._Element, dict]] = []  # restored after the pass
+
+    def run(self, elements: list[etree._Element]) -> bool:
+        """Clean ``elements`` (a tree's elements in document order) from the last; True if a text had CJK."""
+        inline, breaks, attr_tags, pre_text, pre_tail = INLINE, _BREAKS, _ATTR_TAGS, self.pre_text, self.pre_tail
+        any_pre, drop_hidden, counting = bool(pre_text), self.drop_hidden, self.counting
+        counts, inner, shape_only = self.counts, self.inner, self.shape_only
+        # CJK text makes the counts invalid (the block tree counts each CJK character): looked for in each text
+        # while counting, until found (a non-ASCII test first: most texts are ASCII).
+        look = counting
+        for el in reversed(elements):
+            tag, attrib, eid = el.tag, el.attrib, id(el)
+            alt_words = 0  # words of an image's alt text (such an image is kept without other content)
+            if attrib:
+                if drop_hidden and (((style := attrib.get("style")) and _hidden_style(style)) or "hidden" in attrib):
+                    parent = el.getparent()  # its subtree was cleaned for nothing (bottom-up): rare
+                    if parent is not None:
+                        _remove(el, parent, sep="" if tag in inline else " ")
+                        continue
+                if tag in attr_tags and (alt := self.save_attributes(el, tag)):
+                    alt_words = len(alt.split())
+                    look = look and (alt.isascii() or not has_cjk(alt))
+                attrib.clear()
+            parent = el.getparent()
+            if parent is None:
+                look = self.finish_root(el, look)
+                continue
+            if tag in breaks:
+                _remove(el, parent, sep=" ")
+                continue
+            block, n = tag not in inline, len(el)
+            # el's text, el's tail, and the whitespace just before el if el is block-level.
+            in_pre = any_pre and eid in pre_text
+            text, text_words = el.text, 0
+            if text:
+                if in_pre:
+                    text_words = len(text.split()) if counting else 0
+                    look = look and (text.isascii() or not has_cjk(text))
+                elif text.isspace():
+                    el.text = text = None
                 else:
-                    lead, trail = tail[0].isspace(), tail[-1].isspace()
-                    words = tail.split()
-                    tail_words = len(words)
-                    if look and not tail.isascii() and has_cjk(tail):
-                        look = False
-                    tail = " ".join(words)
-                    if lead and not block:
-                        tail = " " + tail
-                    if trail:
-                        tail += " "
-                el.tail = tail
-        if block and not tail_in_pre:  # whitespace just before a block element is insignificant
-            prev = el.getprevious()
-            if prev is not None:
-                if prev.tail and prev.tail[-1].isspace():
-                    prev.tail = prev.tail.rstrip() or None
-            elif parent.text and parent.text[-1].isspace():
-                parent.text = parent.text.rstrip() or None
-
-        contentful = bool(text) and not text.isspace()
-        if not contentful and n:
-            if not shape_only:
-                contentful = True
-            else:
-                for child in el:
-                    if id(child) not in shape_only or (child.tail and not child.tail.isspace()):
-                        contentful = True
-                        break
-        if not contentful:
-            if alt_image:
-                if counting:
-                    counts[eid] = alt_words
-                    pid = id(parent)
-                    inner[pid] = inner.get(pid, 0) + alt_words + tail_words
+                    look = look and (text.isascii() or not has_cjk(text))
+                    text, text_words = _collapse(text, not block, not block or n > 0)
+                    el.text = text
+            if n and block and not in_pre:  # no whitespace at the inner ends of a block element
+                last = el[-1]
+                if last.tail and last.tail[-1] == " ":
+                    last.tail = last.tail.rstrip() or None
+                if text and el[0].tag not in inline and text[-1] == " ":
+                    el.text = text = text.rstrip() or None
+            tail_in_pre = any_pre and eid in pre_tail
+            tail, tail_words = el.tail, 0
+            if tail:
+                if tail_in_pre:
+                    tail_words = len(tail.split()) if counting else 0
+                    look = look and (tail.isascii() or not has_cjk(tail))
+                elif tail.isspace():
+                    el.tail = None if block else " "
+                else:
+                    look = look and (tail.isascii() or not has_cjk(tail))
+                    el.tail, tail_words = _collapse(tail, not block, True)
+            if block and not tail_in_pre:  # nor just before it
+                prev = el.getprevious()
+                if prev is not None:
+                    if prev.tail and prev.tail[-1].isspace():
+                        prev.tail = prev.tail.rstrip() or None
+                elif parent.text and parent.text[-1].isspace():
+                    parent.text = parent.text.rstrip() or None
+            if not ((text and not text.isspace()) or (n and (not shape_only or _has_content(el, shape_only)))):
+                self.drop_empty(el, parent, tag, alt_words, tail_words)
                 continue
-            if tag in cells:
-                shape_only.add(eid)
-                if counting:
-                    counts[eid] = 0
-                    pid = id(parent)
-                    inner[pid] = inner.get(pid, 0) + tail_words
-                continue
-            _remove(el, parent, sep="" if tag in inline else " ")
-            continue
+            if counting:
+                words_el = text_words + alt_words + inner.pop(eid, 0) if n else text_words + alt_words
+                counts[eid] = words_el
+                pid = id(parent)
+                inner[pid] = inner.get(pid, 0) + words_el + tail_words
+            if n == 1 and el.text is None:
+                _unwrap_single(el, parent, tag, block)
+        return not look if counting else False
 
-        if counting:
-            words_el = text_words + alt_words + inner.pop(eid, 0) if n else text_words + alt_words
-            counts[eid] = words_el
-            pid = id(parent)
-            inner[pid] = inner.get(pid, 0) + words_el + tail_words
-        # -- unwrap a single-child wrapper (el holds exactly one child and no text of its own)
-        if n == 1 and el.text is None:
-            child = el[0]
-            if child.tail is None or child.tail.isspace():
-                ctag = child.tag
-                child_inline = ctag in inline
-                if tag not in structural and not (block and child_inline and ctag not in structural):
-                    # remove el: the child takes its place
-                    tail = el.tail
-                    parent.replace(el, child)
-                    child.tail = tail
-                elif ctag not in structural and not (not child_inline and tag in inline):
-                    child.tail = None
-                    _unwrap_child(el, child)
-    for el, attrs in saved_attributes:
-        for k, v in attrs.items():
-            el.set(k, v)
-    if counting:
-        word_counts.alive = elements
-        word_counts.cjk = not look
-    return root
+    def save_attributes(self, el: etree._Element, tag: str) -> str | None:
+        """Remember the attributes of ``el`` that cleaning keeps (:func:`_kept_attributes`; the pass clears
+        them all); returns an image's kept alt text (``None`` otherwise)."""
+        kept = _kept_attributes(el, tag, self.keep_href)
+        if not kept:
+            return None
+        self.saved_attributes.append((el, kept))
+        return kept.get("alt") if tag == "img" else None
+
+    def finish_root(self, root: etree._Element, look: bool) -> bool:
+        """Normalise the root's text and its last child's tail, count its words; returns ``look`` (False once
+        a CJK text is seen)."""
+        text = root.text
+        if text and id(root) not in self.pre_text:
+            root.text = " ".join(text.split()) or None
+        if len(root):
+            last = root[-1]
+            if last.tail:
+                last.tail = last.tail.rstrip() or None
+        if self.counting:
+            self.counts[id(root)] = len((root.text or "").split()) + self.inner.get(id(root), 0)
+            if look and root.text and not root.text.isascii() and has_cjk(root.text):
+                look = False
+        return look
+
+    def drop_empty(self, el: etree._Element, parent: etree._Element, tag: str, alt_words: int,
+                   tail_words: int) -> None:
+        """``el`` holds nothing: an image with alt text and an empty cell (a row's shape) stay, counted;
+        anything else goes (its tail stays)."""
+        if alt_words or tag in _CELLS:
+            if tag in _CELLS and not alt_words:
+                self.shape_only.add(id(el))
+            if self.counting:
+                self.counts[id(el)] = alt_words
+                pid = id(parent)
+                self.inner[pid] = self.inner.get(pid, 0) + alt_words + tail_words
+            return
+        _remove(el, parent, sep="" if tag in INLINE else " ")
 
 
-def _normalise_root(root: etree._Element, inline: frozenset[str], pre_text: set[int]) -> None:
-    text = root.text
-    if text and id(root) not in pre_text:
-        root.text = " ".join(text.split()) or None
-    if len(root):
-        last = root[-1]
-        if last.tail:
-            last.tail = last.tail.rstrip() or None
+def _has_content(el: etree._Element, shape_only: set[int]) -> bool:
+    """``el`` (without text of its own) holds more than the empty cells in ``shape_only`` (a row's shape)."""
+    for child in el:  # noqa: SIM110 (any() over a generator here: cleaning ~5% slower, measured)
+        if id(child) not in shape_only or (child.tail and not child.tail.isspace()):
+            return True
+    return False
+
+
+def _unwrap_single(el: etree._Element, parent: etree._Element, tag: str, block: bool) -> None:
+    """Unwrap a single-child wrapper (``el`` holds one child and no text of its own): ``el`` gives way to
+    its child, or the child to its content, unless structure forbids (:data:`STRUCTURAL`)."""
+    child = el[0]
+    if child.tail is not None and not child.tail.isspace():
+        return
+    ctag = child.tag
+    child_inline = ctag in INLINE
+    if tag not in STRUCTURAL and not (block and child_inline and ctag not in STRUCTURAL):
+        tail = el.tail  # remove el: the child takes its place
+        parent.replace(el, child)
+        child.tail = tail
+    elif ctag not in STRUCTURAL and not (not child_inline and tag in INLINE):
+        child.tail = None
+        _unwrap_child(el, child)

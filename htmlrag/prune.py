@@ -20,7 +20,8 @@ Ties in score are broken by page order, then document order. With ``fill="skip"`
 does not fit is skipped and smaller, lower-ranked blocks may still fill the budget; ``fill="stop"`` stops at
 the first block that does not fit (the paper's Algorithm 2 reads either way; both are offered). A leaf block
 that alone exceeds the budget, reached while at least half the budget is free, is split (a packed run into
-its elements, otherwise its subtree re-split at half its words, recursively as needed) and its parts take
+its elements, otherwise its subtree re-split at half its words, recursively as needed; a table row is the
+smallest part a split takes: a cell means little without the rest of its row) and its parts take
 its place in the ranking, ordered among themselves by the ranker when one is given. With ``split_to_fill=N``
 (our extension; 0, the default here, is the paper's rule) up to N blocks that do not fit the room left, but
 would fit an empty budget, are split the same way, so the room goes to the best parts of a higher-ranked
@@ -346,12 +347,25 @@ def _tags_lower_bound(markup: str) -> int:
     return 2 * markup.count("<") + 1
 
 
+#: Splits never divide a table row (:func:`_split_block`) nor a block made of its cells.
+_ROW = "tr"
+_CELLS = frozenset(("td", "th"))
+
+
 def _split_block(block: Block) -> list[Block] | None:
     """The parts of a block that alone exceeds the budget, or ``None`` if it cannot be split.
 
     A packed run of siblings splits into its elements; a leaf block with element children is re-split at
     half its words (its subtree, as :func:`build_block_tree` would). Parts keep their place in the page
-    (positions, paths), so pruning removes them exactly."""
+    (positions, paths), so pruning removes them exactly.
+
+    A table row is the smallest unit a split takes (a cell means little without the others of its row: a
+    header cell without its value, in every format): a row is not split, rows inside the block stay whole
+    whatever their size, and a block of cells (a row the block tree divided because it exceeds its words)
+    is not divided further."""
+    tags = [e.tag for e in block.elements]
+    if tags == [_ROW] or all(t in _CELLS for t in tags):
+        return None
     if block.members:
         parts = []
         for e, pos in zip(block.members, block.member_positions, strict=True):
@@ -360,7 +374,7 @@ def _split_block(block: Block) -> list[Block] | None:
         return parts
     if not block.is_leaf or len(block.element) == 0 or block.words < 2:
         return None
-    sub = build_block_tree(block.element, max(1, block.words // 2), page=block.page)
+    sub = build_block_tree(block.element, max(1, block.words // 2), page=block.page, keep_whole=(_ROW,))
     if not sub.blocks or (len(sub.blocks) == 1 and sub.blocks[0].element is block.element):
         return None
     for sb in sub.blocks:
@@ -437,212 +451,260 @@ def prune_to_budget(
         raise InputError(f"split_to_fill must be >= 0, got {split_to_fill}")
     ranked = rank_blocks(trees, scores)  # validates the scores
     scores = [np.asarray(s, dtype=np.float64).reshape(-1) for s in scores]
-    roots = [t.root for t in trees]
     if not ranked:
         return PruneResult("", ["" for _ in trees], [], 0, budget, trees=list(trees), scores=list(scores))
+    walk = _Walk(trees, scores, ranked, budget, tokenizer, fmt=fmt, separator=separator, ranker=ranker,
+                 question=question, count_batch=count_batch, split_room=max(1, math.ceil(budget * split_min_room)),
+                 split_to_fill=split_to_fill, split_fill_min_room=split_fill_min_room,
+                 max_exact_checks=max_exact_checks)
+    walk.run(fill)
+    return walk.result(oversize)
 
-    html_like = fmt in ("html", "compact_html")
-    use_lb = bool(getattr(tokenizer, "words_lower_bound", False))
-    seg_lb = tokenizer.lower_bound if getattr(tokenizer, "segments_lower_bound", False) else None
-    markups: dict[int, str] = {}
-    segments: dict[int, int] = {}
 
-    def markup(b: Block) -> str:
-        m = markups.get(id(b))
+class _Walk:
+    """The greedy walk of :func:`prune_to_budget`: its state, and its steps as methods.
+
+    ``order`` holds ``(page, block, score)`` in rank order; a split block is replaced in place by its parts.
+    Costs, markups and segment counts are keyed by ``id(block)`` (blocks replaced by their parts stay alive in
+    ``retired``, so ids stay unique). ``kept`` and ``est`` are the kept blocks in rank order and the tokens
+    each added to the estimate ``total``.
+    """
+
+    def __init__(self, trees: Sequence[BlockTree], scores: list[np.ndarray], ranked: list[tuple[int, int]],
+                 budget: int, tokenizer: TokenCounter, *, fmt: str, separator: str, ranker: Ranker | None,
+                 question: str | None, count_batch: int, split_room: int, split_to_fill: int,
+                 split_fill_min_room: int, max_exact_checks: int):
+        self.trees, self.scores, self.roots = trees, scores, [t.root for t in trees]
+        self.budget, self.tokenizer, self.fmt, self.separator = budget, tokenizer, fmt, separator
+        self.ranker, self.question = ranker, question
+        self.html_like = fmt in ("html", "compact_html")
+        self.use_lb = bool(getattr(tokenizer, "words_lower_bound", False))
+        self.seg_lb = tokenizer.lower_bound if getattr(tokenizer, "segments_lower_bound", False) else None
+        self.cjk = [getattr(t, "cjk", True) for t in trees]
+        self.markups: dict[int, str] = {}
+        self.segments: dict[int, int] = {}
+        self.cost: dict[int, int] = {}
+        self.out_of_reach: set[int] = set()  # blocks whose lower bound exceeded the reach: the room only shrinks
+        self.order: list[tuple[int, Block, float]] = [(ti, trees[ti].blocks[bi], float(scores[ti][bi]))
+                                                      for ti, bi in ranked]
+        self.split_pages: dict[int, dict[int, tuple[Block, float]]] = {}  # page -> {id(block): (block, score)}
+        self.fill_parts: set[int] = set()  # parts of blocks split to fill the room (and their parts)
+        self.retired: list[Block] = []  # blocks replaced by their parts
+        self.sep_cost = tokenizer.count(separator) if separator else 0
+        self.skel = _Skeleton(tokenizer)
+        self.pages_open: set[int] = set()
+        self.kept: list[tuple[int, Block]] = []
+        self.est: list[int] = []
+        self.total = 0
+        self.exact_checks, self.max_exact_checks = 0, max_exact_checks
+        self.count_batch = self.batch_size = count_batch  # doubles per call: few counts or few calls
+        self.split_room, self.split_fill_min_room = split_room, split_fill_min_room
+        self.fill_splits = split_to_fill
+
+    def markup(self, b: Block) -> str:
+        m = self.markups.get(id(b))
         if m is None:
-            m = markups[id(b)] = _block_markup(b, fmt)
+            m = self.markups[id(b)] = _block_markup(b, self.fmt)
         return m
 
-    def lower(tj: int, b: Block, limit: int) -> int:
+    def lower(self, tj: int, b: Block, limit: int) -> int:
         """A lower bound on block b's token count, from its words, then (when that does not already
         exceed ``limit``) from its markup's segments (:func:`htmlrag.tokens.segment_count`)."""
-        lb = _words_lower_bound(b, cjk[tj], use_lb)
-        if lb > limit or seg_lb is None:
+        lb = _words_lower_bound(b, self.cjk[tj], self.use_lb)
+        if lb > limit or self.seg_lb is None:
             return lb
-        sb = segments.get(id(b))
+        sb = self.segments.get(id(b))
         if sb is None:
-            m = markup(b)
-            if html_like and b.is_leaf:
+            m = self.markup(b)
+            if self.html_like and b.is_leaf:
                 tb = _tags_lower_bound(m)
                 if tb > limit:
                     return max(lb, tb)  # the full count (a regex over the markup) is not needed
-            sb = segments[id(b)] = seg_lb(m)
+            sb = self.segments[id(b)] = self.seg_lb(m)
         return max(lb, sb)
 
-    split_room = max(1, math.ceil(budget * split_min_room))
-    cjk = [getattr(t, "cjk", True) for t in trees]
-    # The walk: (page, block, score) in rank order; split blocks are replaced in place by their parts.
-    order: list[tuple[int, Block, float]] = [(ti, trees[ti].blocks[bi], float(scores[ti][bi])) for ti, bi in ranked]
-    split_pages: dict[int, dict[int, tuple[Block, float]]] = {}  # page -> {id(block): (block, score)} if split
-    cost: dict[int, int] = {}
-    sep_cost = tokenizer.count(separator) if separator else 0
-    skel = _Skeleton(tokenizer)
-    pages_open: set[int] = set()
-    kept: list[tuple[int, Block]] = []
-    est: list[int] = []
-    total = 0
-    exact_checks = 0
+    def current_blocks(self, ti: int) -> list[Block]:
+        """Page ``ti``'s blocks, split ones replaced by their parts."""
+        sp = self.split_pages.get(ti)
+        return self.trees[ti].blocks if sp is None else [b for b, _ in sp.values()]
 
-    def current_blocks(ti: int) -> list[Block]:
-        sp = split_pages.get(ti)
-        return trees[ti].blocks if sp is None else [b for b, _ in sp.values()]
-
-    out_of_reach: set[int] = set()  # blocks whose lower bound exceeded the reach: the room only shrinks
-
-    def count_ahead(i: int, room: int, size: int) -> None:
-        """Tokenize block i and up to ``size`` uncounted blocks after it that could still fit, in one call."""
+    def count_ahead(self, i: int, room: int) -> None:
+        """Tokenize block i and up to ``batch_size`` uncounted blocks after it that could still fit, in one
+        call (then twice as many per call, up to 32x ``count_batch``)."""
+        order, cost, out_of_reach, size = self.order, self.cost, self.out_of_reach, self.batch_size
         batch = [order[i][1]] if id(order[i][1]) not in cost else []
         for tj, b, _ in itertools.islice(order, i + 1, None):
             if id(b) in cost or id(b) in out_of_reach:
                 continue
-            if lower(tj, b, room) <= room:
+            if self.lower(tj, b, room) <= room:
                 batch.append(b)
                 if len(batch) >= size:
                     break
             else:
                 out_of_reach.add(id(b))
-        for b, c in zip(batch, tokenizer.count_many([markup(b) for b in batch]), strict=True):
+        for b, c in zip(batch, self.tokenizer.count_many([self.markup(b) for b in batch]), strict=True):
             cost[id(b)] = c
+        self.batch_size = min(32 * self.count_batch, 2 * size)
 
-    batch_size = count_batch  # doubles per call: a small budget needs few counts, a large one few calls
-
-    fill_parts: set[int] = set()  # parts of blocks split to fill the room (and their parts)
-    retired: list[Block] = []  # blocks replaced by their parts
-
-    def split_in_place(i: int, to_fill: bool = False) -> bool:
+    def split_in_place(self, i: int, to_fill: bool = False) -> bool:
         """Replace ``order[i]`` by its parts (False if it cannot be split)."""
+        order = self.order
         ti, block, score = order[i]
         parts = _split_block(block)
         if not parts:
             return False
-        if to_fill or id(block) in fill_parts:
-            fill_parts.update(id(p) for p in parts)
-        retired.append(block)  # keeps its id unique: costs and markups are keyed by id
-        placed = _order_parts(parts, ti, score, order, i, ranker, question, trees[ti])
+        if to_fill or id(block) in self.fill_parts:
+            self.fill_parts.update(id(p) for p in parts)
+        self.retired.append(block)  # keeps its id unique: costs and markups are keyed by id
+        placed = _order_parts(parts, ti, score, order, i, self.ranker, self.question, self.trees[ti])
         # The first part takes the block's slot; the others follow the blocks tied with it.
         j = i + 1
         while j < len(order) and order[j][2] >= score:
             j += 1
         order[j:j] = placed[1:]
         order[i] = placed[0]
-        sp = split_pages.get(ti)
+        sp = self.split_pages.get(ti)
         if sp is None:  # first split on this page: its blocks, from which split ones are then replaced
-            sp = split_pages[ti] = {id(b): (b, float(s)) for b, s in zip(trees[ti].blocks, scores[ti], strict=True)}
+            sp = self.split_pages[ti] = {id(b): (b, float(s))
+                                         for b, s in zip(self.trees[ti].blocks, self.scores[ti], strict=True)}
         del sp[id(block)]
         for _, p, s in placed:
             sp[id(p)] = (p, s)
         return True
 
-    fill_splits = split_to_fill
-
-    i = 0
-    while i < len(order):
-        ti, block, _ = order[i]
-        room = budget - total
-        if room <= 0:
-            break
-        # The largest estimate the near-miss check below could still accept: a block whose lower bound
-        # exceeds it is skipped without tokenizing it, as counting it would have decided.
-        reach = max(room + 8, room * 4 // 3 + 1)
-        can_split = room >= split_room
-        can_fill = fill_splits > 0 and room >= split_fill_min_room
-        lb = lower(ti, block, max(reach, budget) if can_split else reach)
-        if lb > reach and not can_split and not (can_fill and lb <= budget):  # cannot fit, cannot split
-            if fill == "stop":
+    def run(self, fill: str) -> None:
+        """Walk the ranked blocks: keep each block that fits the room left; split those that may be split."""
+        order, budget, cost = self.order, self.budget, self.cost
+        i = 0
+        while i < len(order):
+            ti, block, _ = order[i]
+            room = budget - self.total
+            if room <= 0:
+                break
+            # The largest estimate the near-miss check could still accept: a block whose lower bound exceeds
+            # it is skipped without tokenizing it, as counting it would have decided.
+            reach = max(room + 8, room * 4 // 3 + 1)
+            can_split = room >= self.split_room
+            can_fill = self.fill_splits > 0 and room >= self.split_fill_min_room
+            lb = self.lower(ti, block, max(reach, budget) if can_split else reach)
+            if lb > reach and not can_split and not (can_fill and lb <= budget):  # cannot fit, cannot split
+                if fill == "stop":
+                    break
+                i += 1
+                continue
+            if lb <= budget and id(block) not in cost:
+                self.count_ahead(i, reach)
+            c = cost.get(id(block), budget + 1)  # lb > budget: certainly too big
+            if c > budget and can_split and self.split_in_place(i):
+                continue
+            if self.keep_if_fits(ti, block, c):
+                pass
+            elif can_fill and c <= budget and self.split_in_place(i, to_fill=True):
+                self.fill_splits -= 1
+                continue
+            elif fill == "stop":
                 break
             i += 1
-            continue
-        if lb <= budget and id(block) not in cost:
-            count_ahead(i, reach, batch_size)
-            batch_size = min(32 * count_batch, 2 * batch_size)
-        c = cost.get(id(block), budget + 1)  # lb > budget: certainly too big
-        if c > budget and can_split and split_in_place(i):
-            continue
+
+    def keep_if_fits(self, ti: int, block: Block, c: int) -> bool:
+        """Keep ``block`` (``c`` tokens) if it fits with the ancestors' tags and separator it brings in."""
+        skel, budget = self.skel, self.budget
         anc = skel.new_ancestors(block)
-        extra = c + (sum(skel.tag_cost(a.tag) for a in anc) if html_like else 0)
-        if ti not in pages_open and pages_open:
-            extra += sep_cost
-        fits = total + extra <= budget
-        if (not fits and total + extra - budget <= max(8, extra // 4) and exact_checks < max_exact_checks
-                and not (kept and id(block) in fill_parts)):
+        extra = c + (sum(skel.tag_cost(a.tag) for a in anc) if self.html_like else 0)
+        if ti not in self.pages_open and self.pages_open:
+            extra += self.sep_cost
+        fits = self.total + extra <= budget
+        if (not fits and self.total + extra - budget <= max(8, extra // 4)
+                and self.exact_checks < self.max_exact_checks and not (self.kept and id(block) in self.fill_parts)):
             # The estimate is conservative (tags merge across boundaries): check near misses exactly. Not for
             # the small parts that fill the last room (each check tokenizes the whole context), unless
             # nothing is kept yet (the top-ranked part that fits is always kept).
-            exact_checks += 1
-            trial = _materialise_blocks(roots, [current_blocks(p) for p in range(len(trees))],
-                                        {id(b) for _, b in kept} | {id(block)})
-            actual = tokenizer.count(separator.join(convert(p, fmt) for p in trial if p))
+            self.exact_checks += 1
+            actual = self.context_tokens({id(b) for _, b in self.kept} | {id(block)})
             if actual <= budget:
                 fits = True
-                extra = actual - total
-        if fits:
-            kept.append((ti, block))
-            est.append(extra)
-            total += extra
-            skel.open(anc)
-            pages_open.add(ti)
-        elif can_fill and c <= budget and split_in_place(i, to_fill=True):
-            fill_splits -= 1
-            continue
-        elif fill == "stop":
-            break
-        i += 1
+                extra = actual - self.total
+        if not fits:
+            return False
+        self.kept.append((ti, block))
+        self.est.append(extra)
+        self.total += extra
+        skel.open(anc)
+        self.pages_open.add(ti)
+        return True
 
-    # Final trees and scores: the input ones, or new ones for pages where blocks were split.
-    out_trees, out_scores = list(trees), list(scores)
-    index_of: dict[int, int] = {}
-    for ti, t in enumerate(trees):
-        if ti not in split_pages:
-            for bi, b in enumerate(t.blocks):
+    def context_tokens(self, kept: set[int]) -> int:
+        """Exact tokens of the context that keeps the blocks ``kept`` (ids)."""
+        trial = _materialise_blocks(self.roots, [self.current_blocks(p) for p in range(len(self.trees))], kept)
+        return self.tokenizer.count(self.separator.join(convert(p, self.fmt) for p in trial if p))
+
+    def final_trees(self) -> tuple[list[BlockTree], list[np.ndarray], dict[int, int]]:
+        """The trees and scores the result refers to (the input ones, or new ones for pages where blocks were
+        split), and each current block's index in its final tree (keyed by ``id``)."""
+        out_trees, out_scores = list(self.trees), list(self.scores)
+        index_of: dict[int, int] = {}
+        for ti, t in enumerate(self.trees):
+            if ti not in self.split_pages:
+                for bi, b in enumerate(t.blocks):
+                    index_of[id(b)] = bi
+                continue
+            items = sorted(self.split_pages[ti].values(), key=lambda bs: bs[0].position)
+            blocks = []
+            for bi, (b, _) in enumerate(items):
+                blocks.append(dataclasses.replace(b, index=bi))
                 index_of[id(b)] = bi
-            continue
-        items = sorted(split_pages[ti].values(), key=lambda bs: bs[0].position)
-        blocks = []
-        for bi, (b, _) in enumerate(items):
-            nb = dataclasses.replace(b, index=bi)
-            index_of[id(b)] = bi
-            blocks.append(nb)
-        out_trees[ti] = BlockTree(t.root, blocks, t.max_words, t.page, cjk[ti])
-        out_scores[ti] = np.array([s for _, s in items], dtype=np.float64)
-    all_blocks = [current_blocks(p) for p in range(len(trees))]
+            out_trees[ti] = BlockTree(t.root, blocks, t.max_words, t.page, self.cjk[ti])
+            out_scores[ti] = np.array([s for _, s in items], dtype=np.float64)
+        return out_trees, out_scores, index_of
 
-    calls = 0
-    dropped = 0
-    while True:
-        pages = _materialise_blocks(roots, all_blocks, {id(b) for _, b in kept})
-        context = separator.join(convert(p, fmt) for p in pages if p)
-        tokens = tokenizer.count(context)
-        calls += 1
-        if tokens <= budget:
-            break
-        # Over budget after boundary effects: drop the lowest-ranked kept blocks worth the overflow.
-        over = tokens - budget
-        while kept and over > 0:
-            over -= est.pop()
-            kept.pop()
-            dropped += 1
-    keys = [(ti, index_of[id(b)]) for ti, b in kept]
-    if kept or oversize == "drop":
-        return PruneResult(context, pages, keys, tokens, budget, False, calls, total, dropped, out_trees,
-                           out_scores)
+    def result(self, oversize: str) -> PruneResult:
+        """The verified context: the kept blocks (fewer if tokenizer merges pushed it over the budget), or
+        when none fits, the top block cut to the budget (``oversize="truncate"``)."""
+        out_trees, out_scores, index_of = self.final_trees()
+        all_blocks = [self.current_blocks(p) for p in range(len(self.trees))]
+        kept, est, budget = self.kept, self.est, self.budget
+        calls = dropped = 0
+        while True:
+            pages = _materialise_blocks(self.roots, all_blocks, {id(b) for _, b in kept})
+            context = self.separator.join(convert(p, self.fmt) for p in pages if p)
+            tokens = self.tokenizer.count(context)
+            calls += 1
+            if tokens <= budget:
+                break
+            # Over budget after boundary effects: drop the lowest-ranked kept blocks worth the overflow.
+            over = tokens - budget
+            while kept and over > 0:
+                over -= est.pop()
+                kept.pop()
+                dropped += 1
+        if kept or oversize == "drop":
+            keys = [(ti, index_of[id(b)]) for ti, b in kept]
+            return PruneResult(context, pages, keys, tokens, budget, False, calls, self.total, dropped, out_trees,
+                               out_scores)
+        res = self.truncate_top(all_blocks, index_of)
+        res.tokenizer_calls += calls
+        res.dropped_after_check, res.trees, res.scores = dropped, out_trees, out_scores
+        return res
 
-    # No block fits: keep the top-ranked block cut to the budget (structure kept, text cut at the end).
-    ti, top, _ = order[0]
-    room = budget
-    for _ in range(12):
-        pages = _materialise_blocks(roots, all_blocks, {id(top)}, (id(top), room, tokenizer))
-        context = separator.join(convert(p, fmt) for p in pages if p)
-        tokens = tokenizer.count(context)
-        calls += 1
-        if tokens <= budget:
-            truncated = bool(context)
-            return PruneResult(context, pages, [(ti, index_of[id(top)])] if truncated else [], tokens, budget,
-                               truncated, calls, total, dropped, out_trees, out_scores)
-        room -= tokens - budget + 1
-        if room <= 0:
-            break
-    return PruneResult("", ["" for _ in trees], [], 0, budget, False, calls, total, dropped, out_trees,
-                       out_scores)
+    def truncate_top(self, all_blocks: list[list[Block]], index_of: dict[int, int]) -> PruneResult:
+        """No block fits: the top-ranked block with its text cut to the budget (structure kept, text cut at the
+        end), or an empty context if not even its tags fit."""
+        ti, top, _ = self.order[0]
+        budget, tokenizer = self.budget, self.tokenizer
+        room, calls = budget, 0
+        for _ in range(12):
+            pages = _materialise_blocks(self.roots, all_blocks, {id(top)}, (id(top), room, tokenizer))
+            context = self.separator.join(convert(p, self.fmt) for p in pages if p)
+            tokens = tokenizer.count(context)
+            calls += 1
+            if tokens <= budget:
+                truncated = bool(context)
+                return PruneResult(context, pages, [(ti, index_of[id(top)])] if truncated else [], tokens, budget,
+                                   truncated, calls, self.total)
+            room -= tokens - budget + 1
+            if room <= 0:
+                break
+        return PruneResult("", ["" for _ in self.trees], [], 0, budget, False, calls, self.total)
 
 
 def _order_parts(parts: list[Block], ti: int, score: float, order: list[tuple[int, Block, float]], i: int,
