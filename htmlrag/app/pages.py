@@ -27,7 +27,7 @@ _TABLE_TAGS = frozenset(("table", "caption", "thead", "tbody", "tfoot", "tr", "t
 
 
 def page_facts(data: bytes, name: str, tokenizer: str | None = None) -> dict[str, Any]:
-    """Title, blocks (128 words), tables, headings, words and tokens (raw, cleaned) of a page.
+    """Title, blocks (of :data:`EVIDENCE_WORDS` words), tables, headings, words and tokens (raw, cleaned).
 
     Raises:
         InputError: the page cannot be parsed (the message names it).
@@ -38,7 +38,7 @@ def page_facts(data: bytes, name: str, tokenizer: str | None = None) -> dict[str
     from htmlrag.tokens import load_tokenizer
 
     cleaned = clean_html(data, name=name)
-    tree = build_block_tree(cleaned, 128, pack_siblings=True, name=name)
+    tree = build_block_tree(cleaned, EVIDENCE_WORDS, pack_siblings=True, name=name)
     root = tree.root
     raw_root = parse_html(data, name)
     title = ""
@@ -57,7 +57,11 @@ def page_facts(data: bytes, name: str, tokenizer: str | None = None) -> dict[str
     }
 
 
-def block_tree(data: bytes | str, name: str, max_words: int = 128, *, pack: bool = True) -> Any:
+#: Block size (words) of HTML pages as evidence: small enough that a block is a passage, not the page.
+EVIDENCE_WORDS = 64
+
+
+def block_tree(data: bytes | str, name: str, max_words: int = EVIDENCE_WORDS, *, pack: bool = True) -> Any:
     """The cleaned page's block tree (the same call every time, so block indices are stable)."""
     from htmlrag.blocktree import build_block_tree
     from htmlrag.clean import clean_html

@@ -11,6 +11,7 @@ PDF points, origin top-left, as in :mod:`htmlrag.superrag.model`.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -139,7 +140,7 @@ def locate_text(words: Sequence[tuple], text: str, *, min_run: int = 3) -> list[
 def merge_boxes(boxes: Sequence[tuple[float, float, float, float]], *, gap_y: float = 3.0,
                 gap_x: float = 6.0) -> list[tuple[float, float, float, float]]:
     """Merge boxes that touch once grown by ``gap_x``/``gap_y`` points (the lines of one paragraph become one
-    box; paragraphs further apart stay separate), in reading order, rounded to 0.1 pt."""
+    box; paragraphs further apart stay separate), in reading order, rounded outwards to 0.1 pt."""
     out = [list(b) for b in boxes]
     merged = True
     while merged:
@@ -155,7 +156,8 @@ def merge_boxes(boxes: Sequence[tuple[float, float, float, float]], *, gap_y: fl
             if merged:
                 break
     out.sort(key=lambda b: (b[1], b[0]))
-    return [tuple(round(v, 1) for v in b) for b in out]  # type: ignore[misc]
+    return [(math.floor(b[0] * 10) / 10, math.floor(b[1] * 10) / 10, math.ceil(b[2] * 10) / 10,
+             math.ceil(b[3] * 10) / 10) for b in out]
 
 
 def figure_box(row: dict[str, Any]) -> tuple[float, float, float, float] | None:
