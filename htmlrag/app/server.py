@@ -7,8 +7,9 @@ Safety layers, outermost first:
 * Trusted hosts: only ``127.0.0.1``/``localhost``/``::1`` (and the served host) in the ``Host`` header, which
   defeats DNS rebinding; ``*`` only when the user chose to serve a non-loopback address.
 * :class:`BodyLimit`: a request body over the limit is refused with 413 before it is parsed.
-* :class:`SameOrigin`: a state-changing request (POST, ...) sent by another site (``Sec-Fetch-Site:
-  cross-site`` or a foreign ``Origin``) is refused with 403 (no cross-site upload or ask).
+* :class:`SameOrigin`: a state-changing request (POST, ...) sent by another site or a sandboxed frame
+  (``Sec-Fetch-Site`` other than ``same-origin``/``none``; without that header, a foreign or ``null``
+  ``Origin``) is refused with 403 (no cross-site upload or ask).
 * Response headers: the app's pages run only the app's own script (CSP ``script-src 'self'``) and cannot be
   framed by other sites; uploaded or pruned HTML is served only with :data:`~htmlrag.app.pages.SANDBOX_CSP`.
 """
@@ -81,9 +82,11 @@ class SameOrigin:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] not in self.SAFE:
             h = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
-            origin, host = h.get("origin"), h.get("host", "")
-            if h.get("sec-fetch-site") == "cross-site" or (
-                    origin and origin != "null" and urllib.parse.urlsplit(origin).netloc != host) or origin == "null":
+            origin, host, site = h.get("origin"), h.get("host", ""), h.get("sec-fetch-site")
+            foreign = ((site is not None and site not in ("same-origin", "none"))
+                       or (origin not in (None, "null") and urllib.parse.urlsplit(origin).netloc != host)
+                       or (site is None and origin == "null"))
+            if foreign:
                 await _refuse(send, 403, "cross-site request refused (the app only accepts requests from its own pages)")
                 return
         await self.app(scope, receive, send)
@@ -160,7 +163,7 @@ def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, .
         response = await call_next(request)
         response.headers.setdefault("Content-Security-Policy", APP_CSP)
         response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "no-referrer"
+        response.headers["Referrer-Policy"] = "same-origin"  # "no-referrer" would make form posts Origin: null
         response.headers.setdefault("Cache-Control", "no-store")
         return response
 
