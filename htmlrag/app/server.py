@@ -148,13 +148,16 @@ def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, .
         yield
         state.close()
 
-    app = FastAPI(title="htmlrag serve", version="0.1.0", lifespan=lifespan,
+    app = FastAPI(title="htmlrag serve", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Local web app over htmlrag: documents, ask, pruning playground, results browser. "
                               "Every page has a JSON twin under /api.")
     app.state.app = state
     app.state.templates = Jinja2Templates(directory=str(HERE / "templates"))
     app.state.templates.env.globals["settings"] = settings
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    swagger = swagger_dir()
+    if swagger is not None:
+        app.mount("/swagger", StaticFiles(directory=str(swagger)), name="swagger")
     app.include_router(api.router)
     app.include_router(views.router)
 
@@ -186,6 +189,15 @@ def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, .
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(settings, extra_hosts))
     app.add_middleware(RedactBodies, extra_env=(settings.api_key_env,))
     return app
+
+
+def swagger_dir() -> Path | None:
+    """Swagger UI's files from the ``swagger-ui-bundle`` package (served locally: no CDN, no inline script)."""
+    try:
+        from swagger_ui_bundle import swagger_ui_path
+    except ImportError:
+        return None
+    return Path(str(swagger_ui_path))
 
 
 def html_response(request: Request, template: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:

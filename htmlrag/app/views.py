@@ -31,6 +31,24 @@ def home() -> RedirectResponse:
     return RedirectResponse("/ask", status_code=303)
 
 
+@router.get("/docs")
+def api_docs(request: Request) -> HTMLResponse:
+    """The JSON API: Swagger UI over ``/openapi.json`` (served locally) above a plain list of the endpoints."""
+    from htmlrag.app.server import swagger_dir
+
+    schema = request.app.openapi()
+    endpoints = [{"method": m.upper(), "path": path, "summary": op.get("summary", "")}
+                 for path, ops in schema["paths"].items() for m, op in ops.items()]
+    return html_response(request, "api.html", {"endpoints": endpoints, "swagger": swagger_dir() is not None})
+
+
+@router.get("/docs/openapi-viewer.json")
+def openapi_for_viewer(request: Request) -> dict[str, Any]:
+    """``/openapi.json`` (OpenAPI 3.1) labelled 3.0.3 for the bundled Swagger UI 4, which reads only 3.0
+    documents; clients should use ``/openapi.json``."""
+    return {**request.app.openapi(), "openapi": "3.0.3"}
+
+
 # ------------------------------------------------------------------------------------------------ documents
 def _documents_page(request: Request, status: int = 200, **extra: Any) -> HTMLResponse:
     st = state_of(request)

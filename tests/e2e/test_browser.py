@@ -144,3 +144,12 @@ def test_results_browser_and_diff(page, live) -> None:
     pair = page.locator("#pair").inner_text()
     assert "bm25 context for q2 at 128" in pair and "context not saved" in pair
     _no_problems(page)
+
+
+def test_api_docs_render_offline_under_the_page_policy(page, live) -> None:
+    page.goto(live.url + "/docs")
+    assert page.locator("#endpoints tbody tr").count() >= 15
+    page.wait_for_selector("#swagger-ui .opblock")
+    assert page.locator("#swagger-ui .opblock").count() >= 15
+    assert "/api/ask" in page.locator("#swagger-ui").inner_text()
+    _no_problems(page)
