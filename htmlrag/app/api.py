@@ -165,5 +165,5 @@ def diff(request: Request, a: str, b: str, metric: str | None = None) -> dict[st
 
 
 @router.get("/results/diff/question", summary="One question in two runs, side by side")
-def diff_question(request: Request, a: str, b: str, id: str) -> dict[str, Any]:
-    return state_of(request).results.diff_question(a, b, id)
+def diff_question(request: Request, a: str, b: str, id: str, metric: str | None = None) -> dict[str, Any]:
+    return state_of(request).results.diff_question(a, b, id, metric)

@@ -176,8 +176,11 @@ class Asker:
         trees = [block_tree(self.library.page_path(p).read_bytes(), manifest[p]["name"]) for p in page_ids]
         ranker = self.rankers.get(req.html_ranker)
         scores = ranker.score(req.question.strip(), trees)
+        ranked = rank_blocks(trees, scores)
+        if req.html_ranker == "bm25":  # a BM25 score of 0 means no question term in the block: not evidence
+            ranked = [(ti, bi) for ti, bi in ranked if scores[ti][bi] > 0]
         items = []
-        for rank, (ti, bi) in enumerate(rank_blocks(trees, scores)[: req.k], start=1):
+        for rank, (ti, bi) in enumerate(ranked[: req.k], start=1):
             b = trees[ti].blocks[bi]
             pid = page_ids[ti]
             items.append({

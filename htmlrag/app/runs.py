@@ -206,9 +206,22 @@ class Results:
                 "flips": flips, "only_a": [i for i in ra if i not in rb], "only_b": [i for i in rb if i not in ra],
                 "shared": sum(1 for i in ra if i in rb)}
 
-    def diff_question(self, a: str, b: str, qid: str) -> dict[str, Any]:
-        """One question in two runs, side by side."""
-        return {"a": self.question(a, qid), "b": self.question(b, qid)}
+    def diff_question(self, a: str, b: str, qid: str, metric: str | None = None) -> dict[str, Any]:
+        """One question in two runs, side by side: per system (in run A's order, then B's new ones) its record
+        in each run, and whether its ``metric`` score changed."""
+        qa, qb = self.question(a, qid), self.question(b, qid)
+        order = [*self.summary(a)["systems"], *self.summary(b)["systems"]]
+        names = [s for s in dict.fromkeys(order) if s in qa["systems"] or s in qb["systems"]]
+        names += [s for s in {**qa["systems"], **qb["systems"]} if s not in names]
+        rows = []
+        for s in names:
+            ra, rb = qa["systems"].get(s), qb["systems"].get(s)
+            va = (ra or {}).get("scores", {}).get(metric) if metric else None
+            vb = (rb or {}).get("scores", {}).get(metric) if metric else None
+            rows.append({"system": s, "a": ra, "b": rb,
+                         "changed": va is not None and vb is not None and abs(float(va) - float(vb)) > 1e-9})
+        return {"a": qa, "b": qb, "id": qid, "question": qa["question"], "answers": qa["answers"], "metric": metric,
+                "systems": rows}
 
 
 def _systems(row: dict[str, Any]) -> dict[str, Any]:

@@ -196,7 +196,7 @@ def diff(request: Request, a: str = "", b: str = "", metric: str | None = None, 
         try:
             ctx["diff"] = res.diff(a, b, metric or None)
             if q:
-                ctx["pair"] = res.diff_question(a, b, q)
+                ctx["pair"] = res.diff_question(a, b, q, ctx["diff"]["metric"])
         except _FAILURES as exc:
             status, ctx["error"] = _failed(request, exc)
     return html_response(request, "diff.html", ctx, status)

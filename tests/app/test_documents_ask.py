@@ -76,6 +76,12 @@ def test_html_pages_give_block_evidence_shown_in_the_page(client: TestClient) ->
     assert "<script" not in view.text.lower()
 
 
+def test_html_blocks_sharing_no_word_with_the_question_are_not_evidence(client: TestClient) -> None:
+    page_id = doc_ids(client)["lighthouse.html"]
+    r = client.post("/api/ask", json={"question": "quarterly widget revenue?", "docs": [page_id]})
+    assert r.status_code == 200 and r.json()["evidence"] == []
+
+
 def test_ask_page_shows_evidence_and_the_highlighted_page(client: TestClient) -> None:
     html = client.post("/ask", data={"question": Q, "retriever": "tables", "k": "3"}).text
     assert 'class="ev selected"' in html and "/pages/2.png" in html and 'class="hl"' in html

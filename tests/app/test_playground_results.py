@@ -119,6 +119,10 @@ def test_diff_finds_the_flipped_questions(client: TestClient) -> None:
     assert "bm25 context for q2 at 128" in page and "context not saved" in page
     assert client.get("/api/results/diff", params={"a": "demo/aaaaaaaaaaa1", "b": "demo/bbbbbbbbbbb2",
                                                    "metric": "bleu"}).status_code == 400
+    pair = client.get("/api/results/diff/question", params={"a": "demo/aaaaaaaaaaa1", "b": "demo/bbbbbbbbbbb2",
+                                                            "id": "q2", "metric": "ref_em"}).json()
+    assert [(r["system"], r["changed"]) for r in pair["systems"]] == [("bm25", True), ("minilm", False)]
+    assert pair["systems"][0]["a"]["context"] == "<p>bm25 context for q2 at 128</p>" and pair["systems"][0]["b"]["context"] is None
 
 
 def test_results_browser_never_writes(client: TestClient, app_dir) -> None:

@@ -25,12 +25,26 @@ function pollJob() {
   setTimeout(tick, 500);
 }
 
+// Scroll the viewer (not the page) so that the first highlighted region of the shown evidence is in sight.
+function showHighlight() {
+  const viewer = document.getElementById("viewer");
+  const view = viewer && viewer.querySelector(".view:not([hidden])");
+  const hl = view && view.querySelector(".hl");
+  if (!hl) return;
+  const top = hl.getBoundingClientRect().top - viewer.getBoundingClientRect().top + viewer.scrollTop;
+  viewer.scrollTop = Math.max(0, top - viewer.clientHeight / 3);
+}
+
 function evidenceSelection() {
   const items = document.querySelectorAll("li.ev");
   const select = (i) => {
     items.forEach((li) => li.classList.toggle("selected", li.dataset.ev === i));
     document.querySelectorAll(".view").forEach((v) => { v.hidden = v.dataset.view !== i; });
+    showHighlight();
   };
+  document.querySelectorAll(".page-img img").forEach((img) => img.addEventListener("load", () => {
+    if (!img.closest(".view").hidden) showHighlight();
+  }));
   items.forEach((li) => {
     li.addEventListener("click", () => select(li.dataset.ev));
     li.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); select(li.dataset.ev); } });
