@@ -186,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedding-model", help="embedder of the new corpus (default: bundled MiniLM)")
     ap.add_argument("--out", default=str(ROOT / "docs/img"), help="where the PNGs go")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--steps", default="documents,ask,prune,results,api",
+                    help="which pages to take (ask without documents needs --db with a built corpus)")
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -203,13 +205,19 @@ def main(argv: list[str] | None = None) -> int:
             browser = p.chromium.launch(executable_path=args.chromium, args=ARGS)
             page = browser.new_page(viewport={"width": 1440, "height": 1000})
             page.set_default_timeout(120_000)
-            documents(page, base, [*pdfs, Path(args.page)], out, times)
-            ask(page, base, args.question, out, times, args.retriever)
-            playground(page, base, Path(args.page), args.page_question, out, times)
-            results(page, base, out, times)
-            goto(page, base + "/docs", times, "docs")
-            page.wait_for_selector("#swagger-ui .opblock")
-            shot(page, out, "api")
+            steps = args.steps.split(",")
+            if "documents" in steps:
+                documents(page, base, [*pdfs, Path(args.page)], out, times)
+            if "ask" in steps:
+                ask(page, base, args.question, out, times, args.retriever)
+            if "prune" in steps:
+                playground(page, base, Path(args.page), args.page_question, out, times)
+            if "results" in steps:
+                results(page, base, out, times)
+            if "api" in steps:
+                goto(page, base + "/docs", times, "docs")
+                page.wait_for_selector("#swagger-ui .opblock")
+                shot(page, out, "api")
             browser.close()
     finally:
         proc.terminate()
