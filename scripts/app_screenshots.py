@@ -98,9 +98,12 @@ def documents(page: Any, base: str, files: list[Path], out: Path, times: dict[st
     t0 = time.perf_counter()
     page.click("text=Upload and build")
     page.wait_for_selector("#job")
-    time.sleep(1.0)
-    if page.locator("#job[data-status=running]").count():
+    try:  # a moment when some steps are done and others are not
+        page.wait_for_function("() => { const b = document.getElementById('job-bar'); return b.value > 0 && b.value < 1; }",
+                               timeout=120_000)
         shot(page, out, "documents-building")
+    except Exception:  # the build finished (or is slow): no in-progress picture
+        pass
     page.wait_for_selector("#job[data-status=done], #job[data-status=failed]", timeout=1_800_000)
     page.wait_for_selector("#doc-table")
     times["build_s"] = round(time.perf_counter() - t0, 1)
@@ -151,22 +154,20 @@ def playground(page: Any, base: str, html_page: Path, question: str, out: Path, 
 def results(page: Any, base: str, out: Path, times: dict[str, Any]) -> None:
     goto(page, base + "/results", times, "results")
     shot(page, out, "results", full=True)
-    runs = page.locator("table.runs tr[data-run]")
-    if not runs.count():
+    exps = json.loads(page.evaluate("async () => JSON.stringify(await (await fetch('/api/results')).json())"))
+    done = [[r for r in e["runs"] if r["complete"]] for e in exps]
+    runs = next((rs for rs in done if len(rs) >= 2), None) or next((rs for rs in done if rs), None)
+    if not runs:
         return
-    first = runs.first.get_attribute("data-run")
-    goto(page, f"{base}/results/run/{first}", times, "run")
+    goto(page, f"{base}/results/run/{runs[0]['id']}", times, "run")
     shot(page, out, "run")
     q = page.locator("#questions tbody a").first
     if q.count():
         q.click()
         page.wait_for_load_state("load")
         shot(page, out, "question")
-    exp = page.url.split("/results/run/")[1].split("/")[0]
-    page.goto(base + "/results")
-    ids = [r.get_attribute("data-run") for r in page.locator(f"section[data-experiment='{exp}'] tr[data-run]").all()]
-    if len(ids) >= 2:
-        goto(page, f"{base}/results/diff?a={ids[1]}&b={ids[0]}", times, "diff")
+    if len(runs) >= 2:
+        goto(page, f"{base}/results/diff?a={runs[1]['id']}&b={runs[0]['id']}", times, "diff")
         link = page.locator("#flips a:has-text('side by side')").first
         if link.count():
             link.click()

@@ -148,6 +148,8 @@ async def prune(request: Request, sample: Annotated[str, Form()] = "", html: Ann
             data = await file.read(st.settings.max_html_bytes + 1)
             up = check_upload(file.filename, data, max_pdf_bytes=0, max_html_bytes=st.settings.max_html_bytes)
         raw, name = _input(st, sample, html.encode("utf-8") if html else None, up)
+        if up is not None or html.strip():
+            form["sample"] = ""  # the page shown is the uploaded or pasted one
         result = prune_page(raw, question, budget=budget, ranker=ranker, max_words=max_words, rankers=st.rankers,
                             tokenizer=st.settings.tokenizer, name=name)
     except _FAILURES as exc:

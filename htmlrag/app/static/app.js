@@ -15,6 +15,7 @@ function pollJob() {
     document.getElementById("job-bar").value = job.progress;
     document.getElementById("job-status").textContent = job.status;
     document.getElementById("job-message").textContent = job.message;
+    document.getElementById("job-steps").textContent = `${job.done} of ${job.total}`;
     box.dataset.status = job.status;
     if (job.status === "done" || job.status === "failed") {
       window.location.replace(`/documents?job=${encodeURIComponent(id)}`);
