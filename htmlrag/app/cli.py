@@ -38,6 +38,7 @@ def add_serve_parser(sub: Any) -> None:
                    "($OPENAI_BASE_URL, key from $OPENAI_API_KEY; default $HTMLRAG_OPENAI_MODEL)")
     s.add_argument("--hf-model", default=None, help="local Hugging Face model for the hf reader "
                    "(default $HTMLRAG_HF_MODEL)")
+    s.add_argument("--max-new-tokens", type=int, default=256, help="answer length limit of the readers (default 256)")
     s.add_argument("--tokenizer", default=None, help="tokenizer for budgets (default: the offline Mistral-7B one)")
     s.add_argument("--max-upload-mb", type=float, default=50.0, help="largest PDF upload (default 50)")
     s.add_argument("--max-html-mb", type=float, default=5.0, help="largest HTML page, decompressed (default 5)")
@@ -49,7 +50,7 @@ def settings_from(args: argparse.Namespace) -> Any:
 
     s = AppSettings(db=Path(args.db), results=Path(args.results), host=args.host,
                     vector_backend=args.vector_backend, tokenizer=args.tokenizer, max_pdf_mb=args.max_upload_mb,
-                    max_html_mb=args.max_html_mb)
+                    max_html_mb=args.max_html_mb, max_new_tokens=args.max_new_tokens)
     if args.samples:
         s.samples = Path(args.samples)
     if args.embedding_model:

@@ -61,7 +61,7 @@ class Readers:
         from htmlrag.readers.base import GenerationConfig
 
         s = self.settings
-        gen = GenerationConfig(max_new_tokens=256)
+        gen = GenerationConfig(max_new_tokens=s.max_new_tokens)
         if name == "openai":
             from htmlrag.readers.openai import OpenAIReader
 

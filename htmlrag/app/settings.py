@@ -38,6 +38,7 @@ class AppSettings:
         openai_model: model name served by the OpenAI-compatible endpoint (None: that reader is off).
         base_url_env, api_key_env: environment variables holding the endpoint and its key (never shown).
         hf_model: local Hugging Face model folder or name for the ``hf`` reader (None: off).
+        max_new_tokens: answer length limit of the readers, in tokens.
         host: the address served (shown in the page footer).
     """
 
@@ -55,6 +56,7 @@ class AppSettings:
     base_url_env: str = "OPENAI_BASE_URL"
     api_key_env: str = "OPENAI_API_KEY"
     hf_model: str | None = field(default_factory=lambda: os.environ.get("HTMLRAG_HF_MODEL") or None)
+    max_new_tokens: int = 256
     host: str = "127.0.0.1"
 
     @property
