@@ -131,6 +131,11 @@ def ask(page: Any, base: str, question: str, out: Path, times: dict[str, Any], r
                                ".every(i => i.complete && i.naturalWidth > 0)", timeout=120_000)
         time.sleep(0.5)
         shot(page, out, "ask-table")
+    warm = ("async ([q, r]) => { const out = []; for (let i = 0; i < 3; i++) { const t = performance.now(); "
+            "const res = await fetch('/api/ask', {method: 'POST', headers: {'Content-Type': 'application/json'}, "
+            "body: JSON.stringify({question: q, retriever: r})}); await res.json(); "
+            "out.push((performance.now() - t) / 1000); } return out; }")
+    times["answer_warm_s"] = [round(x, 2) for x in page.evaluate(warm, [question, retriever])]
 
 
 def playground(page: Any, base: str, html_page: Path, question: str, out: Path, times: dict[str, Any]) -> None:

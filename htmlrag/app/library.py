@@ -120,6 +120,20 @@ class Library:
                 self._corpus = open_corpus(self.folder, embedder=self.embedder(), read_only=True)
             yield self._corpus
 
+    def warm_up(self) -> None:
+        """Open the corpus, its vector index and embedder once, so the first question does not pay for it
+        (run on a thread at start-up; errors are only logged: a question will report them)."""
+        try:
+            with self.reading() as corpus:
+                from htmlrag.superrag.view import document_stats
+
+                self._stats = document_stats(corpus)
+                corpus.retrieve("warm-up", retriever="hybrid", k=1)  # embedder, vector and full-text indexes
+        except (Busy, NoCorpus):
+            pass
+        except Exception:  # reported when a question needs the corpus
+            log.warning("warm-up of %s failed", self.folder, exc_info=True)
+
     def close(self) -> None:
         with self._lock:
             if self._corpus is not None:
@@ -127,15 +141,20 @@ class Library:
                 self._corpus = None
 
     def stats(self) -> dict[str, dict[str, int]]:
-        """Node counts per document and kind (cached until the next build; ``{}`` while building)."""
+        """Node counts per document and kind (cached until the next build). Never waits: while the corpus is
+        in use (a build, the start-up warm-up, a question) it answers ``{}`` and the counts show later."""
         if self._stats is None:
             from htmlrag.superrag.view import document_stats
 
+            if not self._lock.acquire(blocking=False):
+                return {}
             try:
                 with self.reading() as corpus:
                     self._stats = document_stats(corpus)
             except (Busy, NoCorpus):
                 return {}
+            finally:
+                self._lock.release()
         return self._stats
 
     def documents(self) -> list[dict[str, Any]]:
@@ -148,7 +167,7 @@ class Library:
                         "pages": d.get("pages", 0), "sections": s.get("MainSection", 0) + s.get("Section", 0),
                         "tables": s.get("Table", 0), "figures": s.get("Figure", 0),
                         "chunks": s.get("SectionChunk", 0) + s.get("TableChunk", 0),
-                        "seconds": d.get("seconds", 0.0), "warnings": d.get("warnings", [])})
+                        "seconds": d.get("seconds", 0.0), "warnings": d.get("warnings", []), "counted": doc_id in stats})
         for page_id, p in sorted(self.pages_manifest().items(), key=lambda x: x[1]["name"]):
             out.append({"id": page_id, "kind": "html", **p})
         return out

@@ -145,6 +145,9 @@ def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, .
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> Any:
+        import threading
+
+        threading.Thread(target=state.library.warm_up, name="htmlrag-warm-up", daemon=True).start()
         yield
         state.close()
 

@@ -152,3 +152,29 @@ def test_asking_during_a_build_says_busy(client: TestClient) -> None:
     finally:
         lib.building = False
     assert r.status_code == 409 and "being built" in r.json()["detail"]
+
+
+def test_pages_do_not_wait_for_a_busy_corpus(client: TestClient) -> None:
+    import threading
+
+    lib = client.app.state.app.library
+    lib._stats = None
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lib._lock:
+            held.set()
+            release.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(10)
+    try:
+        page = client.get("/documents")
+        docs = {d["name"]: d for d in client.get("/api/documents").json()["documents"]}
+    finally:
+        release.set()
+        t.join()
+    assert page.status_code == 200 and "reload for the counts" in page.text
+    assert docs["report.pdf"]["counted"] is False and docs["report.pdf"]["pages"] == 3
+    assert {d["name"]: d for d in client.get("/api/documents").json()["documents"]}["report.pdf"]["counted"]
