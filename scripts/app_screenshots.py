@@ -227,7 +227,10 @@ def main(argv: list[str] | None = None) -> int:
             browser.close()
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=180)  # the app waits for a running build or warm-up before it exits
+        except subprocess.TimeoutExpired:
+            proc.kill()
     print(json.dumps(times, indent=1))
     return 0
 

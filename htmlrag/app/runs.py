@@ -172,8 +172,11 @@ class Results:
         row = next((r for r in self.rows(rel) if str(r["id"]) == qid), None)
         if row is None:
             raise InputError(f"{rel}: no question {qid!r}")
+        systems = _systems(row)
+        order = [s for s in self.summary(rel)["systems"] if s in systems] + [s for s in systems
+                                                                           if s not in self.summary(rel)["systems"]]
         return {"run": rel, "id": row["id"], "question": row.get("question", ""), "answers": row.get("answers", []),
-                "error": row.get("error"), "systems": _systems(row)}
+                "error": row.get("error"), "systems": {s: systems[s] for s in order}}
 
     def diff(self, a: str, b: str, metric: str | None = None) -> dict[str, Any]:
         """Question by question: which (system, question) pairs changed score on ``metric`` from run a to b."""

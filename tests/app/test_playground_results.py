@@ -97,6 +97,7 @@ def test_run_detail_tables_and_questions(client: TestClient) -> None:
     qs = client.get("/api/results/runs/demo/aaaaaaaaaaa1/questions?limit=2").json()
     assert qs["total"] == 3 and [q["id"] for q in qs["items"]] == ["q1", "q2"]
     q = client.get("/api/results/runs/demo/aaaaaaaaaaa1/questions/q2").json()
+    assert list(q["systems"]) == ["bm25", "minilm"]  # the run's system order
     assert q["answers"] == ["164"] and q["systems"]["bm25"]["context"] == "<p>bm25 context for q2 at 128</p>"
     page = client.get("/results/run/demo/aaaaaaaaaaa1/q/q2").text
     assert "&lt;p&gt;bm25 context for q2 at 128&lt;/p&gt;" in page  # shown as source, escaped
