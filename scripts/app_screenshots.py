@@ -80,9 +80,21 @@ def start_server(args: argparse.Namespace, db: Path, port: int) -> subprocess.Po
     raise SystemExit("htmlrag serve did not start")
 
 
+def shrink(path: Path) -> None:
+    """Requantize a screenshot to a 128-colour palette (a third of the bytes; the text stays crisp)."""
+    try:
+        from PIL import Image
+    except ImportError:  # keep the full-colour file
+        return
+    with Image.open(path) as im:
+        q = im.convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    q.save(path, optimize=True)
+
+
 def shot(page: Any, out: Path, name: str, full: bool = False) -> None:
     path = out / f"app-{name}.png"
     page.screenshot(path=str(path), full_page=full)
+    shrink(path)
     print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}", file=sys.stderr)
 
 
