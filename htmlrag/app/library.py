@@ -224,10 +224,10 @@ class Library:
         from htmlrag.superrag.system import CorpusHandle
         from htmlrag.superrag.to_html import parse_cached
 
-        with self._lock:
-            self.building = True
-            self.close()
-            try:
+        self.building = True  # before waiting for the lock: questions arriving now are told "busy", not queued
+        try:
+            with self._lock:
+                self.close()
                 config = CorpusConfig(embedding_model=self.embedding_model(), vector_backend=self.settings.vector_backend)
                 handle = CorpusHandle(self.folder, config, embedder=self.embedder(),
                                       parse_cache=self.folder / "parse-cache")
@@ -237,9 +237,9 @@ class Library:
                         job.items.append(self._build_one(job, corpus, parse_cached, up, path))
                 finally:
                     handle.close()
-            finally:
-                self._stats = None
-                self.building = False
+        finally:
+            self._stats = None
+            self.building = False
 
     def _build_one(self, job: Job, corpus: Any, parse_cached: Any, up: Upload, path: Path) -> dict[str, Any]:
         t0 = time.perf_counter()
