@@ -8,6 +8,12 @@
 Sharding: each process takes the examples ``i % WORLD_SIZE == RANK`` (``RANK``/``WORLD_SIZE`` as set by
 ``accelerate launch`` or ``torchrun``), appends to its own shard file, and rank 0 merges the shards and
 writes ``metrics.json`` once every rank is done; the merged result equals a single-process run.
+
+Exit status: 0 when every example has a row without an error; 1 when any example or system failed (the rows,
+``metrics.json`` and tables are still written; ``run.allow_failures=true`` accepts failures and exits 0), when
+a service the run needs is down (:class:`~htmlrag.errors.ServiceError`: it stops at once, saved rows are kept),
+or on any other error. A rerun recomputes failed rows (``run.retry_failed``, on by default) and resumes the
+rest. Log lines, error messages and rows never hold a configured secret (:mod:`htmlrag.redact`).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import json
 import logging
 import os
 import random
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +31,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from eval.schemas import CONF_DIR, register_configs
+from htmlrag.errors import HtmlRagError
 
 log = logging.getLogger("htmlrag-bench")
 
@@ -77,12 +85,38 @@ def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]
     return summary
 
 
+class RunFailedError(HtmlRagError):
+    """Some examples failed and ``run.allow_failures`` is off (the results are written all the same)."""
+
+
+def _check_failures(cfg: DictConfig, store: Any) -> None:
+    from htmlrag.results import has_error
+
+    rows = store.all_rows()
+    failed = [r for r in rows if has_error(r)]
+    if not failed or cfg.run.allow_failures:
+        if failed:
+            log.warning("%d of %d examples failed (run.allow_failures=true)", len(failed), len(rows))
+        return
+    first = failed[0].get("error") or next(s["error"] for s in failed[0]["systems"].values() if s.get("error"))
+    raise RunFailedError(f"{len(failed)} of {len(rows)} examples failed (first: {failed[0]['id']}: {first}); "
+                         f"results are in {store.dir}. Rerun to retry the failed ones, or set "
+                         "run.allow_failures=true to accept them")
+
+
 def run(cfg: DictConfig) -> float | None:
-    """Run one configuration; returns the system under test's first metric (for sweepers)."""
+    """Run one configuration; returns the system under test's first metric (for sweepers).
+
+    Raises:
+        RunFailedError: examples failed and ``run.allow_failures`` is false (results are written first).
+        ServiceError: the reader's service is down; the run stopped (saved rows are kept).
+    """
     from eval import build
     from eval.schemas import validate
+    from htmlrag import redact
     from htmlrag.evaluate import EvalSettings, evaluate
 
+    redact.install()
     t0 = time.perf_counter()
     validate(cfg)
     rank, world = _rank_world()
@@ -111,9 +145,12 @@ def run(cfg: DictConfig) -> float | None:
     precompute_heavy(examples, systems, caches, store, rank=rank, world=world, retry_failed=cfg.run.retry_failed,
                      progress=cfg.run.progress)
     reader = build.build_reader(cfg, cache_dir)
+    if hasattr(reader, "max_consecutive_failures"):  # the retry bound of endpoint readers
+        reader.max_consecutive_failures = cfg.run.max_consecutive_failures
     settings = EvalSettings(metrics=metrics, short_answer=cfg.dataset.short_answer, chunk_size=cfg.run.chunk_size,
                             progress=cfg.run.progress, save_contexts=cfg.run.save_contexts, rank=rank, world=world,
-                            retry_failed=cfg.run.retry_failed)
+                            retry_failed=cfg.run.retry_failed,
+                            max_consecutive_failures=cfg.run.max_consecutive_failures)
     stats = evaluate(examples, systems, reader, store, settings, caches)
     log.info("rank %d: %d evaluated (%d saved before), %d failed examples, %d failed system contexts, %.1fs",
              rank, stats.evaluated, stats.done_before, stats.failed_examples, stats.failed_systems, stats.seconds)
@@ -133,6 +170,7 @@ def run(cfg: DictConfig) -> float | None:
                                       round(stats.seconds, 3), "cache_hits": stats.cache_hits, "world_size": world})
     if cfg.wandb.enabled:
         _wandb(cfg, summary)
+    _check_failures(cfg, store)
     first = summary["systems"][cfg.system_name]["metrics"].get(metrics[0]) if metrics else None
     return None if first is None else float(first)
 
@@ -152,11 +190,24 @@ def _wandb(cfg: DictConfig, summary: dict[str, Any]) -> None:
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _hydra_main(cfg: DictConfig) -> float | None:
-    return run(cfg)
+    from htmlrag.redact import redact
+
+    try:
+        return run(cfg)
+    except HtmlRagError as exc:  # a clear message, no traceback; secrets redacted
+        log.error("%s", exc)
+        print(f"htmlrag-bench: error: {redact(exc)}", file=sys.stderr)
+        sys.exit(1)
+    except Exception:
+        log.exception("run failed")  # the traceback goes through the redacting log record factory
+        sys.exit(1)
 
 
 def main() -> None:
     """Console-script entry point: register the schemas, then hand over to Hydra."""
+    from htmlrag import redact
+
+    redact.install()
     register_configs()
     _hydra_main()
 

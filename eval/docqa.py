@@ -67,6 +67,10 @@ def corpus_handle(cfg: DictConfig) -> Any:
         model = settings["embedding_model"]
         embedder = (HashingEmbedder(int(model.split("-", 1)[1])) if model.startswith("hashing-")
                     else SentenceTransformerEmbedder(model, device=cfg.device))
+        if cfg.docqa.get("embedding_cache") and not model.startswith("hashing-"):
+            from htmlrag.superrag.embed import CachedEmbedder
+
+            embedder = CachedEmbedder(embedder, cfg.docqa.embedding_cache)
         _HANDLES[key] = CorpusHandle(folder, CorpusConfig(**settings), embedder=embedder,
                                      parse_cache=cfg.docqa.parse_cache)
     return _HANDLES[key]
@@ -114,9 +118,11 @@ def graph_system(cfg: DictConfig, name: str, spec: dict[str, Any], graph: dict[s
     setting = GraphSetting(**graph)
     handle = corpus_handle(cfg)
     fmt = str(spec["fmt"])
+    toc_llm = setting.toc and setting.toc_select == "reader"
     pipe = GraphContextPipeline(handle, setting, tokenizer, budget=int(spec["budget"]), fmt=fmt,
-                                reader=_reflect_reader(cfg, mode, cache_dir))
-    reader_id = plain(cfg.reader) if mode == "reader" else mode
+                                reader=_reflect_reader(cfg, mode, cache_dir),
+                                toc_reader=_reflect_reader(cfg, "reader", cache_dir) if toc_llm else None)
+    reader_id = plain(cfg.reader) if mode == "reader" or toc_llm else mode
     fp = content_key("graph", graph, mode, reader_id, spec["budget"], fmt, plain(cfg.docqa.corpus),
                      superrag_fingerprint(), cfg.pruner.tokenizer)
     return System(name=name, pipeline=pipe, clean=False, fmt=fmt, fingerprint=fp)

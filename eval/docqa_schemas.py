@@ -80,14 +80,20 @@ DATASET_SCHEMAS: dict[str, Any] = {"sec10q_schema": Sec10qDataset, "docbench_sch
 class GraphSystemConfig:
     """A SuperRAG retrieval setting (:class:`htmlrag.superrag.settings.GraphSetting`), used as a baseline's
     ``graph`` entry. ``reflect_reader``: ``keyword`` (deterministic heuristic, no model) or ``reader`` (the run's
-    reader model answers the self-reflection question)."""
+    reader model answers the self-reflection question). ``flat``: search the non-layout FlatChunks (fixed windows
+    of each page's plain text; the paper's setting 1) instead of the layout graph's chunks. ``toc_select``:
+    ``similarity`` (section titles vs the question) or ``reader`` (the run's reader model picks sections from
+    the contents: the paper's few-shot ToC prompt)."""
 
+    flat: bool = False
     toc: bool = False
+    toc_select: str = "similarity"
     expand: bool = False
     reflect: bool = False
     reflect_reader: str = "keyword"
     merge: bool = True
     rerank: bool = True
+    rerank_fuse: bool = False
     pool: int = 20
     k: int = 10
     expand_top: int = 3
@@ -100,7 +106,15 @@ class CorpusSchema:
 
     embedding_model: str = MINILM
     chunk_words: int = 150
+    min_chunk_words: int = 75
     table_rows: int = 15
+    flat_words: int = 150
+    company: str | None = None
+    companies: dict[str, str] = field(default_factory=dict)
+    company_metadata: str | None = None
+    figure_model: str | None = None
+    figure_base_url_env: str = "OPENAI_BASE_URL"
+    figure_api_key_env: str = "OPENAI_API_KEY"
     knn_k: int = 3
     knn_metric: str = "cosine"
     stems_per_node: int = 5
@@ -119,12 +133,14 @@ class DocQAConfig:
 
     ``subsets``: example metadata keys (``type``, ``domain``, ``question_type``, ...); for each, one more
     table with a column group per value (``tables/by_<key>/``). ``pairwise``: paired t-tests between every two
-    systems, overall and per subset value (``tables/pairwise.md``).
+    systems, overall and per subset value (``tables/pairwise.md``). ``embedding_cache``: SQLite file of the graph
+    corpora's text embeddings (model + text -> vector), so a rebuilt corpus embeds only new texts; null: none.
     """
 
     corpus: CorpusSchema = field(default_factory=CorpusSchema)
     corpus_root: str = "${paths.cache}/superrag/corpora"
     parse_cache: str = "${paths.cache}/superrag"
+    embedding_cache: str | None = "${paths.cache}/superrag/embeddings.sqlite"
     subsets: list[str] = field(default_factory=list)
     pairwise: bool = False
 

@@ -179,6 +179,7 @@ class HFReaderConfig:
     batch_size: int = 4
     trust_remote_code: bool = False
     system: str | None = "You are a helpful assistant."
+    prompt: str = "auto"  # chat | completion (few-shot, stops at the end of the answer line) | auto (see HFReader)
     cache: bool = True
 
 
@@ -281,13 +282,17 @@ class PathsConfig:
 
 @dataclass
 class RunConfig:
-    """How to run (not part of the run id): chunk size, progress bars, caches, shard merge timeout."""
+    """How to run (not part of the run id): chunk size, progress bars, caches, shard merge timeout, and failure
+    handling: ``retry_failed`` recomputes failed rows on a rerun, ``allow_failures`` exits 0 although examples
+    failed, ``max_consecutive_failures`` failed attempts/examples in a row stop the run (0: no bound)."""
 
     chunk_size: int = 8
     progress: bool = True
     save_contexts: bool = False
     use_cache: bool = True
-    retry_failed: bool = False
+    retry_failed: bool = True
+    allow_failures: bool = False
+    max_consecutive_failures: int = 8
     shard_timeout_s: float = 24 * 3600.0
 
 

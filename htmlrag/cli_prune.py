@@ -116,24 +116,6 @@ def _item_pages(item: dict, base: Path) -> list[str | bytes]:
     raise InputError("needs 'pages' (HTML strings) or 'page_paths' (files)")
 
 
-def _completed_lines(out: Path) -> list[dict]:
-    """Complete JSON lines already in ``out``; a torn last line (killed mid-write) is cut off the file."""
-    if not out.exists():
-        return []
-    raw = out.read_bytes()
-    good_end = raw.rfind(b"\n") + 1
-    rows = []
-    for line in raw[:good_end].splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            break
-    if good_end != len(raw) or len(rows) != raw[:good_end].count(b"\n"):
-        keep = b"".join(line + b"\n" for line in raw[:good_end].splitlines()[: len(rows)])
-        out.write_bytes(keep)
-    return rows
-
-
 def run_prune(args: argparse.Namespace) -> int:
     """Entry point of ``htmlrag prune``."""
     if args.batch:
@@ -157,55 +139,71 @@ def run_prune(args: argparse.Namespace) -> int:
 
 
 def _run_batch(args: argparse.Namespace) -> int:
+    """``--batch IN --out OUT``: resumable and keyed by settings and input (see :mod:`htmlrag.prune_batch`)."""
+    from htmlrag import prune_batch as pb
+
     if not args.out:
         print("htmlrag: error: --batch needs --out OUT.jsonl", file=sys.stderr)
         return 2
     src, out = Path(args.batch), Path(args.out)
     try:
-        lines = src.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        print(f"htmlrag: error: {src}: cannot read: {exc}", file=sys.stderr)
-        return 1
-    lines = [ln for ln in lines if ln.strip()]
-    if args.no_resume and out.exists():
-        out.unlink()
-    done = _completed_lines(out)
-    failed = sum(1 for r in done if "error" in r)
-    try:
-        pipe = _make_pipeline(args)
+        pb.check_paths(src, out)
+        lines = pb.read_batch(src)
+        with pb.locked(out):
+            if args.no_resume and out.exists():
+                out.unlink()
+            return _batch_locked(args, src, out, lines)
     except HtmlRagError as exc:
         print(f"htmlrag: error: {exc}", file=sys.stderr)
         return 1
+
+
+def _batch_locked(args: argparse.Namespace, src: Path, out: Path, lines: list) -> int:
+    from htmlrag import prune_batch as pb
+
+    settings = pb.settings_fingerprint(vars(args))
+    ids = [pb.item_id(ln) for ln in lines]
+    reuse, todo = pb.plan(lines, ids, settings, out)
+    pipe = _make_pipeline(args) if todo else None
     from tqdm import tqdm
 
-    out.parent.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    done: dict[int, dict[str, Any]] = {}
     with out.open("a", encoding="utf-8") as fh:
-        todo = tqdm(lines[len(done):], desc="prune", unit="q", initial=len(done), total=len(lines),
-                    disable=None, file=sys.stderr)
-        for n, line in enumerate(todo, start=len(done)):
-            t0 = time.perf_counter()
-            row: dict[str, Any] = {"id": None}
-            try:
-                item = json.loads(line)
-                if not isinstance(item, dict):
-                    raise InputError("each line must be a JSON object")
-                row["id"] = item.get("id", n)
-                question = item.get("question")
-                if not isinstance(question, str):
-                    raise InputError("'question' must be a string")
-                res = pipe.run(question, _item_pages(item, src.parent))
-                row.update(context=res.context, tokens=res.tokens)
-                if res.errors:
-                    row["page_errors"] = {str(k): v for k, v in res.errors.items()}
-            except json.JSONDecodeError as exc:
-                row.update(id=n, error=f"line {n + 1}: invalid JSON: {exc.msg}")
-            except Exception as exc:  # one bad item never stops the batch
-                msg = str(exc) if isinstance(exc, HtmlRagError) else f"{type(exc).__name__}: {exc}"
-                row["error"] = f"line {n + 1}: {msg}"
-            row["seconds"] = round(time.perf_counter() - t0, 4)
+        for n in tqdm(todo, desc="prune", unit="q", initial=len(lines) - len(todo), total=len(lines), disable=None,
+                      file=sys.stderr):
+            row = _prune_line(pipe, lines[n], ids[n], src.parent)
+            row.update(settings=settings, input=lines[n].digest)
             if "error" in row:
                 failed += 1
                 print(f"htmlrag: error: {row['error']}", file=sys.stderr)
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             fh.flush()
+            done[n] = row
+    final = [done[n] if n in done else reuse[(str(ids[n]), settings, ln.digest)] for n, ln in enumerate(lines)]
+    pb.write_rows(out, final)  # exactly one row per input line, in input order
     return 1 if failed else 0
+
+
+def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path) -> dict[str, Any]:
+    """The output row of one input line (an ``error`` row when the line or its pages are bad)."""
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {"id": item_id}
+    try:
+        item = json.loads(line.text)
+        if not isinstance(item, dict):
+            raise InputError("each line must be a JSON object")
+        question = item.get("question")
+        if not isinstance(question, str):
+            raise InputError("'question' must be a string")
+        res = pipe.run(question, _item_pages(item, base))
+        row.update(context=res.context, tokens=res.tokens)
+        if res.errors:
+            row["page_errors"] = {str(k): v for k, v in res.errors.items()}
+    except json.JSONDecodeError as exc:
+        row["error"] = f"line {line.number}: invalid JSON: {exc.msg}"
+    except Exception as exc:  # one bad item never stops the batch
+        msg = str(exc) if isinstance(exc, HtmlRagError) else f"{type(exc).__name__}: {exc}"
+        row["error"] = f"line {line.number}: {msg}"
+    row["seconds"] = round(time.perf_counter() - t0, 4)
+    return row

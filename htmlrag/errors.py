@@ -17,3 +17,9 @@ class InputError(HtmlRagError, ValueError):
 
 class BudgetError(HtmlRagError, ValueError):
     """A token budget or window is invalid or cannot be met."""
+
+
+class ServiceError(HtmlRagError):
+    """A service the run depends on (a reader or judge endpoint) is unreachable or refuses the credentials:
+    every further request would fail the same way, so the run stops with this error (non-zero exit) instead of
+    saving one failed row per example. Nothing is lost: a rerun resumes where it stopped."""

@@ -2,8 +2,14 @@
 
 Plain arguments only (usable from a notebook); the Hydra entry point ``eval/app.py`` builds the arguments.
 Every example yields exactly one row, appended as soon as its chunk is done; an example or a system that
-fails is recorded with an ``error`` field and the run goes on. Already-saved ids are skipped, so a killed run
-resumes where it stopped.
+fails is recorded with an ``error`` field (secrets redacted) and the run goes on. Already-saved ids are
+skipped (failed rows too unless ``retry_failed``), so a killed run resumes where it stopped; the saved ids are
+read while holding the row file's lock.
+
+**Failing fast.** A :class:`~htmlrag.errors.ServiceError` from the reader (endpoint down, key refused) stops the
+loop at once: the chunk in progress is not saved, earlier rows are kept, and the error propagates. A failed
+reader batch is retried request by request only for other errors. ``max_consecutive_failures`` examples in a
+row whose reader calls all failed stop the loop the same way (their rows are saved, as failures).
 
 Row format (one JSON line per example)::
 
@@ -26,7 +32,7 @@ from typing import Any
 
 from htmlrag.cache import SqliteCache, content_key
 from htmlrag.data.schema import Example
-from htmlrag.errors import HtmlRagError
+from htmlrag.errors import HtmlRagError, ServiceError
 from htmlrag.metrics import MetricInput, score_example
 from htmlrag.readers.base import Reader, ReaderOutput, ReadRequest
 from htmlrag.results import RunStore
@@ -98,6 +104,8 @@ class EvalSettings:
         save_contexts: also save each context in the rows (large).
         rank / world: this process's shard: examples ``i`` with ``i % world == rank``.
         retry_failed: examples saved with an error are evaluated again (the new row replaces the old).
+        max_consecutive_failures: stop (ServiceError) after this many examples in a row whose reader calls all
+            failed (0: never).
     """
 
     metrics: list[str]
@@ -107,7 +115,8 @@ class EvalSettings:
     save_contexts: bool = False
     rank: int = 0
     world: int = 1
-    retry_failed: bool = False
+    retry_failed: bool = True
+    max_consecutive_failures: int = 8
 
 
 @dataclass
@@ -123,7 +132,9 @@ class EvalStats:
 
 
 def _error(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    from htmlrag.redact import error_text
+
+    return error_text(exc)
 
 
 def _context_text(context: str, fmt: str) -> str:
@@ -185,15 +196,78 @@ def _read(reader: Reader, requests: list[ReadRequest]) -> list[ReaderOutput | Ba
         return []
     try:
         return list(reader.read(requests))
+    except ServiceError:
+        raise
     except Exception as exc:
+        if len(requests) == 1:
+            return [exc]
         log.warning("reader batch of %d failed (%s); retrying one by one", len(requests), _error(exc))
     out: list[ReaderOutput | BaseException] = []
     for r in requests:
         try:
             out.append(reader.read([r])[0])
+        except ServiceError:
+            raise
         except Exception as exc:
             out.append(exc)
     return out
+
+
+def _chunk_rows(chunk: Sequence[tuple[int, Example]], systems: Sequence[System], builder: _Builder,
+                settings: EvalSettings) -> tuple[list[dict[str, Any]], list[ReadRequest], list[tuple[Any, ...]]]:
+    """Rows of a chunk with every system's context built: ``(rows, reader requests, (row, example, system))``."""
+    rows, requests, slots = [], [], []
+    for index, ex in chunk:
+        row: dict[str, Any] = {"id": ex.id, "index": index, "question": ex.question,
+                               "answers": list(ex.answers), "error": None, "systems": {}}
+        rows.append(row)
+        try:
+            pages = ex.load_pages()
+        except HtmlRagError as exc:
+            row["error"] = _error(exc)
+            continue
+        digests = [hashlib.sha256(p.encode("utf-8", "surrogatepass") if isinstance(p, str) else p).hexdigest()
+                   for p in pages]
+        for system in systems:
+            ts = time.perf_counter()
+            try:
+                entry, cached = builder.context(system, ex.question, pages, digests)
+            except Exception as exc:
+                row["systems"][system.name] = {"error": _error(exc)}
+                continue
+            row["systems"][system.name] = {"stage_tokens": entry["stage_tokens"], "cached": cached,
+                                           "seconds": round(time.perf_counter() - ts, 4), "error": None}
+            if entry["page_errors"]:
+                row["systems"][system.name]["page_errors"] = entry["page_errors"]
+            requests.append(ReadRequest(ex.question, entry["context"], system.fmt, settings.short_answer))
+            slots.append((row, ex, system))
+    return rows, requests, slots
+
+
+def _score(slots: list[tuple[Any, ...]], outputs: list[ReaderOutput | BaseException], settings: EvalSettings
+           ) -> dict[str, BaseException]:
+    """Put each answer and its scores into its row; returns the reader's error per row id that got only errors."""
+    failed: dict[str, BaseException] = {}
+    answered: set[str] = set()
+    for (row, ex, system), out in zip(slots, outputs, strict=True):
+        rec = row["systems"][system.name]
+        if isinstance(out, BaseException):
+            rec["error"] = _error(out)
+            failed[row["id"]] = out
+            continue
+        answered.add(row["id"])
+        rec["response"] = out.text
+        rec["tokens"] = out.context_tokens
+        if settings.save_contexts:
+            rec["context"] = out.context
+        x = MetricInput(response=out.text, context=out.context, answers=ex.answers, long_answers=ex.long_answers,
+                        answer_groups=ex.metadata.get("answer_groups", ()),
+                        context_text=_context_text(out.context, system.fmt))
+        try:
+            rec["scores"] = score_example(settings.metrics, x)
+        except Exception as exc:
+            rec["error"] = _error(exc)
+    return {k: v for k, v in failed.items() if k not in answered}
 
 
 def evaluate(
@@ -208,71 +282,43 @@ def evaluate(
 
     Returns:
         counts of what was done (examples already saved are skipped).
+
+    Raises:
+        ServiceError: the reader's service is down (see the module docstring); saved rows stay saved.
     """
     t0 = time.perf_counter()
     stats = EvalStats()
     builder = _Builder(caches or Caches())
-    done = store.done_ids(include_failed=not settings.retry_failed)
     mine = [(i, ex) for i, ex in enumerate(examples) if i % settings.world == settings.rank]
-    todo = [(i, ex) for i, ex in mine if ex.id not in done]
-    stats.done_before = len(mine) - len(todo)
-    if stats.done_before:
-        log.info("resuming: %d of %d examples of this shard already saved", stats.done_before, len(mine))
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(todo), desc=f"eval[{settings.rank}/{settings.world}]", disable=not settings.progress,
-               unit="q", dynamic_ncols=True)
-    with store.writer(settings.rank, settings.world) as writer:
+    with store.writer(settings.rank, settings.world) as writer:  # the lock first: saved ids are read under it
+        done = store.done_ids(include_failed=not settings.retry_failed)
+        todo = [(i, ex) for i, ex in mine if ex.id not in done]
+        stats.done_before = len(mine) - len(todo)
+        if stats.done_before:
+            log.info("resuming: %d of %d examples of this shard already saved", stats.done_before, len(mine))
+        bar = tqdm(total=len(todo), desc=f"eval[{settings.rank}/{settings.world}]", disable=not settings.progress,
+                   unit="q", dynamic_ncols=True)
+        in_a_row = 0
         for start in range(0, len(todo), settings.chunk_size):
             chunk = todo[start : start + settings.chunk_size]
-            rows, requests, slots = [], [], []
-            for index, ex in chunk:
-                row: dict[str, Any] = {"id": ex.id, "index": index, "question": ex.question,
-                                       "answers": list(ex.answers), "error": None, "systems": {}}
-                rows.append(row)
-                try:
-                    pages = ex.load_pages()
-                except HtmlRagError as exc:
-                    row["error"] = _error(exc)
-                    continue
-                digests = [hashlib.sha256(p.encode("utf-8", "surrogatepass") if isinstance(p, str) else p).hexdigest()
-                           for p in pages]
-                for system in systems:
-                    ts = time.perf_counter()
-                    try:
-                        entry, cached = builder.context(system, ex.question, pages, digests)
-                    except Exception as exc:
-                        row["systems"][system.name] = {"error": _error(exc)}
-                        continue
-                    row["systems"][system.name] = {"stage_tokens": entry["stage_tokens"], "cached": cached,
-                                                   "seconds": round(time.perf_counter() - ts, 4), "error": None}
-                    if entry["page_errors"]:
-                        row["systems"][system.name]["page_errors"] = entry["page_errors"]
-                    requests.append(ReadRequest(ex.question, entry["context"], system.fmt, settings.short_answer))
-                    slots.append((row, ex, system))
-            for (row, ex, system), out in zip(slots, _read(reader, requests), strict=True):
-                rec = row["systems"][system.name]
-                if isinstance(out, BaseException):
-                    rec["error"] = _error(out)
-                    continue
-                rec["response"] = out.text
-                rec["tokens"] = out.context_tokens
-                if settings.save_contexts:
-                    rec["context"] = out.context
-                x = MetricInput(response=out.text, context=out.context, answers=ex.answers,
-                                long_answers=ex.long_answers,
-                                answer_groups=ex.metadata.get("answer_groups", ()),
-                                context_text=_context_text(out.context, system.fmt))
-                try:
-                    rec["scores"] = score_example(settings.metrics, x)
-                except Exception as exc:
-                    rec["error"] = _error(exc)
+            rows, requests, slots = _chunk_rows(chunk, systems, builder, settings)
+            failed = _score(slots, _read(reader, requests), settings)
+            stop = None
             for row in rows:
                 writer.append(row)
                 stats.evaluated += 1
                 stats.failed_examples += bool(row["error"])
                 stats.failed_systems += sum(bool(s.get("error")) for s in row["systems"].values())
+                in_a_row = in_a_row + 1 if row["id"] in failed else 0
+                if settings.max_consecutive_failures and in_a_row >= settings.max_consecutive_failures:
+                    stop = failed[row["id"]]
             bar.update(len(chunk))
+            if stop is not None:
+                bar.close()
+                raise ServiceError(f"stopping: the reader failed on {in_a_row} examples in a row (last error: "
+                                   f"{_error(stop)}); fix the reader, then rerun to resume")
     bar.close()
     stats.seconds = time.perf_counter() - t0
     for name, cache in (("pages", builder.caches.pages), ("contexts", builder.caches.contexts)):

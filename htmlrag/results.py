@@ -11,9 +11,13 @@ Layout of one run folder::
     timings.json       wall-clock figures (kept out of metrics.json so that it is byte-stable)
     tables/            results.md, results.csv, results.tex
 
-Rows are appended with flush + fsync, one JSON line each. A run killed mid-write leaves at most one torn last
-line; :meth:`RunStore.read_rows` cuts it off (the example is recomputed) and drops duplicate ids, so a resumed
-run neither loses nor duplicates rows.
+Rows are appended with flush + fsync, one JSON line each, by the one process holding the file's lock
+(:class:`RowWriter`). A run killed mid-write leaves at most one torn last line. **Only the lock holder repairs**:
+:class:`RowWriter` cuts a torn tail off when it takes the lock (the example is recomputed), while every reader
+(:meth:`RunStore.read_rows`, :meth:`RunStore.done_ids`, a notebook, a second process) skips an incomplete last
+line without touching the file -- it may be a row being written right now. Duplicate ids are dropped on reading,
+so a resumed run neither loses nor duplicates rows. Everything written goes through :func:`htmlrag.redact.redact`
+(known secret values only), so no configured key reaches ``results/``.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.errors import HtmlRagError
+from htmlrag.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +51,7 @@ def atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
+        fh.write(redact(text, shapes=False))
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
@@ -63,7 +68,8 @@ def has_error(row: Mapping[str, Any]) -> bool:
 
 
 class RowWriter:
-    """Appends JSON rows to one file under an exclusive lock (one writer per file)."""
+    """Appends JSON rows to one file under an exclusive lock (one writer per file). Taking the lock, it cuts a
+    torn last line (a killed writer's) off the file: only the lock holder ever changes existing bytes."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -74,10 +80,26 @@ class RowWriter:
         except OSError as exc:
             self._fh.close()
             raise HtmlRagError(f"{path}: another process is writing this run (lock held)") from exc
+        try:
+            self._repair()
+        except BaseException:
+            self.close()
+            raise
+
+    def _repair(self) -> None:
+        fd = self._fh.fileno()
+        size = os.fstat(fd).st_size
+        if not size:
+            return
+        keep = _complete_length(self.path)
+        if keep < size:
+            log.warning("%s: cutting a torn last line of %d bytes (a killed writer's; its example is recomputed)",
+                        self.path, size - keep)
+            os.ftruncate(fd, keep)
 
     def append(self, row: Mapping[str, Any]) -> None:
-        """Write one row as a line, flushed and fsynced before returning."""
-        self._fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+        """Write one row as a line, flushed and fsynced before returning (known secrets redacted)."""
+        self._fh.write(redact(json.dumps(row, ensure_ascii=False, sort_keys=True), shapes=False) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -91,6 +113,23 @@ class RowWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _complete_length(path: Path) -> int:
+    """Bytes of ``path`` up to and including its last newline."""
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        end = fh.tell()
+        block = 1 << 16
+        while end > 0:
+            start = max(0, end - block)
+            fh.seek(start)
+            chunk = fh.read(end - start)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                return start + nl + 1
+            end = start
+    return 0
 
 
 class RunStore:
@@ -131,18 +170,16 @@ class RunStore:
         return files + sorted((self.dir / "shards").glob("predictions.rank*.jsonl"))
 
     @staticmethod
-    def read_rows(path: Path, repair: bool = True) -> list[dict[str, Any]]:
-        """Rows of one file. A torn last line (no newline: the writer was killed) is cut off the file when
-        ``repair`` is set; an unparsable complete line raises (the file was edited by hand)."""
+    def read_rows(path: Path) -> list[dict[str, Any]]:
+        """Rows of one file. An incomplete last line (no newline yet: a row being written, or a killed writer's)
+        is skipped, never cut: only :class:`RowWriter`, holding the lock, repairs. An unparsable complete line
+        raises (the file was edited by hand)."""
         if not path.exists():
             return []
         data = path.read_bytes()
         end = data.rfind(b"\n") + 1
         if end < len(data):
-            log.warning("%s: dropping a torn last line of %d bytes (its example is recomputed)", path, len(data) - end)
-            if repair:
-                with open(path, "r+b") as fh:
-                    fh.truncate(end)
+            log.debug("%s: skipping an incomplete last line of %d bytes", path, len(data) - end)
             data = data[:end]
         rows = []
         for n, line in enumerate(data.decode("utf-8").splitlines(), 1):
@@ -154,12 +191,12 @@ class RunStore:
                 raise HtmlRagError(f"{path}:{n}: corrupt row ({exc}); fix or delete the line") from exc
         return rows
 
-    def all_rows(self, repair: bool = True) -> list[dict[str, Any]]:
+    def all_rows(self) -> list[dict[str, Any]]:
         """Rows of every row file, one per id, sorted by the example's index. Of several rows for one id the
         first wins, unless it holds an error and a later one (a retry) does not."""
         seen: dict[str, dict[str, Any]] = {}
         for f in self.row_files():
-            for row in self.read_rows(f, repair=repair):
+            for row in self.read_rows(f):
                 old = seen.get(row["id"])
                 if old is not None and not (has_error(old) and not has_error(row)):
                     log.debug("%s: duplicate row for id %s ignored", f, row["id"])
@@ -169,8 +206,8 @@ class RunStore:
 
     def done_ids(self, include_failed: bool = True) -> set[str]:
         """Ids already saved (in any row file); with ``include_failed=False`` rows holding an error do not
-        count (they are retried). Repairs torn lines."""
-        return {r["id"] for r in self.all_rows(repair=True) if include_failed or not has_error(r)}
+        count (they are retried). Reads only: call it holding :meth:`writer` to see a repaired file."""
+        return {r["id"] for r in self.all_rows() if include_failed or not has_error(r)}
 
     def writer(self, rank: int = 0, world: int = 1) -> RowWriter:
         """A locked appender for this process's row file."""
@@ -185,12 +222,14 @@ class RunStore:
         return all((self.dir / "shards" / f"done.rank{r}-of-{world}").exists() for r in range(world))
 
     def merge(self) -> list[dict[str, Any]]:
-        """Merge shard files into ``predictions.jsonl`` (sorted, deduplicated; atomic) and return the rows."""
-        rows = self.all_rows()
-        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
-        atomic_write(self.dir / PREDICTIONS, text)
-        for f in sorted((self.dir / "shards").glob("*.rank*")):
-            f.unlink()
+        """Merge shard files into ``predictions.jsonl`` (sorted, deduplicated; atomic) and return the rows.
+        Holds the lock of ``predictions.jsonl`` meanwhile, so no writer appends to the file being replaced."""
+        with RowWriter(self.dir / PREDICTIONS):
+            rows = self.all_rows()
+            text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+            atomic_write(self.dir / PREDICTIONS, text)
+            for f in sorted((self.dir / "shards").glob("*.rank*")):
+                f.unlink()
         return rows
 
     def iter_runs(self) -> Iterator[Path]:  # pragma: no cover - convenience for notebooks

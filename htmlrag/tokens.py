@@ -155,7 +155,8 @@ def load_tokenizer(name_or_path: str | None = None, *, trust_remote_code: bool =
 
     Args:
         name_or_path: ``None``/``"mistral-7b-v0.1"`` for the offline default, a path to a ``.model``
-            SentencePiece file, or any Hugging Face tokenizer name or folder.
+            SentencePiece file, any Hugging Face tokenizer name or folder, or a model alias of
+            :mod:`htmlrag.model_aliases` (``gemma3-270m``: that model's tokenizer).
         trust_remote_code: passed to ``AutoTokenizer`` (off unless a config asks for it).
 
     Raises:
@@ -165,10 +166,12 @@ def load_tokenizer(name_or_path: str | None = None, *, trust_remote_code: bool =
         return SentencePieceCounter(str(mistral_tokenizer_path()))
     if name_or_path.endswith(".model") or ".model." in name_or_path.rsplit("/", 1)[-1]:
         return SentencePieceCounter(name_or_path, name=name_or_path)
+    from htmlrag.model_aliases import resolve_model
+
     try:
         from transformers import AutoTokenizer
 
-        tok = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
+        tok = AutoTokenizer.from_pretrained(resolve_model(name_or_path), trust_remote_code=trust_remote_code)
     except Exception as exc:  # hub unreachable, missing folder, bad files
         raise HtmlRagError(f"tokenizer {name_or_path!r} could not be loaded: {exc}") from exc
     return HFCounter(tok, name_or_path)

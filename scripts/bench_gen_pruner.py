@@ -7,23 +7,35 @@ per prompt, it reports:
 * model tokens processed by our walk (prompt once + tree tokens up to the deepest branching node), by the
   released toolkit's strategy (the whole prompt + the node's prefix re-run at every branching node) and by a
   naive scorer (prompt + path per block), counted on every page (no model needed);
-* wall time of the three strategies, run for real with a tiny random Llama on ``--time-pages`` pages whose
-  prompt has at most ``--time-max-prompt`` tokens, and the largest score difference between them.
+* wall time of the three strategies, run for real on ``--time-pages`` pages whose prompt has at most
+  ``--time-max-prompt`` tokens, and exactness: the largest difference between our walk's scores (packed, and
+  depth-first) and one full forward pass of prompt + path per block (float32), and the released strategy's.
 
-The tokenizer (``--tokenizer mistral``, default) is Mistral-7B v0.1's SentencePiece model shipped in
-``mistral-common`` — the same 32K Llama-2 family as the Phi-3 pruner's tokenizer, so the tree shapes are
-realistic; ``tiny`` uses the test suite's byte-level BPE. The prompt is the released pruners' format
-(:func:`htmlrag.rankers.generative.format_pruner_prompt`, Phi-3-style chat template).
+The model is a tiny random Llama by default, or a real one with ``--model`` (a model alias such as
+``gemma3-270m``, or a folder; float32), whose own tokenizer then builds the token trees (Gemma 3: 262K
+vocabulary, sliding-window layers). Without ``--model`` the tokenizer (``--tokenizer mistral``, default) is
+Mistral-7B v0.1's SentencePiece model shipped in ``mistral-common`` (the Phi-3 pruner's 32K Llama-2 family);
+``tiny`` uses the test suite's byte-level BPE. The prompt is the released pruners' format
+(:func:`htmlrag.rankers.generative.format_pruner_prompt`; Phi-3-style chat template for the two tokenizers
+above, the plain ``{bos}{message}\n`` for a model without a template).
+
+``--pages`` takes globs: each is matched as given (absolute, or relative to the current folder) and, when that
+matches nothing, under ``--data``. Pages may be plain or gzip-compressed (detected from the content).
+``--prune-to N`` first BM25-prunes each cleaned page to N tokens (of the pruner's tokenizer), as step 1 of the
+two-step pipeline does before the generative step sees the page.
 
 Usage::
 
     python scripts/bench_gen_pruner.py [--data ../shared/data] [--pages GLOB ...] [--limit N]
+    python scripts/bench_gen_pruner.py --pages 'data/pages/*.html' --tokenizer tiny
+    python scripts/bench_gen_pruner.py --model gemma3-270m --pages 'wtq-html-qa/page/*/*.html.gz' --limit 40 \
+        --prune-to 1024 --time-pages 3 --time-max-prompt 1400
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
+import glob
 import logging
 import shutil
 import sys
@@ -40,6 +52,7 @@ sys.path.insert(0, str(ROOT))  # for tests.helpers.tiny
 
 from htmlrag import build_block_tree, clean_html  # noqa: E402
 from htmlrag.errors import HtmlRagError  # noqa: E402
+from htmlrag.io import read_page  # noqa: E402
 from htmlrag.rankers.generative import block_paths, path_string, pruner_prompt_ids  # noqa: E402
 from htmlrag.rankers.token_tree import TokenTree, tree_stats, walk_token_tree  # noqa: E402
 
@@ -135,19 +148,49 @@ class Totals:
 
 
 def _pages(data: Path, globs: list[str], limit: int | None) -> list[Path]:
+    """Files of every glob: matched as given (absolute or relative to the current folder), else under ``data``."""
     files: list[Path] = []
     for pattern in globs:
-        files.extend(sorted(data.glob(pattern)) if not Path(pattern).is_absolute() else sorted(Path("/").glob(pattern[1:])))
+        found = sorted(glob.glob(str(Path(pattern).expanduser())))
+        if not found and not Path(pattern).is_absolute():
+            found = sorted(glob.glob(str(data / pattern)))
+        files.extend(Path(f) for f in found if Path(f).is_file())
     return files[:limit] if limit else files
+
+
+def load_model(name: str) -> tuple[Any, Any]:
+    """A real causal LM (alias or folder) in float32, eval mode, and its tokenizer."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from htmlrag.model_aliases import resolve_model
+
+    path = resolve_model(name)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
+    return model, AutoTokenizer.from_pretrained(path)
+
+
+def _prune_first(html: str, budget: int, tok: Any) -> str:
+    """Step 1 of the two-step pipeline: BM25 over 256-word blocks, pruned to ``budget`` tokens of ``tok``."""
+    from htmlrag.pipeline import HtmlRagPipeline
+    from htmlrag.rankers.bm25 import BM25Ranker
+    from htmlrag.tokens import HFCounter
+
+    pipe = HtmlRagPipeline(BM25Ranker(), None, HFCounter(tok, "pruner"), budget2=budget, max_words1=256,
+                           clean=False, count_stages=False, keep_stages=False)
+    return pipe.run(QUESTION, [html]).context
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="shared data folder")
-    ap.add_argument("--pages", nargs="+", default=list(DEFAULT_PAGES), help="globs under --data (or absolute)")
+    ap.add_argument("--pages", nargs="+", default=list(DEFAULT_PAGES),
+                    help="globs, as given or under --data (plain or .gz pages)")
     ap.add_argument("--limit", type=int, default=None, help="first N pages only")
     ap.add_argument("--max-words", type=int, default=128, help="block size in words")
-    ap.add_argument("--tokenizer", choices=["mistral", "tiny"], default="mistral")
+    ap.add_argument("--tokenizer", choices=["mistral", "tiny"], default="mistral", help="without --model")
+    ap.add_argument("--model", default=None, help="a real pruner LM: alias (gemma3-270m) or folder; float32")
+    ap.add_argument("--prune-to", type=int, default=None, help="BM25-prune each page to N tokens first (step 1)")
     ap.add_argument("--batch-size", type=int, default=32, help="segments per forward call of our walk")
     ap.add_argument("--time-pages", type=int, default=5, help="pages on which the three strategies are timed")
     ap.add_argument("--time-max-prompt", type=int, default=4000, help="largest prompt (tokens) of a timed page")
@@ -156,17 +199,22 @@ def main() -> None:
 
     from tests.helpers.tiny import tiny_causal_lm
 
-    tok = load_tokenizer(args.tokenizer)
-    model = tiny_causal_lm("llama", tok, max_position_embeddings=1 << 18)
+    if args.model:
+        model, tok = load_model(args.model)
+    else:
+        tok = load_tokenizer(args.tokenizer)
+        model = tiny_causal_lm("llama", tok, max_position_embeddings=1 << 18)
     files = _pages(Path(args.data), args.pages, args.limit)
     if not files:
-        raise SystemExit(f"no pages match {args.pages} under {args.data}")
+        raise SystemExit(f"no pages match {args.pages} (as given, nor under {args.data})")
 
     totals = Totals()
     timed: list[dict[str, float]] = []
     for f in files:
         try:
-            html = clean_html(gzip.open(f, "rb").read(), name=str(f))
+            html = clean_html(read_page(f), name=str(f))
+            if args.prune_to:
+                html = _prune_first(html, args.prune_to, tok)
         except HtmlRagError as e:
             log.warning("skipped %s: %s", f, e)
             continue
@@ -203,15 +251,21 @@ def _time_page(model: Any, prompt: list[int], tree: TokenTree, token_paths: list
     nai = naive_strategy(model, prompt, tree, token_paths)
     t3 = time.perf_counter()
     ours = tree.path_scores(lp)
+    depth_first = tree.path_scores(walk_token_tree(model, prompt, tree, batch_size=1)[0])
     row = {"ours": t1 - t0, "released": t2 - t1, "naive": t3 - t2, "prompt": len(prompt), "blocks": len(token_paths),
-           "diff_released": float(np.abs(ours - rel).max()), "diff_naive": float(np.abs(ours - nai).max())}
+           "diff_released": float(np.abs(ours - rel).max()), "diff_naive": float(np.abs(ours - nai).max()),
+           "diff_depth_first_naive": float(np.abs(depth_first - nai).max()),
+           "spread": float(np.ptp(nai)) if len(nai) else 0.0,
+           "same_top1": float(int(np.argmax(ours)) == int(np.argmax(nai)))}
     log.info("timed %s: %s", f, {k: round(v, 4) for k, v in row.items()})
     return row
 
 
 def _report(args: argparse.Namespace, t: Totals, timed: list[dict]) -> None:
+    who = f"model {args.model} (its tokenizer)" if args.model else f"tokenizer {args.tokenizer}"
+    step1 = f", pages BM25-pruned to {args.prune_to} tokens first" if args.prune_to else ""
     print(f"\nGenerative pruner token tree — {t.pages} pages, {t.blocks} blocks, blocks of <= {args.max_words} "
-          f"words, tokenizer {args.tokenizer}, batch_size {args.batch_size}")
+          f"words, {who}, batch_size {args.batch_size}{step1}")
     print(f"nodes skipped (dynamic skipping): {t.skipped}/{t.nodes} = {t.skipped / max(t.nodes, 1):.1%}")
     print("\n| strategy | model tokens | forward calls | tokens vs ours |")
     print("|---|---:|---:|---:|")
@@ -223,14 +277,17 @@ def _report(args: argparse.Namespace, t: Totals, timed: list[dict]) -> None:
         print("\n(no page qualified for timing; raise --time-max-prompt)")
         return
     secs = {k: sum(r[k] for r in timed) for k in ("ours", "released", "naive")}
-    print(f"\nCPU wall time, tiny random Llama, {len(timed)} pages (prompts of "
+    print(f"\nCPU wall time, {args.model or 'tiny random Llama'}, {len(timed)} pages (prompts of "
           f"{', '.join(str(r['prompt']) for r in timed)} tokens):")
     print("| strategy | seconds | time vs ours |")
     print("|---|---:|---:|")
     for k in ("ours", "released", "naive"):
         print(f"| {k} | {secs[k]:.3f} | {secs[k] / secs['ours']:.1f}x |")
     print(f"max |ours - released| = {max(r['diff_released'] for r in timed):.2e}, "
-          f"max |ours - naive| = {max(r['diff_naive'] for r in timed):.2e}")
+          f"max |ours - naive| = {max(r['diff_naive'] for r in timed):.2e} (packed), "
+          f"{max(r['diff_depth_first_naive'] for r in timed):.2e} (depth-first); "
+          f"score spread across blocks (naive) {min(r['spread'] for r in timed):.2f}-{max(r['spread'] for r in timed):.2f}; "
+          f"same top block as naive on {int(sum(r['same_top1'] for r in timed))}/{len(timed)} pages")
 
 
 if __name__ == "__main__":

@@ -41,8 +41,8 @@ import logging
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -91,7 +91,11 @@ def bench_docling() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- (b)
+COMPANIES = {"AAPL": "Apple Inc.", "MSFT": "Microsoft Corporation"}
+
+
 def flat_chunks(pdf: Path, words: int = 150) -> list[str]:
+    """The issue's flat baseline: the whole document's PyMuPDF plain text cut into ``words``-word chunks."""
     from htmlrag.superrag.pdfio import open_pdf
 
     doc, _ = open_pdf(pdf)
@@ -100,73 +104,115 @@ def flat_chunks(pdf: Path, words: int = 150) -> list[str]:
     return [" ".join(toks[i : i + words]) for i in range(0, len(toks), words)]
 
 
-def bench_sec(db: Path | None, retrievers: list[str]) -> None:
-    from htmlrag.superrag.corpus import build_corpus, open_corpus
-    from htmlrag.superrag.embed import SentenceTransformerEmbedder
+def company_of(name: str) -> str:
+    return next((c for c in COMPANIES if c in name), "?")
 
-    folder = DATA / "sec-10-q"
-    pdfs = sorted((folder / "docs").glob("*.pdf"))
-    emb = SentenceTransformerEmbedder()
-    tmp = None
-    if db is None:
-        tmp = tempfile.TemporaryDirectory()
-        db = Path(tmp.name)
-    print("\n(b) sec-10-q: build time per document (parse + graph + MiniLM embeddings + Kuzu/Milvus Lite/BM25)")
-    built = {}
-    if not (db / "manifest.json").exists():
-        for r in build_corpus(pdfs, db, embedder=emb):
-            built[Path(r.path).name] = r
-            status = "ok" if r.ok else r.error
-            print(f"  {Path(r.path).name:18s} {r.pages:3d} pages {r.nodes:6d} nodes {r.edges:6d} edges "
-                  f"{r.seconds:6.1f} s  {status}")
-    name_to_id = {}
-    manifest = json.loads((db / "manifest.json").read_text(encoding="utf-8"))
-    for did, d in manifest["documents"].items():
-        name_to_id[Path(d["path"]).name] = did
 
-    # flat baseline
-    t0 = time.perf_counter()
-    flat: dict[str, tuple[list[str], np.ndarray]] = {}
+def build(pdfs: list[Path], root: Path, config: Any, emb: Any, cache: Path) -> Path:
+    """The corpus of ``config`` (built once per config and code version; parses cached under ``cache``)."""
+    from dataclasses import asdict
+
+    from htmlrag.cache import content_key
+    from htmlrag.superrag.corpus import open_writable
+    from htmlrag.superrag.to_html import CORPUS_MODULES, parse_cached, superrag_fingerprint
+
+    folder = root / content_key("bench", asdict(config), superrag_fingerprint(CORPUS_MODULES))[:16]
+    with open_writable(folder, config=config, embedder=emb) as corpus:
+        for pdf in pdfs:
+            t0 = time.perf_counter()
+            doc = parse_cached(pdf, cache_dir=cache)
+            if corpus.has_document(doc.doc_id):
+                continue
+            r = corpus.add_document(pdf, parsed=doc)
+            print(f"  built {pdf.name:18s} {r.pages:3d} pages {r.nodes:6d} nodes {time.perf_counter() - t0:6.1f} s "
+                  f"{'ok' if r.ok else r.error}", flush=True)
+    return folder
+
+
+def evaluate(folder: Path, pdfs: list[Path], retrievers: list[str], emb: Any, k: int = 10) -> list[dict[str, Any]]:
+    """Per question: company, type, and the recall of every retriever's top-k evidence (and of flat chunks)."""
+    from htmlrag.superrag.corpus import open_corpus
+
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    name_to_id = {Path(d["path"]).name: did for did, d in manifest["documents"].items()}
+    flat = {}
     for pdf in pdfs:
         ch = flat_chunks(pdf)
         flat[pdf.name] = (ch, emb.encode(ch))
-    print(f"  flat baseline: {sum(len(c) for c, _ in flat.values())} chunks embedded in "
-          f"{time.perf_counter() - t0:.1f} s")
-
-    with (folder / "qna_data.csv").open(encoding="utf-8-sig") as f:
+    with (DATA / "sec-10-q" / "qna_data.csv").open(encoding="utf-8-sig") as f:
         rows = list(csv.DictReader(f))
-    scores: dict[str, list[tuple[str, float]]] = defaultdict(list)
-    with open_corpus(db, embedder=emb) as corpus:
-        for row in rows:
-            q, kind_type = row["Question"], row["Source Chunk Type"].strip() or "?"
-            kind, items = gold_items(q, row["Answer"])
-            names = [p.name for p in pdfs if fnmatch.fnmatch(p.name, row["Source Docs"].strip())] or [p.name for p in pdfs]
+    out: list[dict[str, Any]] = []
+    with open_corpus(folder, embedder=emb) as corpus:
+        for qi, row in enumerate(rows):
+            q, pattern = row["Question"], row["Source Docs"].strip()
+            _, items = gold_items(q, row["Answer"])
+            names = [p.name for p in pdfs if fnmatch.fnmatch(p.name, pattern)] or [p.name for p in pdfs]
             ids = [name_to_id[n] for n in names if n in name_to_id]
             qv = emb.encode([q])[0]
             cands = [(float(v @ qv), c) for n in names for c, v in zip(*flat[n], strict=True)]
-            top = " \n ".join(c for _, c in sorted(cands, key=lambda x: -x[0])[:10])
-            scores["flat"].append((kind_type, recall(kind, items, top)))
+            rec = {"i": qi, "company": company_of(pattern), "type": row["Source Chunk Type"].strip() or "?",
+                   "qtype": row["Question Type"].strip(), "recall": {}}
+            rec["recall"]["flat"] = recall("", items, " \n ".join(c for _, c in sorted(cands, key=lambda x: -x[0])[:k]))
             for name in retrievers:
-                ev = corpus.retrieve(q, retriever=name, k=10, doc_ids=ids)
-                scores[name].append((kind_type, recall(kind, items, " \n ".join(f"{e.title}\n{e.text}" for e in ev))))
-    print(f"\n  evidence hit rate @10 (recall >= 0.5) / mean item recall, {len(rows)} questions")
-    print(f"  {'retriever':10s} {'all':>14s} {'Table':>14s} {'Text':>14s}")
+                base, _, option = name.partition(":")  # "full:fuse": rerank fusing first-stage and cosine orders
+                ev = corpus.retrieve(q, retriever=base, k=k, doc_ids=ids, rerank_fuse=option == "fuse")
+                rec["recall"][name] = recall("", items, " \n ".join(f"{e.title}\n{e.text}" for e in ev))
+            out.append(rec)
+    return out
+
+
+def report(recs: list[dict[str, Any]], retrievers: list[str], title: str) -> None:
+    """Hit rate (recall >= 0.5) per retriever, all / Table / Text, with the exact McNemar test vs flat."""
+    from htmlrag.stats import mcnemar_exact
+
+    print(f"\n  {title}: evidence hit rate @10 (recall >= 0.5); vs flat: +wins/-losses, McNemar exact p")
+    print(f"  {'retriever':10s} " + " ".join(f"{s:>30s}" for s in ("all", "Table", "Text")))
     for name in ["flat", *retrievers]:
         cells = []
         for split in (None, "Table", "Text"):
-            vals = [r for t, r in scores[name] if (split is None or t == split) and not np.isnan(r)]
-            hit = np.mean([v >= 0.5 for v in vals]) if vals else float("nan")
-            cells.append(f"{hit:.2f}/{np.mean(vals) if vals else float('nan'):.2f} n={len(vals)}")
-        print(f"  {name:10s} " + " ".join(f"{c:>14s}" for c in cells))
-    if tmp is not None:
-        tmp.cleanup()
+            sub = [r for r in recs if (split is None or r["type"] == split) and not np.isnan(r["recall"]["flat"])]
+            hit = [r["recall"][name] >= 0.5 for r in sub]
+            base = [r["recall"]["flat"] >= 0.5 for r in sub]
+            rate = float(np.mean(hit)) if hit else float("nan")
+            if name == "flat":
+                cells.append(f"{rate:.2f} (n={len(sub)})")
+                continue
+            m = mcnemar_exact(hit, base)
+            cells.append(f"{rate:.2f} {rate - float(np.mean(base)):+.2f} +{m.a_only}/-{m.b_only} p={m.p:.3f}")
+        print(f"  {name:10s} " + " ".join(f"{c:>30s}" for c in cells))
+
+
+def bench_sec(args: argparse.Namespace) -> None:
+    from htmlrag.superrag.corpus import CorpusConfig
+    from htmlrag.superrag.embed import CachedEmbedder, SentenceTransformerEmbedder
+
+    retrievers = args.retrievers.split(",")
+    pdfs = sorted((DATA / "sec-10-q" / "docs").glob("*.pdf"))
+    root = Path(args.db)
+    emb = CachedEmbedder(SentenceTransformerEmbedder(), root / "embeddings.sqlite")
+    config = CorpusConfig(vector_backend=args.vector_backend, chunk_words=args.chunk_words,
+                          min_chunk_words=args.min_chunk_words, flat_words=150,
+                          companies={f"*{k}*": v for k, v in COMPANIES.items()})
+    t0 = time.perf_counter()
+    folder = build(pdfs, root, config, emb, root / "parsed")
+    print(f"\n(b) sec-10-q: corpus {folder} ready in {time.perf_counter() - t0:.1f} s")
+    recs = evaluate(folder, pdfs, retrievers, emb)
+    (args.out or root / "last_run.json").write_text(json.dumps(recs), encoding="utf-8")
+    report(recs, retrievers, f"all {len(recs)} questions")
+    for company in COMPANIES:
+        report([r for r in recs if r["company"] == company], retrievers, f"{company} questions ({company} filings)")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--part", choices=["all", "docling", "sec"], default="all")
-    ap.add_argument("--db", type=Path, help="reuse/keep the sec-10-q corpus here (default: a temp folder)")
-    ap.add_argument("--retrievers", default="vector,bm25,hybrid,toc,tables,merge,rerank,full")
+    ap.add_argument("--db", type=Path, default=Path(tempfile.gettempdir()) / "superrag-bench",
+                    help="corpora (one per setting and code version), parse and embedding caches")
+    ap.add_argument("--retrievers", default="vector,bm25,hybrid,toc,tables,merge,rerank,full,nonlayout")
+    ap.add_argument("--vector-backend", default="numpy", help="numpy (exact, fast to open) or milvus-lite")
+    ap.add_argument("--out", type=Path, help="per-question recalls as JSON (default: <db>/last_run.json)")
+    ap.add_argument("--chunk-words", type=int, default=150)
+    ap.add_argument("--min-chunk-words", type=int, default=75)
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR, format="%(message)s")
     if not DATA.exists():
@@ -175,7 +221,7 @@ def main() -> int:
     if args.part in ("all", "docling"):
         bench_docling()
     if args.part in ("all", "sec"):
-        bench_sec(args.db, args.retrievers.split(","))
+        bench_sec(args)
     return 0
 
 

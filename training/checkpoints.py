@@ -80,3 +80,38 @@ def export_model(trainer: Any, tokenizer: Any, export_dir: Path, *, lora: bool, 
                    trust_remote_code=trust_remote_code)
     trainer.accelerator.wait_for_everyone()
     return export_dir
+
+
+#: Config keys that do not change what a run trains (left out of :func:`run_key`).
+NOT_RUN_KEYS = ("resume", "dry_run", "progress", "report_to")
+
+
+def run_key(cfg: Any) -> str | None:
+    """A hash of the settings that define a training run (the config without :data:`NOT_RUN_KEYS`); ``None``
+    for a config that is not an OmegaConf node (no finished-run check then)."""
+    from omegaconf import OmegaConf
+
+    from htmlrag.cache import content_key
+
+    if not OmegaConf.is_config(cfg):
+        return None
+    data = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+    return content_key({k: v for k, v in data.items() if k not in NOT_RUN_KEYS})
+
+
+def finished_run(output_dir: str | Path, key: str | None, export_dir: str | Path | None = None) -> dict | None:
+    """The recorded result of a finished run with settings ``key`` in ``output_dir``, or None.
+
+    Finished means: ``train_result.json`` parses, names the same ``run_key``, and its export folder holds a
+    model (``config.json``).
+    """
+    if key is None:
+        return None
+    try:
+        done = json.loads((Path(output_dir) / "train_result.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    export = Path(export_dir or done.get("export_dir") or Path(output_dir) / "final")
+    if done.get("run_key") != key or not (export / "config.json").is_file():
+        return None
+    return done

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from htmlrag.data.schema import read_records
+from htmlrag.data.schema import open_text, read_records
 from htmlrag.errors import HtmlRagError, InputError
 
 log = logging.getLogger(__name__)
@@ -73,8 +73,29 @@ def write_buckets(samples: Sequence[dict[str, Any]], out_dir: str | Path, name: 
     return files
 
 
+def is_sample_file(path: Path) -> bool:
+    """Whether a file found in a data folder holds samples: ``.jsonl`` files (optionally ``.gz``/``.bz2``)
+    do; a ``.json`` file does only when it holds a JSON list (so the builder's ``stats.json``, a dict, and
+    other reports next to the samples are not read as samples)."""
+    name = path.name
+    if not name.endswith(_SUFFIXES):
+        return False
+    if ".jsonl" in name:
+        return True
+    try:
+        for chunk in open_text(path):
+            head = chunk.lstrip()
+            if head:
+                return head.startswith("[")
+    except InputError:
+        return False
+    return False
+
+
 def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
-    """Files named by ``paths``: files as they are, folders' ``*.jsonl``/``*.json`` files, globs expanded.
+    """Files named by ``paths``: files as they are, globs expanded, and a folder's sample files
+    (:func:`is_sample_file`: ``*.jsonl`` files and ``*.json`` files holding a list; others are skipped and
+    logged).
 
     Raises:
         TrainDataError: a path matches nothing.
@@ -85,13 +106,18 @@ def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
     for raw in paths:
         p = Path(raw).expanduser()
         if p.is_dir():
-            found = sorted(f for f in p.iterdir() if f.is_file() and f.name.endswith(_SUFFIXES))
+            files = sorted(f for f in p.iterdir() if f.is_file())
+            found = [f for f in files if is_sample_file(f)]
+            skipped = [f.name for f in files if f not in found]
+            if skipped:
+                log.info("training data %s: not sample files, skipped: %s", p, ", ".join(skipped))
         elif any(c in str(raw) for c in "*?["):
             found = sorted(Path(f) for f in glob.glob(str(p)) if Path(f).is_file())
         else:
             found = [p] if p.is_file() else []
         if not found:
-            raise TrainDataError(f"training data: {raw!s} matches no file (expected .jsonl/.json files or a folder)")
+            raise TrainDataError(f"training data: {raw!s} matches no file of samples (expected .jsonl files, .json "
+                                 "files holding a list, or a folder of them)")
         out.extend(found)
     return out
 

@@ -185,3 +185,14 @@ def single_rank_env() -> bool:
                        "MASTER_PORT": os.environ.get("MASTER_PORT", "29500")})
     log.info("DeepSpeed without a launcher: running as the single rank of a one-process job")
     return True
+
+
+def bf16_support() -> bool:
+    """Whether bf16 training runs natively here: a CUDA GPU with bf16, or a CPU with AVX512-BF16 or AMX
+    (torch's CPU capability report). Elsewhere bf16 would be emulated (slower than float32) or fail."""
+    import torch
+
+    if torch.cuda.is_available():
+        return bool(torch.cuda.is_bf16_supported())
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in checks)

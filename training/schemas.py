@@ -40,6 +40,10 @@ class TrainRecipe:
     dropped, or raise with ``data.overlength=error``). ``warmup_ratio`` is a fraction of the optimizer steps.
     ``sequence_parallel_size`` > 1 splits each sequence over that many GPUs with DeepSpeed Ulysses (ALST);
     it needs a DeepSpeed config and ``deepspeed>=0.18.2`` (see README, "Training a pruner").
+    ``max_minutes``: stop (saving a checkpoint) after this much training wall time, whatever ``max_steps`` says;
+    the run then counts as finished. ``answer_logits_only``: apply the output head on the answer positions only
+    (:mod:`training.loss`; the same loss, far less memory with a large vocabulary).
+    ``model`` may be a hub name, a folder, or a model alias (``gemma3-270m``).
     """
 
     name: str = MISSING
@@ -68,6 +72,8 @@ class TrainRecipe:
     save_total_limit: int | None = 3
     dataloader_num_workers: int = 0
     sequence_parallel_size: int = 1
+    max_minutes: float | None = None
+    answer_logits_only: bool = True
     lora: LoraSettings = field(default_factory=LoraSettings)
 
 

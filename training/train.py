@@ -5,11 +5,21 @@
     accelerate launch --config_file conf/accelerate/zero3.yaml -m training.train train=phi35_pruner data.paths=[...]
     htmlrag-train -m train_launcher=slurm train=phi35_pruner deepspeed=zero3 data.paths=[...]
 
-Steps, top to bottom: resolve the DeepSpeed config -> (dry run: log and stop) -> load the samples (an empty
-set stops here, before any model or GPU work) -> training arguments (this starts torch.distributed when
-launched on several GPUs) -> tokenize (loss on the assistant's tokens only; samples over ``max_length``
-dropped) -> load the model (+ LoRA) -> ``Trainer.train`` (resuming from the latest complete checkpoint) ->
-export (LoRA merged) to ``export_dir`` -> ``train_result.json``.
+Steps, top to bottom: resolve the DeepSpeed config -> (dry run: log and stop) -> a finished run with the same
+settings stops here (see below) -> load the samples (an empty set stops here, before any model or GPU work) ->
+training arguments (this starts torch.distributed when launched on several GPUs) -> tokenize (loss on the
+assistant's tokens only; samples over ``max_length`` dropped) -> load the model (+ LoRA) -> ``Trainer.train``
+(resuming from the latest complete checkpoint; the output head runs on the answer positions only, see
+:mod:`training.loss`) -> export (LoRA merged) to ``export_dir`` -> ``train_result.json``.
+
+A finished run is done: when ``<output_dir>/train_result.json`` records the same settings (the whole config
+except ``resume``, ``dry_run``, ``progress``, ``report_to``) and the exported model is in place, a rerun logs
+that and returns the recorded result without touching checkpoints or the export. Change a setting (e.g. raise
+``train.max_steps`` or ``train.max_minutes``: the run continues from its latest checkpoint) or pass
+``resume=false`` (train again from scratch) to train more.
+
+``train.model`` may be a model alias (``gemma3-270m``, :mod:`htmlrag.model_aliases`): converted once to a
+cached folder, which is then the base model (and the LoRA merge's base).
 """
 
 from __future__ import annotations
@@ -25,7 +35,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from htmlrag.errors import HtmlRagError
-from training.checkpoints import export_model, latest_checkpoint
+from training.checkpoints import export_model, finished_run, latest_checkpoint, run_key
 from training.data import Collator, TokenizeReport, TrainDataError, load_records, tokenize_records
 from training.hardware import (
     MODEL_FILLED,
@@ -64,6 +74,7 @@ class TrainResult:
     dropped_over_length: int = 0
     train_tokens: int = 0
     seconds: float = 0.0
+    already_finished: bool = False
 
 
 def training_arguments(cfg: Any) -> dict[str, Any]:
@@ -155,6 +166,14 @@ def train(cfg: Any, callbacks: list[Any] | None = None) -> TrainResult | dict[st
         report = dry_run_report(cfg, ds_path, ds)
         log.info("dry run of recipe %s (nothing loaded):\n%s", recipe.name, json.dumps(report, indent=2, default=str))
         return report
+    key = run_key(cfg)
+    if cfg.resume and (done := finished_run(cfg.output_dir, key, cfg.export_dir)) is not None:
+        log.info("this run is already finished: %d steps, model in %s (%s/train_result.json); nothing to do. "
+                 "To train more, raise train.max_steps or train.max_minutes (continues from the last checkpoint) "
+                 "or pass resume=false (from scratch)", done["global_step"], done["export_dir"], cfg.output_dir)
+        fields = {k: done[k] for k in TrainResult.__dataclass_fields__ if k in done}
+        return TrainResult(**{**fields, "losses": [tuple(x) for x in done.get("losses", [])],
+                              "already_finished": True})
 
     # 1. The samples, before any model or GPU work.
     data = cfg.data
@@ -172,8 +191,13 @@ def train(cfg: Any, callbacks: list[Any] | None = None) -> TrainResult | dict[st
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments, set_seed
 
-    if recipe.bf16 and not (torch.cuda.is_available() and torch.cuda.is_bf16_supported()):
-        raise HtmlRagError("train.bf16=true needs a GPU with bf16 support; on CPU set train.bf16=false (train=tiny)")
+    from htmlrag.model_aliases import resolve_model
+    from training.hardware import bf16_support
+    from training.loss import answer_loss_trainer, time_limit_callback
+
+    if recipe.bf16 and not bf16_support():
+        raise HtmlRagError("train.bf16=true needs a GPU with bf16 support or a CPU with native bf16 (AVX512-BF16 or "
+                           "AMX); set train.bf16=false here")
     if not export_slurm_env() and ds is not None:
         single_rank_env()
     args = TrainingArguments(**training_arguments(cfg), deepspeed=str(ds_path) if ds_path else None,
@@ -184,7 +208,8 @@ def train(cfg: Any, callbacks: list[Any] | None = None) -> TrainResult | dict[st
         log.info("DeepSpeed %s (ZeRO stage %d)", ds_path, zero_stage(ds))
 
     # 3. Tokenizer and samples (prompt tokens masked; over-length samples dropped).
-    tokenizer = AutoTokenizer.from_pretrained(recipe.model, revision=recipe.revision,
+    model_path = resolve_model(recipe.model)  # an alias -> its converted folder
+    tokenizer = AutoTokenizer.from_pretrained(model_path, revision=recipe.revision,
                                               trust_remote_code=recipe.trust_remote_code)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -205,7 +230,7 @@ def train(cfg: Any, callbacks: list[Any] | None = None) -> TrainResult | dict[st
                                     "trust_remote_code": recipe.trust_remote_code}
     if recipe.attn_implementation:
         model_kwargs["attn_implementation"] = recipe.attn_implementation
-    model = AutoModelForCausalLM.from_pretrained(recipe.model, **model_kwargs)
+    model = AutoModelForCausalLM.from_pretrained(model_path, **model_kwargs)
     if recipe.gradient_checkpointing:
         model.config.use_cache = False
     if recipe.lora.enabled:
@@ -219,8 +244,16 @@ def train(cfg: Any, callbacks: list[Any] | None = None) -> TrainResult | dict[st
         log.info("LoRA r=%d: %d of %d parameters trainable", recipe.lora.r, trainable, total)
 
     # 5. Train, resuming from the latest complete checkpoint.
-    trainer = Trainer(model=model, args=args, train_dataset=encoded, data_collator=Collator(tokenizer.pad_token_id),
-                      processing_class=tokenizer, callbacks=callbacks)
+    # The output head on the answer positions only (training/loss.py); DeepSpeed's sequence parallelism keeps the
+    # Trainer's own loss (it splits sequences across GPUs).
+    trainer_cls = Trainer if recipe.sequence_parallel_size > 1 or not recipe.answer_logits_only else (
+        answer_loss_trainer())
+    callbacks = list(callbacks or [])
+    if recipe.max_minutes:
+        callbacks.append(time_limit_callback(recipe.max_minutes))
+    trainer = trainer_cls(model=model, args=args, train_dataset=encoded,
+                          data_collator=Collator(tokenizer.pad_token_id), processing_class=tokenizer,
+                          callbacks=callbacks)
     resume = latest_checkpoint(args.output_dir) if cfg.resume else None
     if resume is not None:
         log.info("resuming from %s", resume)
@@ -230,21 +263,22 @@ def train(cfg: Any, callbacks: list[Any] | None = None) -> TrainResult | dict[st
 
     # 6. Export (LoRA merged) and report.
     export_dir = Path(cfg.export_dir or Path(args.output_dir) / "final")
-    export_model(trainer, tokenizer, export_dir, lora=recipe.lora.enabled, base_model=recipe.model, dtype=dtype,
+    export_model(trainer, tokenizer, export_dir, lora=recipe.lora.enabled, base_model=model_path, dtype=dtype,
                  adapter_dir=Path(args.output_dir) / "adapter", revision=recipe.revision,
                  trust_remote_code=recipe.trust_remote_code)
-    return _report(trainer, cfg, export_dir, resume, rep, seconds)
+    return _report(trainer, cfg, export_dir, resume, rep, seconds, key)
 
 
 def _report(trainer: Any, cfg: Any, export_dir: Path, resume: Path | None, rep: TokenizeReport,
-            seconds: float) -> TrainResult:
+            seconds: float, key: str) -> TrainResult:
     losses = [(int(e["step"]), float(e["loss"])) for e in trainer.state.log_history if "loss" in e]
     result = TrainResult(str(export_dir), int(trainer.state.global_step), str(resume) if resume else None, losses,
                          rep.kept, rep.over_length, rep.tokens, round(seconds, 3))
     if trainer.is_world_process_zero():
         config = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else None
         (Path(cfg.output_dir) / "train_result.json").write_text(
-            json.dumps({**asdict(result), "config": config}, indent=2, default=str) + "\n", encoding="utf-8")
+            json.dumps({**asdict(result), "run_key": key, "config": config}, indent=2, default=str) + "\n",
+            encoding="utf-8")
         log.info("trained %d steps (%s) in %.1fs; first/last loss %s / %s; model -> %s", result.global_step,
                  f"resumed from {resume.name}" if resume else "from scratch", seconds,
                  losses[0][1] if losses else None, losses[-1][1] if losses else None, export_dir)

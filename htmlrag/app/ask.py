@@ -104,7 +104,13 @@ class Asker:
         if reader is not None:
             from htmlrag.readers.base import ReadRequest
 
-            (res,) = reader.read([ReadRequest(req.question.strip(), context, fmt="html", short_answer=False)])
+            from htmlrag.errors import ServiceError
+
+            try:
+                (res,) = reader.read([ReadRequest(req.question.strip(), context, fmt="html", short_answer=False)])
+            except ServiceError:  # the reader stays "down" once failed: forget it, so a fixed endpoint works
+                self.readers.forget(req.reader)
+                raise
             out["answer"] = res.text
         t2 = time.perf_counter()
         out["seconds"] = {"retrieve": round(t1 - t0, 3), "read": round(t2 - t1, 3), "total": round(t2 - t0, 3)}

@@ -71,6 +71,11 @@ class Readers:
 
         return HFReader(str(s.hf_model), generation=gen)
 
+    def forget(self, name: str) -> None:
+        """Drop a built reader (after its endpoint failed for good: the next question builds it afresh)."""
+        with self._lock:
+            self._made.pop(name, None)
+
     def chat(self, name: str) -> Callable[[str], str] | None:
         """``prompt -> reply`` with the reader (for self-reflection and Cypher writing), or None for ``none``."""
         reader = self.get(name)

@@ -1,8 +1,8 @@
 """The results browser's reading of ``results/`` (layout: :mod:`htmlrag.results`); it never writes there.
 
 A run is a folder ``results/<experiment>/<run-id>/`` holding ``config.yaml`` or ``metrics.json`` (a run without
-``metrics.json`` is shown as incomplete). Rows are read with :meth:`htmlrag.results.RunStore.all_rows` without
-repairing anything (``repair=False``). Experiment-level artefacts (``figure5.png``, ``tables/``) are listed with
+``metrics.json`` is shown as incomplete). Rows are read with :meth:`htmlrag.results.RunStore.all_rows`, which
+only reads (a torn last line is skipped, never cut). Experiment-level artefacts (``figure5.png``, ``tables/``) are listed with
 their experiment. A run's fidelity is read from ``metrics.json["fidelity"]`` (``{"name", "deviations"}``), else
 from ``config.yaml``'s ``fidelity`` group; runs from before fidelity existed show ``unrecorded``.
 """
@@ -152,11 +152,11 @@ class Results:
         return out
 
     def rows(self, rel: str) -> list[dict[str, Any]]:
-        """The run's rows (merged file and shards, one per id), read without repairing anything."""
+        """The run's rows (merged file and shards, one per id); reading never repairs (only a run's writer does)."""
         from htmlrag.results import RunStore
 
         d = self.run_dir(rel)
-        return RunStore(self.root, d.parent.name, d.name).all_rows(repair=False)
+        return RunStore(self.root, d.parent.name, d.name).all_rows()  # reads only: a torn tail is skipped, not cut
 
     def questions(self, rel: str, offset: int = 0, limit: int = 100) -> dict[str, Any]:
         """One page of questions with each system's scores (no contexts)."""

@@ -1,53 +1,33 @@
 """Keep secrets out of everything the app sends: error messages, answers, pages and JSON.
 
-Secrets are the values of the environment variables the app reads keys from (the configured API-key variable)
-and of every variable whose name says it holds one (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``,
-``*PASSWD*``, ``*CREDENTIAL*``), at least 6 characters long; plus anything shaped like one: ``Bearer <value>``
-and ``sk-...`` keys. :func:`redact` replaces them by ``[redacted]``; the app applies it to every text and JSON
-response body (:class:`RedactBodies`), so a secret echoed by a model endpoint in an error never reaches the page.
+What a secret is, and how it is replaced, is :mod:`htmlrag.redact`'s business (environment values of credential
+variables, the reader's key variable registered with :func:`htmlrag.redact.register_env`, and credential-shaped
+strings). :class:`RedactBodies` applies :func:`htmlrag.redact.redact` to every text and JSON response body, so a
+secret echoed by a model endpoint into an error or an answer never reaches the page.
 """
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Iterable
+from typing import Any
 
-_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
-_SHAPES = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{6,}|\bsk-[A-Za-z0-9_-]{8,}")
-MARK = "[redacted]"
-
-
-def secret_values(extra_env: Iterable[str] = ()) -> list[str]:
-    """The secret values in the environment now (longest first, so a value containing another goes first)."""
-    names = {n for n in os.environ if _NAME.search(n) and "TOKENIZER" not in n.upper()} | set(extra_env)
-    vals = {os.environ[n] for n in names if len(os.environ.get(n, "")) >= 6}
-    return sorted(vals, key=len, reverse=True)
-
-
-def redact(text: str, extra_env: Iterable[str] = ()) -> str:
-    """``text`` with every secret value and secret-shaped string replaced by ``[redacted]``."""
-    for v in secret_values(extra_env):
-        if v in text:
-            text = text.replace(v, MARK)
-    return _SHAPES.sub(MARK, text)
+from htmlrag.redact import redact
 
 
 class RedactBodies:
-    """ASGI middleware: text and JSON response bodies pass through :func:`redact` (images pass untouched)."""
+    """ASGI middleware: text and JSON response bodies pass through :func:`htmlrag.redact.redact` (images pass
+    untouched)."""
 
-    def __init__(self, app, extra_env: Iterable[str] = ()) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, app: Any) -> None:
         self.app = app
-        self.extra_env = tuple(extra_env)
 
-    async def __call__(self, scope, receive, send) -> None:  # type: ignore[no-untyped-def]
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         start: dict | None = None
         chunks: list[bytes] = []
 
-        async def wrapped(message) -> None:  # type: ignore[no-untyped-def]
+        async def wrapped(message: Any) -> None:
             nonlocal start
             if message["type"] == "http.response.start":
                 headers = dict(message.get("headers") or [])
@@ -63,7 +43,7 @@ class RedactBodies:
                     return
                 body = b"".join(chunks)
                 text = body.decode("utf-8", "replace")
-                clean = redact(text, self.extra_env)
+                clean = redact(text)
                 if clean != text:
                     body = clean.encode("utf-8")
                 headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]

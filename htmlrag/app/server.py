@@ -3,7 +3,8 @@ safety layers around them.
 
 Safety layers, outermost first:
 
-* :class:`~htmlrag.app.secrets.RedactBodies`: secrets never leave in a text or JSON body.
+* :class:`~htmlrag.app.secrets.RedactBodies`: secrets (:mod:`htmlrag.redact`) never leave in a text or JSON
+  body; log lines are redacted too (:func:`htmlrag.redact.install`).
 * Trusted hosts: only ``127.0.0.1``/``localhost``/``::1`` (and the served host) in the ``Host`` header, which
   defeats DNS rebinding; ``*`` only when the user chose to serve a non-loopback address.
 * :class:`BodyLimit`: a request body over the limit is refused with 413 before it is parsed.
@@ -30,7 +31,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from htmlrag.app.files import PathRefused
 from htmlrag.app.library import Busy, NoCorpus
-from htmlrag.app.secrets import RedactBodies, redact
+from htmlrag.app.secrets import RedactBodies
 from htmlrag.app.settings import AppSettings, is_loopback
 from htmlrag.app.state import AppState
 from htmlrag.app.uploads import UploadError
@@ -121,8 +122,8 @@ def status_of(exc: Exception) -> int:
     if isinstance(exc, PermissionError):  # the Cypher guard's refusal (WriteQueryError)
         return 400
     name = type(exc).__name__
-    if name in ("ReaderHTTPError", "GraphQueryError"):
-        return 502 if name == "ReaderHTTPError" else 400
+    if name in ("ReaderHTTPError", "ServiceError"):  # the model endpoint failed or refused the key
+        return 502
     return 400 if isinstance(exc, HtmlRagError) else 500
 
 
@@ -132,15 +133,20 @@ def message_of(exc: Exception, settings: AppSettings) -> str:
     text = str(exc) if isinstance(exc, HtmlRagError | PermissionError) else f"internal error ({type(exc).__name__})"
     for p in (str(settings.db.resolve()), str(settings.results.resolve())):
         text = text.replace(p, "…")
-    return redact(text, (settings.api_key_env,))
+    from htmlrag.redact import redact
+
+    return redact(text)
 
 
 def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, ...] = ("testserver",)) -> Any:
     """The ASGI application for ``settings`` (``extra_hosts``: more accepted Host values; tests use
     ``testserver``)."""
+    from htmlrag import redact
     from htmlrag.app import api, views
 
     settings = settings or AppSettings()
+    redact.register_env(settings.api_key_env)  # the reader's key is a secret whatever its variable is called
+    redact.install()  # and never appears in a log line either
     state = AppState(settings)
 
     @contextlib.asynccontextmanager
@@ -190,7 +196,7 @@ def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, .
     app.add_middleware(SameOrigin)
     app.add_middleware(BodyLimit, limit=settings.max_request_bytes)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(settings, extra_hosts))
-    app.add_middleware(RedactBodies, extra_env=(settings.api_key_env,))
+    app.add_middleware(RedactBodies)
     return app
 
 

@@ -19,7 +19,9 @@ A judged answer has a ``status``: ``ok`` (a verdict), ``unparsable`` (the reply 
 verdicts is a metric of its own, and the counts per status are reported.
 
 Replies are cached (SQLite) by model, endpoint identity, messages and generation settings; failed requests
-are not cached, sampled judges (temperature > 0) are never cached.
+are not cached, sampled judges (temperature > 0) are never cached. Error texts and log lines go through
+:mod:`htmlrag.redact` (no key in ``judgments.jsonl`` or the log); a :class:`~htmlrag.errors.ServiceError`
+(endpoint down, key refused) is not recorded per answer: it stops the judging at once.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from htmlrag import redact
 from htmlrag.cache import SqliteCache, content_key
+from htmlrag.errors import ServiceError
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +149,7 @@ class LLMJudge:
                  cache: SqliteCache | None = None, concurrency: int = 4, max_reference_chars: int = 4000) -> None:
         self.chat, self.prompt, self.system, self.cache = chat, prompt, system, cache
         self.concurrency, self.max_reference_chars = concurrency, max_reference_chars
+        redact.install()
 
     def messages(self, item: JudgeItem) -> list[dict[str, str]]:
         item = JudgeItem(item.question, item.answer, item.gold, item.reference[: self.max_reference_chars])
@@ -163,10 +168,12 @@ class LLMJudge:
             raw, cached = hit["reply"], True
         else:
             try:
-                raw, cached = self.chat.chat(msgs), False
+                raw, cached = redact.redact(self.chat.chat(msgs), shapes=False), False
+            except ServiceError:
+                raise  # the judge's endpoint is down or refuses the key: stop, do not record N failures
             except Exception as exc:  # the reader already retried; record the failure, never drop the answer
-                log.warning("judge %s: request failed: %s", self.chat.name, exc)
-                return Verdict(None, "failed", f"{type(exc).__name__}: {exc}")
+                log.warning("judge %s: request failed: %s", self.chat.name, redact.error_text(exc))
+                return Verdict(None, "failed", redact.error_text(exc))
             if use_cache:
                 self.cache.put(key, {"reply": raw})  # type: ignore[union-attr]
         score = parse_verdict(raw)

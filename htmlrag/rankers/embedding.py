@@ -42,11 +42,18 @@ QUERY_INSTRUCTIONS: dict[str, str] = {
 }
 
 
+def _emb_schema(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS emb (k TEXT PRIMARY KEY, dim INTEGER, v BLOB)")
+    conn.execute("SELECT k, dim, v FROM emb LIMIT 0")
+    conn.commit()
+
+
 class EmbeddingCache:
     """Content-keyed embedding cache: an in-memory LRU in front of an optional SQLite file.
 
     Keys are ``sha1(model_id + "\\0" + text)``; values float32 vectors. Writes to SQLite are transactions, so
-    a killed process leaves a consistent cache.
+    a killed process leaves a consistent cache. A file that is not a usable SQLite database is set aside and
+    rebuilt (:func:`htmlrag.cache.open_sqlite`); one that breaks later is set aside and the cache goes on in memory.
     """
 
     def __init__(self, path: str | Path | None = None, max_items: int = 200_000):
@@ -54,11 +61,11 @@ class EmbeddingCache:
         self._mem: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self.path = Path(path) if path is not None else None
         if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(path), check_same_thread=False)
-            self._db.execute("CREATE TABLE IF NOT EXISTS emb (k TEXT PRIMARY KEY, dim INTEGER, v BLOB)")
-            self._db.commit()
+            from htmlrag.cache import open_sqlite
+
+            self._db = open_sqlite(path, _emb_schema, autocommit=False)
         self.hits = 0
         self.misses = 0
 
@@ -80,15 +87,10 @@ class EmbeddingCache:
                     missing.append(i)
                 out.append(v)
             if self._db is not None and missing:
-                for chunk in range(0, len(missing), 500):
-                    idx = missing[chunk : chunk + 500]
-                    qs = ",".join("?" * len(idx))
-                    rows = self._db.execute(f"SELECT k, v FROM emb WHERE k IN ({qs})", [keys[i] for i in idx])
-                    found = {k: np.frombuffer(v, dtype=np.float32) for k, v in rows}
-                    for i in idx:
-                        if keys[i] in found:
-                            out[i] = found[keys[i]]
-                            self._remember(keys[i], out[i])
+                try:
+                    self._read_db(keys, missing, out)
+                except sqlite3.DatabaseError as exc:
+                    self._db_broken(exc)
         n_hit = sum(v is not None for v in out)
         self.hits += n_hit
         self.misses += len(out) - n_hit
@@ -100,11 +102,36 @@ class EmbeddingCache:
             for k, v in zip(keys, vectors, strict=True):
                 self._remember(k, np.asarray(v, dtype=np.float32))
             if self._db is not None:
-                with self._db:
-                    self._db.executemany(
-                        "INSERT OR REPLACE INTO emb VALUES (?, ?, ?)",
-                        [(k, int(v.shape[-1]), np.asarray(v, np.float32).tobytes()) for k, v in zip(keys, vectors)],
-                    )
+                try:
+                    with self._db:
+                        self._db.executemany(
+                            "INSERT OR REPLACE INTO emb VALUES (?, ?, ?)",
+                            [(k, int(v.shape[-1]), np.asarray(v, np.float32).tobytes()) for k, v in zip(keys, vectors)],
+                        )
+                except sqlite3.DatabaseError as exc:
+                    self._db_broken(exc)
+
+    def _read_db(self, keys: Sequence[str], missing: list[int], out: list[np.ndarray | None]) -> None:
+        for chunk in range(0, len(missing), 500):
+            idx = missing[chunk : chunk + 500]
+            qs = ",".join("?" * len(idx))
+            rows = self._db.execute(f"SELECT k, v FROM emb WHERE k IN ({qs})", [keys[i] for i in idx])  # type: ignore[union-attr]
+            found = {k: np.frombuffer(v, dtype=np.float32) for k, v in rows}
+            for i in idx:
+                if keys[i] in found:
+                    out[i] = found[keys[i]]
+                    self._remember(keys[i], out[i])
+
+    def _db_broken(self, exc: sqlite3.DatabaseError) -> None:
+        """The SQLite file broke while in use: set it aside and go on in memory (or raise a clear error)."""
+        from htmlrag.cache import set_aside, unusable
+        from htmlrag.errors import HtmlRagError
+
+        if not unusable(exc):
+            raise HtmlRagError(f"embedding cache {self.path}: {exc}") from exc
+        self._db.close()  # type: ignore[union-attr]
+        self._db = None
+        set_aside(self.path, f"{exc} (embeddings are kept in memory for the rest of this run)")  # type: ignore[arg-type]
 
     def _remember(self, k: str, v: np.ndarray) -> None:
         self._mem[k] = v

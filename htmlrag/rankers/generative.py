@@ -189,7 +189,8 @@ class GenerativeRanker:
     pruners load as plain ``LlamaForCausalLM`` / ``Phi3ForCausalLM`` without their remote code.
 
     Args:
-        model_name_or_path: hub name or local folder of the pruner.
+        model_name_or_path: hub name or local folder of the pruner, or an alias of
+            :mod:`htmlrag.model_aliases` (``gemma3-270m``, converted once to a cached folder).
         device: torch device (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
         dtype: ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"auto"``.
         max_prompt_tokens: cap on the prompt length in tokens. The model's window always applies, less the
@@ -261,9 +262,11 @@ class GenerativeRanker:
         if self._tokenizer is None:
             from transformers import AutoTokenizer
 
+            from htmlrag.model_aliases import resolve_model
+
             try:
                 self._tokenizer = AutoTokenizer.from_pretrained(
-                    self.model_name_or_path, trust_remote_code=self.trust_remote_code, revision=self.revision
+                    resolve_model(self.model_name_or_path), trust_remote_code=self.trust_remote_code, revision=self.revision
                 )
             except (OSError, ValueError) as e:
                 raise HtmlRagError(f"cannot load the tokenizer of pruner {self.model_name_or_path!r}: {e}") from e
@@ -276,6 +279,8 @@ class GenerativeRanker:
             import torch
             from transformers import AutoModelForCausalLM
 
+            from htmlrag.model_aliases import resolve_model
+
             kwargs: dict[str, Any] = {
                 "dtype": self.dtype if self.dtype == "auto" else getattr(torch, self.dtype),
                 "trust_remote_code": self.trust_remote_code,
@@ -284,7 +289,7 @@ class GenerativeRanker:
             if self.attn_implementation:
                 kwargs["attn_implementation"] = self.attn_implementation
             try:
-                model = AutoModelForCausalLM.from_pretrained(self.model_name_or_path, **kwargs)
+                model = AutoModelForCausalLM.from_pretrained(resolve_model(self.model_name_or_path), **kwargs)
             except (OSError, ValueError) as e:
                 raise HtmlRagError(f"cannot load pruner model {self.model_name_or_path!r}: {e}") from e
             self._model = model.to(self.device).eval()

@@ -27,6 +27,14 @@ both exact (equal to one full forward pass per path, up to float rounding):
   prompt length + depth - 1. Needs an attention implementation that takes 4D masks (``eager``, ``sdpa``);
   other implementations (flash-attention) fall back to ``batch_size == 1``.
 
+Sliding-window models whose config lists ``layer_types`` (Gemma 2/3, Qwen2, ...): the cache is a plain
+``DynamicCache()`` (full layers: nothing is evicted, so cropping back is safe), the depth-first mode lets the
+model build its own masks (cache index = position there), and the packed mode passes one mask per layer type
+(``{"full_attention": ..., "sliding_attention": ...}``, the models' public mask mapping), the sliding one also
+hiding keys ``window`` or more positions behind the query (the rule of ``transformers.masking_utils``). So a
+prompt longer than the sliding window is scored exactly (Gemma-3-270M: window 512, prompts of thousands of
+tokens). Models with a sliding window but no ``layer_types`` stay limited to the window (:func:`model_window`).
+
 Logits are computed only where needed (``logits_to_keep``, as an index tensor in the packed mode). Only
 public transformers API is used: the forward's cache argument (``cache``, ``past_key_values`` before it was
 renamed), ``DynamicCache``, ``position_ids``, 4D ``attention_mask``. Tested with transformers 5.24.
@@ -227,17 +235,22 @@ class TreeStats:
         return {**asdict(self), "skip_fraction": self.skip_fraction, "released_ratio": self.released_ratio}
 
 
+def sliding_window(config: Any) -> int | None:
+    """The sliding window the walk must apply itself: set when some of the model's ``layer_types`` are
+    ``sliding_attention`` (those models take a mask per layer type); ``None`` otherwise."""
+    layer_types = getattr(config, "layer_types", None)
+    sliding = getattr(config, "sliding_window", None)
+    return int(sliding) if sliding and layer_types is not None and "sliding_attention" in layer_types else None
+
+
 def model_window(config: Any) -> int | None:
-    """The longest sequence (tokens) the model attends over exactly: ``max_position_embeddings``, and the
-    sliding window when the model's layers use one (so cached and full passes see the same tokens)."""
+    """The longest sequence (tokens) the walk scores exactly: ``max_position_embeddings``; for a model with a
+    sliding window and no ``layer_types`` (no mask per layer type, see the module docstring), that window."""
     window = getattr(config, "max_position_embeddings", None)
     sliding = getattr(config, "sliding_window", None)
-    layer_types = getattr(config, "layer_types", None)
-    if layer_types is not None:
-        uses_sliding = "sliding_attention" in layer_types
-    else:
-        uses_sliding = bool(getattr(config, "use_sliding_window", True))
-    if sliding and uses_sliding:
+    if getattr(config, "layer_types", None) is not None:
+        return window  # sliding layers, if any, are masked exactly by the walk
+    if sliding and getattr(config, "use_sliding_window", True):
         window = sliding if window is None else min(window, sliding)
     return window
 
@@ -417,6 +430,16 @@ def _tree_mask(
     return allowed
 
 
+def _additive(allowed: np.ndarray, model: Any) -> torch.Tensor:
+    """A ``(1, 1, q, k)`` additive float mask (0 where allowed, the dtype's minimum elsewhere)."""
+    import torch
+
+    dtype = model.dtype
+    mask = torch.zeros(allowed.shape, dtype=dtype, device=model.device)
+    mask.masked_fill_(~torch.from_numpy(allowed).to(model.device), torch.finfo(dtype).min)
+    return mask[None, None]
+
+
 def _walk_packed(
     model: Any, tree: TokenTree, segments: list[Segment], cache: Any, p: int, scorer: _Scorer, batch_size: int
 ) -> int:
@@ -425,19 +448,23 @@ def _walk_packed(
 
     slot: dict[int, int] = {}
     ancestors: dict[int, np.ndarray] = {}
-    dtype = model.dtype
+    window = sliding_window(model.config)
+    key_pos = np.arange(p, dtype=np.int64)  # the position of every cached token, in cache order
     calls = 0
     for start in range(0, len(segments), batch_size):
         chunk = segments[start : start + batch_size]
         past = cache.get_seq_length()
         allowed = _tree_mask(tree, chunk, slot, ancestors, p, past)
-        mask = torch.zeros(allowed.shape, dtype=dtype, device=model.device)
-        mask.masked_fill_(~torch.from_numpy(allowed).to(model.device), torch.finfo(dtype).min)
         ids = [tree.token[v] for s in chunk for v in s.nodes]
         positions = [p + tree.depth[v] - 1 for s in chunk for v in s.nodes]
+        mask: Any = _additive(allowed, model)
+        if window is not None:  # sliding layers: also hide keys `window` or more positions behind the query
+            key_pos = np.concatenate([key_pos, np.asarray(positions, dtype=np.int64)])
+            near = (np.asarray(positions)[:, None] - key_pos[None, :]) < window
+            mask = {"full_attention": mask, "sliding_attention": _additive(allowed & near, model)}
         ends = np.cumsum([len(s.nodes) for s in chunk]) - 1
         keep = torch.tensor(ends, dtype=torch.long, device=model.device)
-        logits = _forward(model, ids, positions, cache, keep=keep, mask=mask[None, None])
+        logits = _forward(model, ids, positions, cache, keep=keep, mask=mask)
         for j, seg in enumerate(chunk):
             scorer.assign(seg.nodes[-1], logits[j])
         calls += 1

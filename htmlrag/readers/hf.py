@@ -1,5 +1,18 @@
-"""A transformers reader: chat template, greedy decoding by default, the context cut with the model's
-own tokenizer so that prompt + answer fit the window."""
+"""A transformers reader: chat template (or a few-shot completion prompt for base models), greedy decoding by
+default, the context cut with the model's own tokenizer so that prompt + answer fit the window.
+
+Prompt styles (``prompt``):
+
+- ``chat``: the user turn of :func:`htmlrag.readers.prompts.chat_messages` through the tokenizer's chat
+  template (a plain rendering ending in ``"Answer:"`` when the tokenizer has none);
+- ``completion``: :func:`htmlrag.readers.prompts.completion_prompt` (an instruction, two worked examples,
+  then ``Context/Question/Answer:``) after the tokenizer's BOS token, for base models; generation stops at
+  the end of the answer line and the answer is that line;
+- ``auto`` (default): ``completion`` for a registered base-model alias (``gemma3-270m``), else ``chat``.
+
+Model names may be aliases of :mod:`htmlrag.model_aliases` (``gemma3-270m``), converted once to a cached
+folder on first load.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +21,37 @@ from typing import Any
 
 from htmlrag.errors import HtmlRagError
 from htmlrag.readers.base import BaseReader, GenerationConfig, ResponseCache
-from htmlrag.readers.prompts import SYSTEM, render_plain
+from htmlrag.readers.prompts import SYSTEM, completion_prompt, render_plain
 
 log = logging.getLogger(__name__)
+
+PROMPT_STYLES = ("auto", "chat", "completion")
+
+
+class StopAtNewline:
+    """A ``transformers`` stopping criterion: a row is done once its generated text holds a newline.
+
+    Generated text is decoded per row from ``prompt_width`` on (rows are left-padded to the same width), so
+    a newline inside a multi-character token counts too. Returns one flag per row (transformers >= 4.39).
+    """
+
+    def __init__(self, tokenizer: Any, prompt_width: int) -> None:
+        self.tokenizer, self.prompt_width = tokenizer, prompt_width
+
+    def __call__(self, input_ids: Any, scores: Any, **_: Any) -> Any:
+        import torch
+
+        done = [("\n" in self.tokenizer.decode(row[self.prompt_width:], skip_special_tokens=True).lstrip("\n"))
+                for row in input_ids]
+        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
+def first_line(text: str) -> str:
+    """The answer of a completion: the first non-empty line, stripped (``""`` when there is none)."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
 
 
 class HFReader(BaseReader):
@@ -26,13 +67,21 @@ class HFReader(BaseReader):
         batch_size: prompts per ``generate`` call (left padding).
         trust_remote_code: off unless a config asks for it.
         cache: response cache.
-        system: system message (``None`` for models whose template rejects system turns).
+        system: system message (``None`` for models whose template rejects system turns; unused by
+            ``completion``).
+        prompt: ``auto``, ``chat`` or ``completion`` (see the module docstring).
     """
 
     def __init__(self, model: str, revision: str | None = None, window: int | None = None,
                  generation: GenerationConfig | None = None, device: str = "cpu", dtype: str = "auto",
                  batch_size: int = 4, trust_remote_code: bool = False, cache: ResponseCache | None = None,
-                 system: str | None = SYSTEM) -> None:
+                 system: str | None = SYSTEM, prompt: str = "auto") -> None:
+        from htmlrag.errors import InputError
+        from htmlrag.model_aliases import is_base_model
+
+        if prompt not in PROMPT_STYLES:
+            raise InputError(f"hf reader: prompt must be one of {PROMPT_STYLES}, got {prompt!r}")
+        self.prompt_style = ("completion" if is_base_model(model) else "chat") if prompt == "auto" else prompt
         self.model_name, self.revision, self.device, self.dtype = model, revision, device, dtype
         self.batch_size, self.trust_remote_code = batch_size, trust_remote_code
         self._model: Any = None
@@ -50,15 +99,18 @@ class HFReader(BaseReader):
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover
             raise HtmlRagError("the hf reader needs torch and transformers (pip install 'htmlrag-bench[gen]')") from exc
+        from htmlrag.model_aliases import resolve_model
+
+        path = resolve_model(self.model_name)  # an alias -> its converted folder
         try:
-            tok = AutoTokenizer.from_pretrained(self.model_name, revision=self.revision,
+            tok = AutoTokenizer.from_pretrained(path, revision=self.revision,
                                                 trust_remote_code=self.trust_remote_code)
             dtype = self.dtype if self.dtype == "auto" else getattr(torch, self.dtype)
             kwargs: dict[str, Any] = {"revision": self.revision, "trust_remote_code": self.trust_remote_code,
                                       "dtype": dtype}
             if self.device == "auto":
                 kwargs["device_map"] = "auto"
-            model = AutoModelForCausalLM.from_pretrained(self.model_name, **kwargs)
+            model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
         except Exception as exc:
             raise HtmlRagError(f"hf reader: model {self.model_name!r} could not be loaded: {exc}") from exc
         if self.device != "auto":
@@ -75,7 +127,13 @@ class HFReader(BaseReader):
         self._tokenizer = HFCounter(tok, self.model_name)
 
     def cache_identity(self) -> str:
-        return f"hf|dtype={self.dtype}"
+        return f"hf|dtype={self.dtype}" + ("|completion" if self.prompt_style == "completion" else "")
+
+    def messages(self, req: Any) -> list[dict[str, str]]:
+        """Chat messages (``chat``), or one user message holding the whole few-shot prompt (``completion``)."""
+        if self.prompt_style == "completion":
+            return [{"role": "user", "content": completion_prompt(req.question, req.context, req.fmt)}]
+        return super().messages(req)
 
     @property
     def tokenizer(self) -> Any:
@@ -83,8 +141,11 @@ class HFReader(BaseReader):
         return self._tokenizer
 
     def render(self, messages: list[dict[str, str]]) -> str:
-        """The prompt string: the tokenizer's chat template when it has one, else a plain rendering."""
+        """The prompt string: ``completion``: BOS + the prompt; ``chat``: the tokenizer's chat template when it
+        has one, else a plain rendering."""
         self._load()
+        if self.prompt_style == "completion":
+            return (self._tok.bos_token or "") + messages[-1]["content"]
         if getattr(self._tok, "chat_template", None):
             try:
                 return self._tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
@@ -104,6 +165,11 @@ class HFReader(BaseReader):
             enc = self._tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
             enc = {k: v.to(self._model.device) for k, v in enc.items()}
             kwargs: dict[str, Any] = {"max_new_tokens": g.max_new_tokens, "pad_token_id": self._tok.pad_token_id}
+            completion = self.prompt_style == "completion"
+            if completion:
+                from transformers import StoppingCriteriaList
+
+                kwargs["stopping_criteria"] = StoppingCriteriaList([StopAtNewline(self._tok, enc["input_ids"].shape[1])])
             if g.sampled:
                 torch.manual_seed(g.seed)
                 kwargs.update(do_sample=True, temperature=g.temperature, top_p=g.top_p)
@@ -114,5 +180,6 @@ class HFReader(BaseReader):
             width = enc["input_ids"].shape[1]
             lengths = enc["attention_mask"].sum(dim=1).tolist()
             for row, n in zip(gen, lengths, strict=True):
-                out.append((self._tok.decode(row[width:], skip_special_tokens=True).strip(), int(n)))
+                text = self._tok.decode(row[width:], skip_special_tokens=True)
+                out.append((first_line(text) if completion else text.strip(), int(n)))
         return out

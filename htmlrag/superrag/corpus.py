@@ -27,11 +27,21 @@ from htmlrag.errors import HtmlRagError
 from htmlrag.models import MINILM
 from htmlrag.superrag.embed import Embedder, make_embedder
 from htmlrag.superrag.graph import cypher
-from htmlrag.superrag.graph.schema import CONTENT, LABELS, TITLED
+from htmlrag.superrag.graph.schema import CONTENT, FLAT, LABELS, TITLED
 from htmlrag.superrag.retrieve.evidence import Evidence, fetch_nodes
 
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
+#: Version of the graph layout on disk (2: Company nodes, HAS_NEXT between sections, FlatChunks).
+FORMAT = 2
+
+
+def _read_manifest(root: Path) -> dict[str, Any]:
+    manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+    if manifest.get("format") != FORMAT:
+        raise HtmlRagError(f"{root}: corpus format {manifest.get('format')} was built by an older version "
+                           f"(this one reads format {FORMAT}); build it again into a new folder")
+    return manifest
 
 
 @dataclass
@@ -41,7 +51,19 @@ class CorpusConfig:
     Attributes:
         embedding_model: sentence-transformers name/path, or ``hashing-<dim>`` for the deterministic fake.
         chunk_words: largest SectionChunk, in words.
-        table_rows: rows per TableChunk (plus the repeated first row).
+        min_chunk_words: a section boundary closes a chunk only from this many words on (shorter ones run on
+            into the next section; see :mod:`~htmlrag.superrag.graph.build`).
+        table_rows: body rows per TableChunk (plus the repeated heading rows).
+        flat_words: > 0 also builds the non-layout baseline's FlatChunks of this many words of each page's
+            plain text (setting 1 of the paper; retriever ``flat``); 0 leaves them out.
+        company: the owner of every document (a Company node above the Documents); None: no Company node
+            unless ``companies`` or ``company_metadata`` names one.
+        companies: file-name glob -> company (``{"*AAPL*": "Apple Inc."}``); the first match wins.
+        company_metadata: a PDF info field (``author``, ``subject``, ...) holding the company's name, used
+            for documents no glob matched.
+        figure_model: a vision-language model that describes every figure (:mod:`~htmlrag.superrag.figdesc`)
+            through the OpenAI-compatible endpoint at ``$<figure_base_url_env>`` (key from
+            ``$<figure_api_key_env>``); None (default): no descriptions.
         knn_k: ``IS_SIMILAR`` neighbours per content node.
         knn_metric: ``cosine``, ``dot`` or ``l2``.
         stems_per_node: key stems per content node for ``HAS_STEM``.
@@ -56,7 +78,15 @@ class CorpusConfig:
 
     embedding_model: str = MINILM
     chunk_words: int = 150
+    min_chunk_words: int = 75
     table_rows: int = 15
+    flat_words: int = 0
+    company: str | None = None
+    companies: dict[str, str] = field(default_factory=dict)
+    company_metadata: str | None = None
+    figure_model: str | None = None
+    figure_base_url_env: str = "OPENAI_BASE_URL"
+    figure_api_key_env: str = "OPENAI_API_KEY"
     knn_k: int = 3
     knn_metric: str = "cosine"
     stems_per_node: int = 5
@@ -153,16 +183,19 @@ class Corpus:
     def documents(self) -> list[dict[str, Any]]:
         return self.store.query(cypher.DOCUMENTS)
 
-    def retriever(self, name: str = "hybrid", *, reader: Any = None, cypher_writer: Any = None) -> Any:
-        """A retriever by name; see :data:`htmlrag.superrag.pipelines.RETRIEVERS`."""
+    def retriever(self, name: str = "hybrid", *, reader: Any = None, cypher_writer: Any = None,
+                  toc_reader: Any = None, rerank_fuse: bool = False) -> Any:
+        """A retriever by name; see :func:`htmlrag.superrag.pipelines.make_retriever`."""
         from htmlrag.superrag.pipelines import make_retriever
 
-        return make_retriever(self, name, reader=reader, cypher_writer=cypher_writer)
+        return make_retriever(self, name, reader=reader, cypher_writer=cypher_writer, toc_reader=toc_reader,
+                              rerank_fuse=rerank_fuse)
 
     def retrieve(self, question: str, *, retriever: str = "hybrid", k: int = 10, doc_ids: Sequence[str] | None = None,
-                 reader: Any = None, cypher_writer: Any = None) -> list[Evidence]:
+                 reader: Any = None, cypher_writer: Any = None, toc_reader: Any = None) -> list[Evidence]:
         """Evidence for a question (node ids, pages, scores), best first."""
-        return self.retriever(retriever, reader=reader, cypher_writer=cypher_writer)(question, k, doc_ids)
+        return self.retriever(retriever, reader=reader, cypher_writer=cypher_writer,
+                              toc_reader=toc_reader)(question, k, doc_ids)
 
     # --- building ------------------------------------------------------------------------------------
     def add_pdf(self, path: str | Path, *, parse_options: Any = None, password: str | None = None,
@@ -178,6 +211,8 @@ class Corpus:
         t0 = time.perf_counter()
         try:
             doc = parsed if parsed is not None else parse_pdf(path, options=parse_options, password=password)
+            if self.config.figure_model:
+                doc = self.describer(doc, path)
             res.doc_id, res.title, res.pages, res.warnings = doc.doc_id, doc.title, doc.page_count, doc.warnings
             res.nodes, res.edges = self._write(doc)
         except HtmlRagError as exc:
@@ -190,12 +225,40 @@ class Corpus:
             log.error("%s", res.error)
         return res
 
+    @property
+    def describer(self) -> Any:
+        """The figure describer of ``config.figure_model`` (replies cached in ``figures.sqlite``)."""
+        if getattr(self, "_describer", None) is None:
+            from htmlrag.readers.base import GenerationConfig
+            from htmlrag.readers.openai import OpenAIReader
+            from htmlrag.superrag.figdesc import FigureDescriber
+
+            c = self.config
+            reader = OpenAIReader(str(c.figure_model), window=8192, generation=GenerationConfig(max_new_tokens=300),
+                                  base_url_env=c.figure_base_url_env, api_key_env=c.figure_api_key_env)
+            self._describer = FigureDescriber(reader, self.folder / "figures.sqlite")
+        return self._describer
+
+    def company_of(self, doc: Any) -> str | None:
+        """The company a document belongs to (see :class:`CorpusConfig`), or None."""
+        import fnmatch
+
+        c = self.config
+        name = Path(doc.path).name
+        for pattern, company in c.companies.items():
+            if fnmatch.fnmatch(name, pattern):
+                return company
+        meta = (getattr(doc, "metadata", None) or {}).get(c.company_metadata or "", "").strip()
+        return meta or c.company
+
     def _write(self, doc: Any) -> tuple[int, int]:
-        from htmlrag.superrag.graph.build import document_graph
+        from htmlrag.superrag.graph.build import company_id, document_graph
         from htmlrag.superrag.graph.links import add_similar, add_stems
 
         c = self.config
-        g = document_graph(doc, chunk_words=c.chunk_words, table_rows=c.table_rows)
+        company = self.company_of(doc)
+        g = document_graph(doc, chunk_words=c.chunk_words, min_chunk_words=c.min_chunk_words,
+                           table_rows=c.table_rows, company=company, flat_words=c.flat_words)
         content = g.content(CONTENT)
         refs = [(r["kind"], r["id"]) for r in content]
         texts = [f"{r['title']}\n{r['text']}".strip() for r in content]
@@ -204,19 +267,32 @@ class Corpus:
         add_stems(g, refs, texts, per_node=c.stems_per_node)
         titled = [r for r in g.content(TITLED) if r["title"].strip()]
         tvecs = self.embedder.encode([r["title"] for r in titled]) if titled else vecs[:0]
+        flat = g.content(FLAT)
+        fvecs = self.embedder.encode([r["text"] for r in flat]) if flat else vecs[:0]
         self._remove(doc.doc_id)
+        if company:
+            self._ensure_company(company, company_id(company))
         for lab in LABELS:
             if g.nodes.get(lab):
                 self.store.write_nodes(lab, g.nodes[lab])
         for (rel, a, b), rows in g.edges.items():
             self.store.write_edges(rel, a, b, rows)
-        self.vectors.add("content", [r["id"] for r in content], vecs, [doc.doc_id] * len(content),
-                         [r["kind"] for r in content])
-        self.vectors.add("titles", [r["id"] for r in titled], tvecs, [doc.doc_id] * len(titled),
-                         [r["kind"] for r in titled])
-        self.fulltext.add([r["id"] for r in content] + [r["id"] for r in titled], texts + [r["title"] for r in titled],
-                          [doc.doc_id] * (len(content) + len(titled)), [r["kind"] for r in content + titled])
+        ids = lambda rows: [r["id"] for r in rows]  # noqa: E731
+        kinds = lambda rows: [r["kind"] for r in rows]  # noqa: E731
+        self.vectors.add("content", ids(content), vecs, [doc.doc_id] * len(content), kinds(content))
+        self.vectors.add("titles", ids(titled), tvecs, [doc.doc_id] * len(titled), kinds(titled))
+        self.vectors.add("flat", ids(flat), fvecs, [doc.doc_id] * len(flat), kinds(flat))
+        everything = content + titled + flat
+        self.fulltext.add(ids(everything), texts + [r["title"] for r in titled] + [r["text"] for r in flat],
+                          [doc.doc_id] * len(everything), kinds(everything))
         return sum(map(len, g.nodes.values())), sum(map(len, g.edges.values()))
+
+    def _ensure_company(self, name: str, cid: str) -> None:
+        from htmlrag.superrag.graph.store import node_row
+
+        if not self.store.query("MATCH (c:Company) WHERE c.id = $id RETURN c.id AS id", {"id": cid}):
+            self.store.write_nodes("Company", [node_row(id=cid, kind="Company", title=name)])
+            self.store.write_edges("IS_UNDER", "Company", "Corpus", [{"src": cid, "dst": "corpus", "score": 1.0}])
 
     def _remove(self, doc_id: str) -> None:
         if self.store.query("MATCH (d:Document) WHERE d.id = $id RETURN d.id AS id", {"id": doc_id}):
@@ -286,7 +362,7 @@ def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
 def _settings(root: Path, config: CorpusConfig | None, embedder: Embedder | None) -> tuple[CorpusConfig, dict[str, Any]]:
     mf = root / MANIFEST
     if mf.exists():
-        manifest = json.loads(mf.read_text(encoding="utf-8"))
+        manifest = _read_manifest(root)
         cfg = CorpusConfig(**manifest["config"])
     else:
         cfg = config or CorpusConfig()
@@ -295,7 +371,7 @@ def _settings(root: Path, config: CorpusConfig | None, embedder: Embedder | None
         if cfg.vector_backend == "milvus-lite" and not _milvus_lite_available():
             log.warning("milvus-lite is not installed; using the in-process numpy vector index instead")
             cfg.vector_backend = "numpy"
-        manifest = {"format": 1, "config": asdict(cfg), "documents": {}}
+        manifest = {"format": FORMAT, "config": asdict(cfg), "documents": {}}
     if embedder is not None and embedder.name != cfg.embedding_model:
         raise HtmlRagError(f"{root}: corpus embeds with {cfg.embedding_model}, not {embedder.name}")
     return cfg, manifest
@@ -368,7 +444,7 @@ def open_corpus(folder: str | Path, *, embedder: Embedder | None = None, read_on
     mf = root / MANIFEST
     if not mf.exists():
         raise HtmlRagError(f"{root}: not a corpus folder (no {MANIFEST}; build it with: htmlrag graph build)")
-    cfg = CorpusConfig(**json.loads(mf.read_text(encoding="utf-8"))["config"])
+    cfg = CorpusConfig(**_read_manifest(root)["config"])
     if embedder is not None and embedder.name != cfg.embedding_model:
         raise HtmlRagError(f"{root}: corpus embeds with {cfg.embedding_model}, not {embedder.name}")
     return Corpus(root, cfg, embedder=embedder, read_only=read_only)

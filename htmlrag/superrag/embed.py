@@ -5,9 +5,11 @@ Both return L2-normalised float32 rows, so the dot product is the cosine similar
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -56,7 +58,10 @@ class SentenceTransformerEmbedder:
             from sentence_transformers import SentenceTransformer
 
             self._model = SentenceTransformer(self._path, device=self.device)
-            self.dim = int(self._model.get_sentence_embedding_dimension())
+            # sentence-transformers 5 renamed the method (the old name warns); older releases have only the old one
+            get_dim = getattr(self._model, "get_embedding_dimension", None) or \
+                self._model.get_sentence_embedding_dimension
+            self.dim = int(get_dim())
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -85,6 +90,48 @@ class HashingEmbedder:
                 h = int.from_bytes(hashlib.md5(tok.encode()).digest()[:8], "little")
                 m[i, h % self.dim] += 1.0 if (h >> 63) & 1 else -1.0
         return _normalise(m)
+
+
+class CachedEmbedder:
+    """Another embedder behind a persistent cache (SQLite, keyed by model name + text): texts embedded once
+    are never embedded again, across processes and rebuilt corpora. Same ``name`` and vectors as ``inner``.
+
+    Args:
+        inner: the embedder that computes missing vectors.
+        path: the SQLite file.
+    """
+
+    STEP = 256  # texts embedded (and stored) per step
+
+    def __init__(self, inner: Embedder, path: str | Path) -> None:
+        from htmlrag.cache import SqliteCache
+
+        self.inner, self.name = inner, inner.name
+        self._cache = SqliteCache(path, "embeddings")
+
+    @property
+    def dim(self) -> int:
+        return int(getattr(self.inner, "dim", 0))
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        from htmlrag.cache import content_key
+
+        text_of = {content_key("emb", self.name, t): t for t in texts}
+        keys = list(text_of) if len(text_of) == len(texts) else [content_key("emb", self.name, t) for t in texts]
+        found: dict[str, np.ndarray] = {}
+        for k in text_of:
+            v = self._cache.get(k)
+            if v is not None:
+                found[k] = np.frombuffer(base64.b64decode(v), dtype=np.float32)
+        todo = [k for k in text_of if k not in found]
+        for s in range(0, len(todo), self.STEP):  # stored step by step: a killed run keeps what it embedded
+            part = todo[s : s + self.STEP]
+            for k, v in zip(part, self.inner.encode([text_of[k] for k in part]), strict=True):
+                found[k] = np.asarray(v, dtype=np.float32)
+                self._cache.put(k, base64.b64encode(found[k].tobytes()).decode("ascii"))
+        if not texts:
+            return self.inner.encode([])
+        return np.stack([found[k] for k in keys]).astype(np.float32)
 
 
 def make_embedder(name: str) -> Embedder:

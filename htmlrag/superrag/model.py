@@ -143,6 +143,8 @@ class ParsedDocument:
     toc: list[TocEntry]
     toc_source: str  # "outline", "pages" or "none"
     warnings: list[str] = field(default_factory=list)
+    page_texts: list[str] = field(default_factory=list)  # each page's plain text (no layout), for flat baselines
+    metadata: dict[str, str] = field(default_factory=dict)  # the PDF's info dictionary (title, author, subject...)
 
     @property
     def page_count(self) -> int:

@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from htmlrag.errors import InputError
 from htmlrag.superrag import figures as fig
 from htmlrag.superrag import headings as hd
 from htmlrag.superrag.furniture import find_furniture
@@ -30,7 +31,7 @@ from htmlrag.superrag.model import (
 from htmlrag.superrag.order import reading_order
 from htmlrag.superrag.pdfio import doc_id_for, open_pdf
 from htmlrag.superrag.tables import page_tables, rows_to_html
-from htmlrag.superrag.toc import detected_toc, is_toc_page, outline_toc
+from htmlrag.superrag.toc import detected_toc, is_toc_page, outline_toc, toc_line_ids
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,11 @@ class ParseOptions:
         toc_search_pages: ToC pages are looked for among this many first pages.
         min_figure_side: smallest figure side, in points.
         scanned_cover: a page without text whose images cover at least this share of it is "scanned".
+        ocr: ``"auto"``: read scanned pages with Tesseract when it is installed (:mod:`~htmlrag.superrag.ocr`),
+            else warn that their text is missing; ``"off"``: never; ``"require"``: raise when OCR is needed
+            but not installed.
+        ocr_dpi: rendering resolution for OCR.
+        ocr_lang: Tesseract language(s), e.g. ``"eng"`` or ``"eng+deu"``.
     """
 
     table_strategy: str = "lines"
@@ -58,6 +64,9 @@ class ParseOptions:
     toc_search_pages: int = 20
     min_figure_side: float = 30.0
     scanned_cover: float = 0.5
+    ocr: str = "auto"
+    ocr_dpi: int = 300
+    ocr_lang: str = "eng"
 
 
 @dataclass
@@ -69,6 +78,7 @@ class _Page:
     toc: bool = False
     label: str = ""
     drop: set[int] = field(default_factory=set)
+    plain: str = ""
 
 
 def _join(lines: list[Line]) -> str:
@@ -100,10 +110,13 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
         cover = sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes) / max(w * h, 1.0)
         scanned = chars == 0 and cover >= opts.scanned_cover
         if scanned:
-            warnings.append(f"{name}: page {pno} has no text layer (scanned image); its text is missing "
-                            "(OCR is not enabled)")
-        toc = i < opts.toc_search_pages and is_toc_page(lines)
-        tables = [] if (toc or scanned or not lines) else page_tables(page, pno, lines, strategy=opts.table_strategy)
+            lines = _ocr(page, pno, opts, name, warnings)
+            chars = sum(len(ln.text) for ln in lines)
+        toc = i < opts.toc_search_pages and is_toc_page(lines, n_pages=doc.page_count)
+        tables = [] if (scanned or not lines) else page_tables(page, pno, lines, strategy=opts.table_strategy)
+        if toc:  # a ruled contents page is a table too: it is the ToC, not content
+            rows_in = toc_line_ids(lines)
+            tables = [t for t in tables if sum(inside(lines[j].bbox, t.bbox) for j in rows_in) < 3]
         figures = [] if scanned else fig.page_figures(boxes, pno, min_side=opts.min_figure_side)
         if not scanned and any(fig.CAPTION.match(ln.text) for ln in lines):
             figures += fig.captioned_drawings(page, pno, lines, [t.bbox for t in tables] + [f.bbox for f in figures],
@@ -112,9 +125,44 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
             label = page.get_label() or ""
         except Exception:  # pragma: no cover - broken label trees
             label = ""
-        pages.append(_Page(PageInfo(pno, w, h, chars, scanned), lines, tables, figures, toc, label))
+        pages.append(_Page(PageInfo(pno, w, h, chars, scanned), lines, tables, figures, toc, label,
+                           plain="\n".join(ln.text for ln in lines) if scanned else _plain_text(page)))
         del page
     return pages
+
+
+def _ocr(page, pno: int, opts: ParseOptions, name: str, warnings: list[str]) -> list[Line]:
+    """Lines of a scanned page read by OCR, or none (with a warning naming the file and page)."""
+    from htmlrag.superrag.ocr import ocr_available, ocr_lines
+
+    if opts.ocr not in ("auto", "off", "require"):
+        raise InputError(f"ParseOptions.ocr must be 'auto', 'off' or 'require', not {opts.ocr!r}")
+    if opts.ocr == "off" or not ocr_available():
+        if opts.ocr == "require":
+            raise InputError(f"{name}: page {pno} has no text layer and OCR is not installed "
+                             "(apt-get install tesseract-ocr; pip install 'htmlrag-bench[ocr]')")
+        why = "OCR is off" if opts.ocr == "off" else \
+            "OCR is not installed: apt-get install tesseract-ocr; pip install 'htmlrag-bench[ocr]'"
+        warnings.append(f"{name}: page {pno} has no text layer (scanned image); its text is missing ({why})")
+        return []
+    try:
+        lines = ocr_lines(page, pno, dpi=opts.ocr_dpi, lang=opts.ocr_lang)
+    except Exception as exc:  # a Tesseract failure loses this page's text, not the document
+        warnings.append(f"{name}: page {pno} has no text layer and OCR failed ({exc}); its text is missing")
+        return []
+    if not lines:
+        warnings.append(f"{name}: page {pno} has no text layer (scanned image) and OCR found no text")
+    else:
+        log.info("%s: page %d read by OCR (%d lines)", name, pno, len(lines))
+    return lines
+
+
+def _plain_text(page) -> str:
+    """The page's plain text as PyMuPDF reads it (no layout analysis): the non-layout baseline's input."""
+    try:
+        return str(page.get_text("text"))
+    except Exception:  # the layout pass already warned about this page
+        return ""
 
 
 def _caption(box, lines: list[Line], pattern, taken: set[int]) -> tuple[str, set[int]]:
@@ -147,11 +195,12 @@ def parse_pdf(
     try:
         pages = _read_pages(doc, opts, name, warnings)
         outline = outline_toc(doc)
-        meta_title = (doc.metadata or {}).get("title", "") or ""
+        metadata = {k: str(v) for k, v in (doc.metadata or {}).items() if v and isinstance(v, str)}
+        meta_title = metadata.get("title", "")
     finally:
         doc.close()
     if all(p.info.chars == 0 for p in pages):
-        warnings.append(f"{name}: no page has a text layer; nothing to index (OCR is not enabled)")
+        warnings.append(f"{name}: no page has a text layer or OCR text; nothing to index")
     for w in warnings:
         log.warning("%s", w)
 
@@ -161,12 +210,13 @@ def parse_pdf(
     if not labels:
         labels = {p.info.number: p.label for p in pages if p.label}
     for p, d in zip(pages, drops, strict=True):
-        p.drop = d
+        p.drop = d | (toc_line_ids(p.lines) if p.toc else set())  # ToC rows leave the text; the rest of the page stays
         p.info.printed = labels.get(p.info.number, "")
     if outline:
         toc, toc_source = outline, "outline"
     else:
-        toc_pages = {p.info.number: [ln for i, ln in enumerate(p.lines) if i not in p.drop] for p in pages if p.toc}
+        toc_pages = {p.info.number: [ln for i, ln in enumerate(p.lines) if i not in d] for p, d in zip(pages, drops, strict=True)
+                     if p.toc}
         toc = detected_toc(toc_pages, labels, len(pages)) if toc_pages else []
         toc_source = "pages" if toc else "none"
 
@@ -182,7 +232,7 @@ def parse_pdf(
                 for kind, run in _segments(u, body, opts, known):
                     if kind == "head":
                         flow.append(("head", run))
-                    elif not p.toc:
+                    else:
                         flow.append(("para", Paragraph(p.info.number, hd.Block(run).bbox, _join(run))))
             else:
                 flow.append(("table" if isinstance(u, TableItem) else "figure", u))
@@ -209,7 +259,8 @@ def parse_pdf(
         title = max(first, key=lambda h: h.size).text if first else Path(path).stem
     return ParsedDocument(path=name, doc_id=doc_id_for(data, path), title=title, pages=[p.info for p in pages],
                           headings=headings, sections=sections, tables=tables, figures=figures, toc=toc,
-                          toc_source=toc_source, warnings=warnings)
+                          toc_source=toc_source, warnings=warnings, page_texts=[p.plain for p in pages],
+                          metadata=metadata)
 
 
 def _segments(block: hd.Block, body: float, opts: ParseOptions, known: set[tuple[int, str]]):

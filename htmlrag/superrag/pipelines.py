@@ -2,12 +2,15 @@
 
 * ``vector``, ``bm25``: one search alone over content nodes.
 * ``hybrid``: vector + BM25 fused with RRF.
-* ``toc``: question vs section titles, then those sections' content.
+* ``toc``: question vs section titles, then those sections' content (with ``toc_reader``: a model picks the
+  sections from the contents, the paper's few-shot ToC prompt).
 * ``tables``: hybrid, plus the top-3 related tables/figures.
 * ``reflect``: hybrid; a reader decides whether the top-3 related tables/figures are added.
 * ``merge``: hybrid with cross-page merging along ``HAS_NEXT``.
 * ``rerank``: hybrid top-20 reranked (embedding cosine) to top-k.
 * ``full``: hybrid top-20 -> cross-page merge -> rerank to top-k -> self-reflection on tables/figures.
+* ``nonlayout``: the paper's setting 1 over the non-layout FlatChunks (fixed windows of each page's plain text,
+  built with ``CorpusConfig.flat_words``): hybrid top-20 -> cross-page merge -> rerank to top-k.
 * ``cypher``: a model writes a read-only Cypher query from the schema (needs ``cypher_writer``).
 """
 
@@ -19,32 +22,37 @@ from typing import Any
 from htmlrag.errors import HtmlRagError
 from htmlrag.superrag.retrieve.evidence import Evidence
 from htmlrag.superrag.retrieve.expand import SelfReflection, TableFigureExpansion
-from htmlrag.superrag.retrieve.hybrid import HybridRetriever, TocRetriever
+from htmlrag.superrag.retrieve.hybrid import HybridRetriever, LLMTocSelector, TocRetriever
 from htmlrag.superrag.retrieve.merge import CrossPageMerge, EmbeddingReranker, Rerank
 
-RETRIEVERS = ("vector", "bm25", "hybrid", "toc", "tables", "reflect", "merge", "rerank", "full", "cypher")
+RETRIEVERS = ("vector", "bm25", "hybrid", "toc", "tables", "reflect", "merge", "rerank", "full", "nonlayout",
+              "cypher")
 
 
 class _Full:
     name = "full"
 
-    def __init__(self, corpus: Any, reader: Any) -> None:
+    def __init__(self, corpus: Any, reader: Any, rerank_fuse: bool = False) -> None:
         hybrid = HybridRetriever(corpus)
-        self.ranked = Rerank(CrossPageMerge(corpus, hybrid), EmbeddingReranker(corpus), pool=20)
+        self.ranked = Rerank(CrossPageMerge(corpus, hybrid), EmbeddingReranker(corpus, fuse=rerank_fuse), pool=20)
         self.reflect = SelfReflection(TableFigureExpansion(corpus, self.ranked), reader)
 
     def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
         return self.reflect(question, k, doc_ids)
 
 
-def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer: Any = None) -> Any:
-    """The retriever called ``name`` over ``corpus``; a callable ``(question, k=10, doc_ids=None)``."""
+def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer: Any = None,
+                   toc_reader: Any = None, rerank_fuse: bool = False) -> Any:
+    """The retriever called ``name`` over ``corpus``; a callable ``(question, k=10, doc_ids=None)``.
+
+    ``rerank_fuse``: the reranking stages fuse the first-stage order with the embedding order
+    (:class:`~htmlrag.superrag.retrieve.merge.EmbeddingReranker`) instead of replacing it."""
     if name in ("vector", "bm25"):
         return HybridRetriever(corpus, use=(name,))
     if name == "hybrid":
         return HybridRetriever(corpus)
     if name == "toc":
-        return TocRetriever(corpus)
+        return TocRetriever(corpus, selector=LLMTocSelector(corpus, toc_reader) if toc_reader is not None else None)
     if name == "tables":
         return TableFigureExpansion(corpus, HybridRetriever(corpus))
     if name == "reflect":
@@ -52,9 +60,12 @@ def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer:
     if name == "merge":
         return CrossPageMerge(corpus, HybridRetriever(corpus))
     if name == "rerank":
-        return Rerank(HybridRetriever(corpus), EmbeddingReranker(corpus), pool=20)
+        return Rerank(HybridRetriever(corpus), EmbeddingReranker(corpus, fuse=rerank_fuse), pool=20)
     if name == "full":
-        return _Full(corpus, reader)
+        return _Full(corpus, reader, rerank_fuse)
+    if name == "nonlayout":
+        return Rerank(CrossPageMerge(corpus, HybridRetriever(corpus, nodes="flat")),
+                      EmbeddingReranker(corpus, fuse=rerank_fuse), pool=20)
     if name == "cypher":
         if cypher_writer is None:
             raise HtmlRagError("the cypher retriever needs a cypher_writer (a model, or a fixed query)")

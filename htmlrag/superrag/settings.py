@@ -2,17 +2,22 @@
 
 A :class:`GraphSetting` switches the stages on and off; :func:`setting_retriever` chains them:
 
-1. candidates: hybrid search (vector + BM25, RRF) over content nodes; with ``toc`` also the ToC retriever
+1. candidates: hybrid search (vector + BM25, RRF) over content nodes (with ``flat``: over the non-layout
+   FlatChunks instead, fixed windows of each page's plain text); with ``toc`` also the ToC retriever (sections
+   chosen by title similarity, or with ``toc_select="reader"`` by a language model from the contents listing,
+   the paper's few-shot ToC prompt)
    (question vs section titles -> those sections' content), the two lists fused with RRF;
 2. ``merge``: cross-page merging along ``HAS_NEXT`` (a paragraph or table cut by a page break is joined);
-3. ``rerank``: ``pool`` (20) candidates re-scored by embedding cosine, the best ``k`` (10) kept;
+3. ``rerank``: ``pool`` (20) candidates re-scored by embedding cosine, the best ``k`` (10) kept (with
+   ``rerank_fuse``: ordered by RRF of the candidates' order and the cosine order);
 4. ``expand``: the ``expand_top`` (3) tables/figures most similar to the question among those related to the
    evidence (same section or page, the whole table of a table chunk) are appended;
 5. ``reflect``: step 4 is kept only when a reader, shown the candidate tables/figures' captions, answers
    "yes" (the paper's self-reflection); the default reader is the deterministic keyword heuristic
    :class:`~htmlrag.superrag.retrieve.expand.KeywordReader`, a real model is passed as ``reader``.
 
-The paper's settings: (1) non-layout: hybrid + cross-page merge (+ rerank); (2) layout-aware: (1) + ToC +
+The paper's settings: (1) non-layout: hybrid over flat chunks of the plain text + cross-page merge (+ rerank),
+``GraphSetting(flat=True)``; (2) layout-aware: hybrid over the layout graph's chunks + merge + ToC +
 table/figure expansion; (3) (2) + self-reflection.
 """
 
@@ -24,7 +29,7 @@ from typing import Any
 
 from htmlrag.superrag.retrieve.evidence import Evidence, rrf
 from htmlrag.superrag.retrieve.expand import SelfReflection, TableFigureExpansion
-from htmlrag.superrag.retrieve.hybrid import HybridRetriever, TocRetriever
+from htmlrag.superrag.retrieve.hybrid import HybridRetriever, LLMTocSelector, TocRetriever
 from htmlrag.superrag.retrieve.merge import CrossPageMerge, EmbeddingReranker, Rerank
 
 Retriever = Callable[..., list[Evidence]]
@@ -34,11 +39,14 @@ Retriever = Callable[..., list[Evidence]]
 class GraphSetting:
     """Which retrieval stages run (see the module docstring); ``k`` evidence items before expansion."""
 
+    flat: bool = False
     toc: bool = False
+    toc_select: str = "similarity"
     expand: bool = False
     reflect: bool = False
     merge: bool = True
     rerank: bool = True
+    rerank_fuse: bool = False
     pool: int = 20
     k: int = 10
     expand_top: int = 3
@@ -63,20 +71,32 @@ class FusedRetriever:
         return [replace(first[i], score=s, retriever=self.name) for i, s in fused]
 
 
-def setting_retriever(corpus: Any, setting: GraphSetting, *, reader: Any = None) -> Retriever:
-    """The retriever of ``setting`` over ``corpus``: a callable ``(question, k, doc_ids) -> evidence``."""
-    base: Retriever = HybridRetriever(corpus, candidates=setting.candidates)
+def setting_retriever(corpus: Any, setting: GraphSetting, *, reader: Any = None, toc_reader: Any = None) -> Retriever:
+    """The retriever of ``setting`` over ``corpus``: a callable ``(question, k, doc_ids) -> evidence``.
+
+    ``reader``: the self-reflection model (None: the keyword heuristic); ``toc_reader``: the model that picks
+    sections from the contents with ``toc_select="reader"`` (``prompt -> reply``).
+    """
+    from htmlrag.errors import HtmlRagError
+
+    if setting.toc_select not in ("similarity", "reader"):
+        raise HtmlRagError(f"toc_select must be 'similarity' or 'reader', not {setting.toc_select!r}")
+    if setting.toc and setting.toc_select == "reader" and toc_reader is None:
+        raise HtmlRagError("toc_select='reader' needs a reader model (none configured)")
+    if setting.flat and (setting.toc or setting.expand):
+        raise HtmlRagError("flat=true is the non-layout setting: it has no ToC and no tables to expand "
+                           "(set toc=false, expand=false)")
+    base: Retriever = HybridRetriever(corpus, candidates=setting.candidates, nodes="flat" if setting.flat else "layout")
     if setting.toc:
-        base = FusedRetriever([base, TocRetriever(corpus)], depth=max(setting.pool, setting.k))
+        selector = LLMTocSelector(corpus, toc_reader) if setting.toc_select == "reader" else None
+        base = FusedRetriever([base, TocRetriever(corpus, selector=selector)], depth=max(setting.pool, setting.k))
     if setting.merge:
         base = CrossPageMerge(corpus, base)
     if setting.rerank:
-        base = Rerank(base, EmbeddingReranker(corpus), pool=setting.pool)
+        base = Rerank(base, EmbeddingReranker(corpus, fuse=setting.rerank_fuse), pool=setting.pool)
     if setting.expand:
         exp = TableFigureExpansion(corpus, base, top=setting.expand_top)
         return SelfReflection(exp, reader) if setting.reflect else exp
     if setting.reflect:
-        from htmlrag.errors import HtmlRagError
-
         raise HtmlRagError("self-reflection decides about the table/figure expansion: set expand=true too")
     return base

@@ -155,12 +155,13 @@ class GraphContextPipeline:
         budget: context budget in tokens.
         fmt: ``html``, ``text`` or ``markdown``.
         reader: the self-reflection reader (``prompt -> reply``; None: the keyword heuristic).
+        toc_reader: the model that picks sections from the contents (``setting.toc_select="reader"``).
     """
 
     def __init__(self, handle: CorpusHandle, setting: GraphSetting, tokenizer: Any, *, budget: int = 4096,
-                 fmt: str = "html", reader: Any = None) -> None:
+                 fmt: str = "html", reader: Any = None, toc_reader: Any = None) -> None:
         self.handle, self.setting, self.tokenizer = handle, setting, tokenizer
-        self.budget, self.fmt, self.reader = budget, fmt, reader
+        self.budget, self.fmt, self.reader, self.toc_reader = budget, fmt, reader, toc_reader
         self._retriever: Any = None
         self.last_evidence: list[Evidence] = []
 
@@ -180,7 +181,8 @@ class GraphContextPipeline:
         self.handle.ensure(sources)
         t1 = time.perf_counter()
         if self._retriever is None:
-            self._retriever = setting_retriever(self.handle.corpus, self.setting, reader=self.reader)
+            self._retriever = setting_retriever(self.handle.corpus, self.setting, reader=self.reader,
+                                                toc_reader=self.toc_reader)
         doc_ids = list(dict.fromkeys(d for d, _ in sources))
         self.last_evidence = self._retriever(question, self.setting.k, doc_ids)
         page = render_evidence(self.last_evidence, self.handle.source_name)

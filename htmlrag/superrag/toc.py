@@ -39,7 +39,13 @@ def outline_toc(doc: Any) -> list[TocEntry]:
 
 def toc_rows(lines: Sequence[Line]) -> tuple[list[tuple[float, str, str]], int]:
     """(left edge, title, printed label) of each ToC row of a page, and the page's number of rows."""
+    found, n, _ = _toc_rows(lines)
+    return found, n
+
+
+def _toc_rows(lines: Sequence[Line]) -> tuple[list[tuple[float, str, str]], int, list[list[Line]]]:
     found: list[tuple[float, str, str]] = []
+    members: list[list[Line]] = []
     rs = rows(list(lines))
     for r in rs:
         last = r[-1].text.strip().rstrip(".")
@@ -54,17 +60,29 @@ def toc_rows(lines: Sequence[Line]) -> tuple[list[tuple[float, str, str]], int]:
         letters, digits = len(_LETTERS.findall(title)), sum(c.isdigit() for c in title)
         if letters >= 2 and digits <= letters / 2 and "$" not in title and label.strip("0"):
             found.append((r[0].bbox[0], title, label.lower()))
-    return found, len(rs)
+            members.append(r)
+    return found, len(rs), members
 
 
-def is_toc_page(lines: Sequence[Line], *, min_rows: int = 5) -> bool:
-    """Whether a page's non-furniture lines look like a table of contents (see the module docstring)."""
+def is_toc_page(lines: Sequence[Line], *, min_rows: int = 5, n_pages: int | None = None) -> bool:
+    """Whether a page's non-furniture lines look like a table of contents (see the module docstring).
+
+    ``n_pages``: the document's page count; on a page that does not say "contents"/"index", arabic labels
+    beyond it point nowhere, so such a page (a table of small amounts, say) is not a ToC. A page that says
+    "contents" may point past the end (an excerpt of a longer document)."""
     found, n = toc_rows(lines)
     says = any(_CONTENTS.search(ln.text) for ln in lines[:40])
     need = 3 if says else min_rows
     nums = [int(lab) for _, _, lab in found if lab.isdigit()]
     steady = sum(b >= a for a, b in pairwise(nums)) >= 0.8 * (len(nums) - 1)
-    return len(found) >= need and len(found) >= 0.3 * max(n, 1) and steady
+    in_range = says or n_pages is None or all(x <= n_pages for x in nums)  # an excerpt's "Contents" may point past it
+    return len(found) >= need and len(found) >= 0.3 * max(n, 1) and steady and in_range
+
+
+def toc_line_ids(lines: Sequence[Line]) -> set[int]:
+    """Indexes (into ``lines``) of the lines that make up the page's ToC rows."""
+    members = {id(ln) for r in _toc_rows(lines)[2] for ln in r}
+    return {i for i, ln in enumerate(lines) if id(ln) in members}
 
 
 def roman_to_int(s: str) -> int | None:

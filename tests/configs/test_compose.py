@@ -151,6 +151,10 @@ def _offline(cfg_overrides: list[str]) -> list[str]:
         from tests.helpers.docqa_data import offline_pdf_overrides
 
         extra += offline_pdf_overrides()  # PDF datasets -> a tiny generated DOCBENCH set (SuperRAG experiments)
+    from htmlrag.model_aliases import is_alias
+
+    if is_alias(cfg.pruner.tokenizer):  # a real model's tokenizer (real_small_wtq): the offline default here
+        extra.append("pruner.tokenizer=null")
     if cfg.dataset.name == "wtq_html_qa":
         if not (SHARED / "wtq-html-qa").exists():
             pytest.skip("../shared/data/wtq-html-qa absent")

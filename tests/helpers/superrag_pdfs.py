@@ -143,3 +143,93 @@ def big_pdf(path: Path, pages: int = 500) -> Path:
     doc.save(path, garbage=3, deflate=True)
     doc.close()
     return path
+
+
+# ------------------------------------------------------------------ layouts with a known truth (bench_parse.py)
+STATEMENT_ROWS = [["Net sales:", "", ""], ["Products", "60,584", "63,355"], ["Services", "21,213", "19,604"],
+                  ["Total net sales", "81,797", "82,959"], ["Cost of sales", "45,384", "47,074"],
+                  ["Gross margin", "36,413", "35,885"], ["Research and development", "7,442", "6,797"],
+                  ["Operating income", "22,998", "23,076"], ["Net income", "19,881", "19,442"]]
+STATEMENT_HEAD = ["", "July 1, 2023", "June 25, 2022"]
+STATEMENT_NOTE = ("Net sales rose in the third quarter because services grew faster than products did; the "
+                  "company expects services to keep growing as the installed base of devices increases. ")
+
+
+def statement_pdf(path: Path, *, style: str = "unruled") -> tuple[Path, dict]:
+    """A 10-Q-like page: a title in capitals (regular weight, not bold), an intro paragraph, a statement table
+    drawn as ``style`` (``unruled``: aligned text only, totals in bold; ``shaded``: alternate rows on grey
+    strips; ``ruled``: every cell boxed), a note heading in bold and a paragraph. Returns the path and the truth
+    (reading-order text, headings, table rows)."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    title = "CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS"
+    page.insert_text((120, 70), title, fontsize=12, fontname="helv")
+    intro = "The following table shows net sales and income for the quarters, in millions of dollars."
+    page.insert_text((60, 100), intro, fontsize=9, fontname="helv")
+    x = (60, 380, 480)
+    rows = [STATEMENT_HEAD, *STATEMENT_ROWS]
+    y = 130
+    for r, row in enumerate(rows):
+        if style == "shaded" and r % 2 == 1:
+            page.draw_rect(pymupdf.Rect(55, y - 10, 560, y + 4), color=None, fill=(0.88, 0.88, 0.88))
+        bold = row[0].startswith(("Total", "Net income", "Gross"))
+        for c, cell in enumerate(row):
+            if not cell:
+                continue
+            if style == "ruled":
+                page.draw_rect(pymupdf.Rect(x[c] - 4, y - 11, (*x, 560)[c + 1] - 4, y + 5), color=(0, 0, 0), width=0.5)
+            page.insert_text((x[c], y), cell, fontsize=9, fontname="hebo" if bold and c == 0 else "helv")
+        y += 16
+    head = "Note 1 - Revenue"
+    page.insert_text((60, y + 30), head, fontsize=9, fontname="hebo")
+    page.insert_textbox(pymupdf.Rect(60, y + 40, 552, y + 140), STATEMENT_NOTE * 2, fontsize=9, fontname="helv")
+    doc.save(path)
+    doc.close()
+    text = "\n".join([title, intro, *(" ".join(r) for r in rows), head, (STATEMENT_NOTE * 2).strip()])
+    return path, {"text": text, "headings": [title, head], "tables": [[r for r in rows]]}
+
+
+def small_amounts_pdf(path: Path) -> tuple[Path, dict]:
+    """Page 1: a table of small amounts (labels, then 1-3 digit numbers: looks like contents rows but the
+    numbers point past the last page), page 2: body text. Nothing on it is a table of contents."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    page.insert_text((60, 60), "Segment Results", fontsize=14, fontname="hebo")
+    rows = [("Americas revenue", "412"), ("Europe revenue", "388"), ("Greater China revenue", "305"),
+            ("Japan revenue", "121"), ("Rest of Asia Pacific revenue", "96"), ("Total segment revenue", "322")]
+    for i, (label, value) in enumerate(rows):
+        page.insert_text((60, 100 + 18 * i), label, fontsize=10)
+        page.insert_text((480, 100 + 18 * i), value, fontsize=10)
+    page2 = doc.new_page(width=612, height=792)
+    page2.insert_textbox(pymupdf.Rect(60, 60, 552, 300), LOREM * 2, fontsize=10)
+    doc.save(path)
+    doc.close()
+    text = "\n".join(["Segment Results", *(f"{a} {b}" for a, b in rows), (LOREM * 2).strip()])
+    return path, {"text": text, "headings": ["Segment Results"], "tables": []}
+
+
+def _report_truth(folder: Path) -> tuple[Path, dict]:
+    path = report_pdf(folder / "report.pdf")
+    text, heads = ["Widget Annual Report"], ["Widget Annual Report"]
+    for i in range(3):
+        heads += [f"{i + 1} Chapter about topic {chr(65 + i)}", f"{i + 1}.1 Details of {chr(65 + i)}"]
+        text += [*heads[-2:], (LOREM * 3).strip() + f" Marker{i + 1}."]
+        if i == 1:
+            text += ["Table 1: Revenue by region", "Region Revenue Units", "North 1,234 56", "South 7,890 12"]
+        if i == 2:
+            text += ["Figure 1: Widget sales chart"]
+    table = [["Region", "Revenue", "Units"], ["North", "1,234", "56"], ["South", "7,890", "12"]]
+    return path, {"text": "\n".join(text), "headings": heads, "tables": [table]}
+
+
+TRUTH_MAKERS = [
+    _report_truth,
+    lambda folder: statement_pdf(folder / "statement-unruled.pdf", style="unruled"),
+    lambda folder: statement_pdf(folder / "statement-shaded.pdf", style="shaded"),
+    lambda folder: statement_pdf(folder / "statement-ruled.pdf", style="ruled"),
+    lambda folder: small_amounts_pdf(folder / "small-amounts.pdf"),
+]

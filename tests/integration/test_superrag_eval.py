@@ -13,7 +13,7 @@ pytest.importorskip("pymupdf")
 pytest.importorskip("kuzu")
 
 from htmlrag.data.pdfqa import PdfExample
-from htmlrag.errors import InputError
+from htmlrag.errors import HtmlRagError, InputError
 from htmlrag.superrag.embed import HashingEmbedder
 from htmlrag.superrag.settings import GraphSetting
 from htmlrag.superrag.system import CorpusHandle, GraphContextPipeline, render_evidence
@@ -51,11 +51,20 @@ def test_pdf_to_html_keeps_headings_tables_figures_and_names_its_source(report: 
 def test_settings_stages_change_the_evidence(report: Path, tmp_path: Path) -> None:
     from htmlrag.superrag.corpus import CorpusConfig
 
-    handle = CorpusHandle(tmp_path / "corpus", CorpusConfig(vector_backend="numpy"), embedder=HashingEmbedder(),
-                          parse_cache=tmp_path)
+    handle = CorpusHandle(tmp_path / "corpus", CorpusConfig(vector_backend="numpy", flat_words=40),
+                          embedder=HashingEmbedder(), parse_cache=tmp_path)
     tok = load_tokenizer()
     page = pdf_to_html(report, cache_dir=tmp_path)
     try:
+        flat = GraphContextPipeline(handle, GraphSetting(k=3, flat=True), tok, budget=4096)
+        flat.run("What does the widget division expect?", [page])
+        # setting 1 searches fixed windows of the plain text: no headings, and the page header is still there
+        assert {e.kind for e in flat.last_evidence} == {"FlatChunk"} and len(flat.last_evidence) == 3
+        assert not any(e.title for e in flat.last_evidence)
+        flat_texts = [r["t"] for r in handle.corpus.store.query("MATCH (f:FlatChunk) RETURN f.text AS t")]
+        assert sum("ACME Corp" in t for t in flat_texts) == 3  # one per page: nothing is cut out
+        with pytest.raises(HtmlRagError, match="non-layout"):
+            GraphContextPipeline(handle, GraphSetting(flat=True, toc=True), tok).run("q", [page])
         s1 = GraphContextPipeline(handle, GraphSetting(k=2), tok, budget=4096)
         s2 = GraphContextPipeline(handle, GraphSetting(k=2, toc=True, expand=True), tok, budget=4096)
         no = GraphContextPipeline(handle, GraphSetting(k=2, toc=True, expand=True, reflect=True), tok,

@@ -13,7 +13,6 @@ from tests.helpers.docs import anchors, fenced_blocks, links, slug
 #: Remove an entry when its page lands.
 PENDING_PAGES = {
     "docs/reproducing.md", "docs/fidelity.md", "docs/metrics.md",   # paper fidelity (issue 19)
-    "docs/security.md",                                              # issue 20
     "docs/data.md",                                                  # downloads (issue 21)
     "docs/app.md",                                                   # web app (issue 22)
     "docs/real-models.md",                                           # Gemma (issue 23)

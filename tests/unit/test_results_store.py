@@ -24,7 +24,7 @@ def test_run_id_is_a_content_hash() -> None:
     assert len(run_id_for({})) == 12
 
 
-def test_append_and_torn_last_line_is_repaired(tmp_path: Path) -> None:
+def test_append_and_torn_last_line_is_repaired_by_the_lock_holder_only(tmp_path: Path) -> None:
     store = RunStore(tmp_path, "exp", "abc")
     with store.writer() as w:
         w.append(_row(0))
@@ -32,11 +32,37 @@ def test_append_and_torn_last_line_is_repaired(tmp_path: Path) -> None:
     path = store.shard_path()
     with open(path, "a", encoding="utf-8") as fh:
         fh.write('{"id": "q2", "index": 2, "sys')  # killed mid-write
-    assert store.done_ids() == {"q0", "q1"}
-    assert path.read_text().endswith("\n")          # torn tail cut off the file
-    with store.writer() as w:
+    torn = path.read_bytes()
+    assert store.done_ids() == {"q0", "q1"} and [r["id"] for r in store.all_rows()] == ["q0", "q1"]
+    assert path.read_bytes() == torn                # readers skip the tail, they never cut it
+    with store.writer() as w:                       # the lock holder repairs
+        assert path.read_text().endswith("}\n") and path.stat().st_size < len(torn)
         w.append(_row(2))
     assert [r["id"] for r in store.all_rows()] == ["q0", "q1", "q2"]
+
+
+def test_a_reader_never_cuts_a_row_being_written(tmp_path: Path) -> None:
+    """A row half-flushed by the running writer is skipped by a concurrent reader and lands whole."""
+    store = RunStore(tmp_path, "exp", "abc")
+    with store.writer() as w:
+        w.append(_row(0))
+        line = json.dumps(_row(1), sort_keys=True) + "\n"
+        w._fh.write(line[:25])                        # the writer is in the middle of a row
+        w._fh.flush()
+        assert store.done_ids() == {"q0"}           # a reader (any process) sees only complete rows ...
+        RunStore.read_rows(store.shard_path())
+        w._fh.write(line[25:])                        # ... and the row completes intact
+        w._fh.flush()
+    assert [r["id"] for r in store.all_rows()] == ["q0", "q1"]
+
+
+def test_merge_holds_the_lock(tmp_path: Path) -> None:
+    store = RunStore(tmp_path, "exp", "abc")
+    with store.writer() as w:
+        w.append(_row(0))
+        with pytest.raises(HtmlRagError, match="another process"):
+            store.merge()                            # never replaces a file someone is appending to
+    assert [r["id"] for r in store.merge()] == ["q0"]
 
 
 def test_duplicates_dropped_and_corrupt_line_raises(tmp_path: Path) -> None:

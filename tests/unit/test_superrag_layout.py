@@ -116,3 +116,11 @@ def test_encrypted_pdf_opens_with_password(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"nope\.pdf: file not found"):
         parse_pdf(tmp_path / "nope.pdf")
+
+
+def test_a_page_of_small_amounts_is_not_a_contents_page(tmp_path: Path) -> None:
+    path, _ = mk.small_amounts_pdf(tmp_path / "amounts.pdf")
+    doc = parse_pdf(path)
+    assert doc.toc_source == "none"
+    text = " ".join(p.text for s in doc.sections for p in s.paragraphs)
+    assert "Americas revenue 412" in text and "Total segment revenue 322" in text  # its rows stay in the text

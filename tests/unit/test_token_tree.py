@@ -90,13 +90,27 @@ def test_path_scores_sum_log_probabilities_along_the_path():
     assert np.allclose(tree.path_scores(lp), [math.log(0.25), math.log(0.75)])
 
 
-def test_model_window_takes_the_sliding_window_only_when_layers_use_it():
+def test_model_window_is_limited_by_a_sliding_window_only_without_layer_types():
     from types import SimpleNamespace
 
+    from htmlrag.rankers.token_tree import sliding_window
+
     assert model_window(SimpleNamespace(max_position_embeddings=4096, sliding_window=None)) == 4096
+    # a sliding window the walk cannot mask per layer type (no layer_types): the window limits the prompt
     assert model_window(SimpleNamespace(max_position_embeddings=4096, sliding_window=512)) == 512
     off = SimpleNamespace(max_position_embeddings=4096, sliding_window=512, layer_types=["full_attention"])
-    assert model_window(off) == 4096
+    assert model_window(off) == 4096 and sliding_window(off) is None
+    # Gemma 3 style: sliding layers listed in layer_types are masked by the walk, the full window applies
+    mixed = SimpleNamespace(max_position_embeddings=32768, sliding_window=512,
+                            layer_types=["sliding_attention", "full_attention"])
+    assert model_window(mixed) == 32768 and sliding_window(mixed) == 512
+
+
+def test_gemma3_prompt_is_longer_than_its_sliding_window(models, prompt):
+    """The exactness tests below would not exercise the sliding mask if the prompt fit in the window."""
+    from training.tiny_model import TINY_SLIDING_WINDOW
+
+    assert models["gemma3"].config.sliding_window == TINY_SLIDING_WINDOW < len(prompt) // 2
 
 
 # ---------------------------------------------------------------- the walk on tiny models

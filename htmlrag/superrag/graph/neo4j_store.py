@@ -13,7 +13,7 @@ from typing import Any
 
 from htmlrag.errors import HtmlRagError
 from htmlrag.superrag.graph import cypher
-from htmlrag.superrag.graph.readonly import check_read_only
+from htmlrag.superrag.graph.readonly import check_read_only, database_error
 from htmlrag.superrag.graph.schema import LABELS
 
 
@@ -69,9 +69,14 @@ class Neo4jStore:
         self._write(cypher.DELETE_DOC, {"doc_id": doc_id})
 
     def query(self, cypher_text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        check_read_only(cypher_text)
-        with self._session(write=False) as s:
-            return s.execute_read(lambda tx: [r.data() for r in tx.run(cypher_text, params or {})])
+        text = check_read_only(cypher_text)
+        try:
+            with self._session(write=False) as s:
+                return s.execute_read(lambda tx: [r.data() for r in tx.run(text, params or {})])
+        except HtmlRagError:
+            raise
+        except Exception as exc:  # the driver's errors (syntax, unknown property, server refusal)
+            raise database_error(exc, text) from exc
 
     def close(self) -> None:
         self._driver.close()

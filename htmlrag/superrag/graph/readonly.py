@@ -1,72 +1,98 @@
-"""Refuse Cypher that could change the database, before it reaches any backend.
+"""The read-only guard on graph queries: refuse, before anything runs, every query that is not one statement
+made only of read clauses and allowed functions.
 
-This is the first of two locks on model-written queries; the second is that backends run them on a
-read-only connection (Kuzu opened ``read_only=True``, Neo4j sessions in ``READ_ACCESS`` mode).
+Model-written Cypher (the ``cypher`` retriever, ``htmlrag graph query --cypher``) and every internal query pass
+through :func:`check_read_only`, which
 
-The check works on the query with string literals, quoted names and comments blanked out, and refuses:
+1. splits the query with a strict lexer (:mod:`~htmlrag.superrag.graph.cypher_lexer`: strings with escapes,
+   backtick names, both comment forms; a non-ASCII letter, a NUL or an unknown character outside a string or a
+   quoted name is refused);
+2. refuses any word of a write, file, procedure, transaction or administration clause anywhere outside strings
+   and quoted names (``CREATE MERGE SET DELETE DETACH REMOVE DROP ALTER COPY LOAD EXPORT IMPORT INSTALL ATTACH
+   USE CALL FOREACH BEGIN COMMIT ...``), naming it, even where a database would read it as a plain name;
+3. parses the whole token list with an allowlist grammar (:mod:`~htmlrag.superrag.graph.cypher_grammar`): one
+   statement of MATCH, OPTIONAL MATCH, WHERE, WITH, UNWIND, RETURN, ORDER BY, SKIP, LIMIT and UNION [ALL],
+   calling only the functions in :data:`~htmlrag.superrag.graph.cypher_grammar.FUNCTIONS`;
+4. returns the query **rebuilt from its tokens** (comments dropped), and that text is what the store runs: a
+   comment or literal another lexer would read differently cannot smuggle text past the check.
 
-* any write or admin clause as a whole word: CREATE, MERGE, DELETE, DETACH, SET, REMOVE, DROP, ALTER,
-  FOREACH, LOAD (``LOAD CSV``, ``LOAD FROM``, ``LOAD EXTENSION``), COPY, IMPORT, EXPORT, INSTALL, ATTACH,
-  DETACH, USE, GRANT, DENY, REVOKE, BEGIN, COMMIT, ROLLBACK, CHECKPOINT, TERMINATE, START, STOP;
-* ``CALL`` of anything but a short list of read-only introspection procedures (``db.labels``,
-  ``db.relationshipTypes``, ``db.propertyKeys``, ``db.schema.*``, Kuzu's ``show_tables``/``table_info``);
-  ``CALL { ... }`` subqueries are refused too (they can hold writes);
-* ``apoc.`` and ``dbms.`` anywhere, and more than one statement (``;`` before the end).
+Defence in depth: the stores run queries on read-only connections (Kuzu ``Database(path, read_only=True)``,
+Neo4j ``READ_ACCESS`` sessions), and a database error becomes a :class:`GraphQueryError` with the database's
+message (a misspelt property), never a traceback.
 """
 
 from __future__ import annotations
 
-import re
+import functools
 
 from htmlrag.errors import HtmlRagError
+from htmlrag.superrag.graph.cypher_grammar import FUNCTIONS, READ_CLAUSES, Recognizer
+from htmlrag.superrag.graph.cypher_lexer import RefusedQueryError, canonical, tokenize
 
-WRITE_WORDS = frozenset(
-    "CREATE MERGE DELETE DETACH SET REMOVE DROP ALTER FOREACH LOAD COPY IMPORT EXPORT INSTALL ATTACH USE "
-    "GRANT DENY REVOKE BEGIN COMMIT ROLLBACK CHECKPOINT TERMINATE START STOP".split()
-)
-READ_PROCEDURES = frozenset(
-    {"db.labels", "db.relationshiptypes", "db.propertykeys", "db.schema.visualization",
-     "db.schema.nodetypeproperties", "db.schema.reltypeproperties", "show_tables", "table_info"}
-)
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`", re.S)
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_WORD = re.compile(r"(?<![\w.$])[A-Za-z_][A-Za-z0-9_]*")  # not a property (n.x) or parameter ($x)
-_CALL = re.compile(r"\bCALL\s*(\{|[A-Za-z_][\w.]*)", re.I)
+__all__ = [
+    "DENIED",
+    "FUNCTIONS",
+    "READ_CLAUSES",
+    "GraphQueryError",
+    "RefusedQueryError",
+    "WriteQueryError",
+    "check_read_only",
+]
+
+#: Kept for callers of the first version: every refusal (writes, files, several statements) is this class.
+WriteQueryError = RefusedQueryError
+
+_WRITE = "writes to or changes the database"
+_FILES = "reads or writes files, extensions or other databases"
+#: Words refused wherever they occur outside strings and `quoted names`, with the reason given.
+DENIED: dict[str, str] = {
+    **dict.fromkeys("CREATE MERGE SET DELETE DETACH REMOVE DROP ALTER RENAME ADD FOREACH INSERT UPDATE COMMENT "
+                    "MACRO SEQUENCE".split(), _WRITE),
+    **dict.fromkeys("COPY LOAD EXPORT IMPORT INSTALL UNINSTALL EXTENSION ATTACH USE GLOB HEADERS".split(), _FILES),
+    **dict.fromkeys("CALL YIELD".split(), "runs a procedure"),
+    **dict.fromkeys("BEGIN COMMIT ROLLBACK CHECKPOINT TRANSACTION COMMIT_SKIP_CHECKPOINT "
+                    "ROLLBACK_SKIP_CHECKPOINT".split(), "controls transactions"),
+    **dict.fromkeys("GRANT DENY REVOKE SHOW TERMINATE START STOP ENABLE DATABASE USER ROLE PASSWORD "
+                    "PRIVILEGE".split(), "administers the server"),
+    **dict.fromkeys("EXPLAIN PROFILE HINT".split(), "is not a read clause"),
+}
 
 
-class WriteQueryError(HtmlRagError, PermissionError):
-    """A query was refused because it could modify the graph (the message names the offending clause)."""
+#: Longer queries are refused (a model's query is a few hundred characters).
+MAX_QUERY_CHARS = 20_000
 
 
-def strip_literals(cypher: str) -> str:
-    """The query with comments removed and string literals / quoted names replaced by ``''``."""
-    return _STRING.sub("''", _COMMENT.sub(" ", cypher))
+class GraphQueryError(HtmlRagError):
+    """The database refused or failed an accepted query (a misspelt property, a type error): its message."""
 
 
+@functools.lru_cache(maxsize=512)
 def check_read_only(cypher: str) -> str:
-    """Return the query unchanged when it is read-only, else raise.
+    """Return the query as it must be run (rebuilt from its tokens, comments removed), or refuse it.
 
     Raises:
-        WriteQueryError: the query holds a write/admin clause, a non-whitelisted ``CALL``, an
-            ``apoc.``/``dbms.`` reference, or several statements.
+        RefusedQueryError: (alias ``WriteQueryError``) the query is empty, holds a character, word, clause or
+            function outside the allowlist, or more than one statement; the message names it.
     """
-    if not cypher or not cypher.strip():
-        raise WriteQueryError("empty query")
-    bare = strip_literals(cypher)
-    body = bare.strip().rstrip(";")
-    if ";" in body:
-        raise WriteQueryError("refused: more than one statement")
-    low = bare.lower()
-    for bad in ("apoc.", "dbms."):
-        if bad in low:
-            raise WriteQueryError(f"refused: {bad.rstrip('.')} procedures are not allowed")
-    for m in _CALL.finditer(bare):
-        target = m.group(1)
-        if target == "{":
-            raise WriteQueryError("refused: CALL { ... } subqueries are not allowed")
-        if target.lower() not in READ_PROCEDURES:
-            raise WriteQueryError(f"refused: CALL {target} is not a whitelisted read-only procedure")
-    for w in _WORD.findall(bare):
-        if w.upper() in WRITE_WORDS:
-            raise WriteQueryError(f"refused: {w.upper()} clauses may modify the graph (read-only queries only)")
-    return cypher
+    if not isinstance(cypher, str) or not cypher.strip():
+        raise RefusedQueryError("refused: empty query")
+    if len(cypher) > MAX_QUERY_CHARS:
+        raise RefusedQueryError(f"refused: query of {len(cypher)} characters (at most {MAX_QUERY_CHARS})")
+    tokens = tokenize(cypher)
+    for t in tokens:
+        if t.kind == "word" and t.upper in DENIED:
+            raise RefusedQueryError(f"refused: {t.upper} at offset {t.pos} {DENIED[t.upper]}; read-only queries "
+                                    f"may use only {', '.join(READ_CLAUSES)} and allowed functions")
+    try:
+        Recognizer(tokens).query()
+    except RecursionError as exc:
+        raise RefusedQueryError("refused: query nested too deeply") from exc
+    if tokens and tokens[-1].kind == "op" and tokens[-1].text == ";":
+        tokens = tokens[:-1]
+    return canonical(tokens)
+
+
+def database_error(exc: BaseException, query: str) -> GraphQueryError:
+    """A clear error for a database's exception on ``query`` (its first line, without the driver's traceback)."""
+    msg = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return GraphQueryError(f"graph query failed: {msg} (query: {query[:300]!r})")

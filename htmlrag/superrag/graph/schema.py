@@ -22,23 +22,28 @@ NODE_PROPS: dict[str, str] = {
 }
 
 LABELS: tuple[str, ...] = (
-    "Corpus", "Document", "Page", "TableOfContents", "MainSection", "Section", "SectionChunk",
-    "Table", "TableChunk", "Figure", "Stem",
+    "Corpus", "Company", "Document", "Page", "TableOfContents", "MainSection", "Section", "SectionChunk",
+    "Table", "TableChunk", "Figure", "Stem", "FlatChunk",
 )
 
 #: Nodes that hold retrievable content (vector and full-text indexed).
 CONTENT = ("SectionChunk", "TableChunk", "Figure")
+#: The non-layout baseline's nodes: fixed-size chunks of the PDF's plain text (setting 1 of the paper).
+FLAT = ("FlatChunk",)
 #: Nodes whose titles the ToC retriever searches.
 TITLED = ("MainSection", "Section")
 
 _UNDER = [
-    ("Document", "Corpus"), ("Page", "Document"), ("TableOfContents", "Document"),
+    ("Document", "Corpus"), ("Company", "Corpus"), ("Document", "Company"), ("Page", "Document"), ("TableOfContents", "Document"),
     ("MainSection", "TableOfContents"), ("Section", "MainSection"), ("Section", "Section"),
     ("SectionChunk", "MainSection"), ("SectionChunk", "Section"), ("Table", "MainSection"), ("Table", "Section"),
-    ("TableChunk", "Table"), ("Figure", "MainSection"), ("Figure", "Section"),
+    ("TableChunk", "Table"), ("Figure", "MainSection"), ("Figure", "Section"), ("FlatChunk", "Document"),
 ]
-_NEXT = [("Page", "Page"), ("SectionChunk", "SectionChunk"), ("TableChunk", "TableChunk"), ("Table", "Table")]
-_ON_PAGE = [(x, "Page") for x in ("MainSection", "Section", "SectionChunk", "Table", "TableChunk", "Figure")]
+_SECTIONS = ("MainSection", "Section")
+_NEXT = [("Page", "Page"), *((a, b) for a in _SECTIONS for b in _SECTIONS), ("SectionChunk", "SectionChunk"),
+         ("TableChunk", "TableChunk"), ("Table", "Table"), ("FlatChunk", "FlatChunk")]
+_ON_PAGE = [(x, "Page") for x in ("MainSection", "Section", "SectionChunk", "Table", "TableChunk", "Figure",
+                                  "FlatChunk")]
 _SIMILAR = [(a, b) for a in CONTENT for b in CONTENT]
 _STEM = [(x, "Stem") for x in CONTENT]
 
@@ -53,20 +58,23 @@ RELS: dict[str, list[tuple[str, str]]] = {
 
 _MEANING = {
     "Corpus": "the collection (one per database)",
-    "Document": "one PDF; title = document title, page_end = number of pages",
+    "Company": "the company (or other owner) the documents belong to, when the corpus names one; title = its name",
+    "Document": "one PDF; title = document title, text = file path, page_end = number of pages; under its "
+                "Company when known, else under the Corpus",
     "Page": "a physical page; page_start = page_end = its number, title = printed page label",
     "TableOfContents": "the document's ToC; text = its entries",
-    "MainSection": "a top-level section; title = heading, level = 1",
-    "Section": "a sub-section; title = heading, level = depth (2 = under a MainSection)",
+    "MainSection": "a top-level section; title = heading, text = title path, level = heading level",
+    "Section": "a sub-section; title = heading, text = title path (outer > inner), level = heading level",
     "SectionChunk": "a passage of body text of a section (text), in reading order (ord)",
     "Table": "a table; html = <table> markup, text = rows as 'cell | cell' lines, title = caption",
     "TableChunk": "a group of rows of a table (html and text), header row repeated",
     "Figure": "a picture; title = caption, text = caption and text printed inside it",
     "Stem": "a stemmed key term; title = the stem",
+    "FlatChunk": "non-layout baseline: a fixed-size window of a page's plain text (no headings, no tables)",
 }
 _REL_MEANING = {
     "IS_UNDER": "child -> parent in the layout hierarchy",
-    "HAS_NEXT": "reading order: node -> the one that follows it",
+    "HAS_NEXT": "reading order: node -> the one that follows it (pages, sections, chunks, continued tables)",
     "ON_PAGE": "content -> a page it lies on",
     "IS_SIMILAR": "k nearest neighbours by embedding; score = similarity",
     "HAS_STEM": "content -> a key term it shares with other nodes",

@@ -1,8 +1,9 @@
 """Graph-store protocol and the embedded Kuzu backend (the default).
 
-Every read goes through :func:`~htmlrag.superrag.graph.readonly.check_read_only`; a store opened with
-``read_only=True`` also holds a read-only connection (Kuzu's ``Database(path, read_only=True)``), so a query
-that slipped past the check still cannot write. Builds open the store writable; queries open it read-only.
+Every read goes through :func:`~htmlrag.superrag.graph.readonly.check_read_only` (an allowlist of read clauses
+and functions) and runs the text it returns; a store opened with ``read_only=True`` also holds a read-only
+connection (Kuzu's ``Database(path, read_only=True)``). Builds open the store writable; queries open it
+read-only. A database error on a query becomes a :class:`~htmlrag.superrag.graph.readonly.GraphQueryError`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from htmlrag.errors import HtmlRagError
 from htmlrag.superrag.graph import cypher
-from htmlrag.superrag.graph.readonly import check_read_only
+from htmlrag.superrag.graph.readonly import check_read_only, database_error
 from htmlrag.superrag.graph.schema import LABELS, NODE_PROPS, RELS
 
 log = logging.getLogger(__name__)
@@ -117,8 +118,11 @@ class KuzuStore:
         self._run(cypher.DELETE_DOC, {"doc_id": doc_id})
 
     def query(self, cypher_text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        check_read_only(cypher_text)
-        return self._run(cypher_text, params)
+        text = check_read_only(cypher_text)
+        try:
+            return self._run(text, params)
+        except RuntimeError as exc:
+            raise database_error(exc, text) from exc
 
     def close(self) -> None:
         conn, db = getattr(self, "_conn", None), getattr(self, "_db", None)

@@ -53,6 +53,7 @@ class BM25Index:
     def add(self, ids: Sequence[str], texts: Sequence[str], doc_ids: Sequence[str], kinds: Sequence[str]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         rows = [{"id": i, "doc_id": d, "kind": k, "text": t} for i, t, d, k in zip(ids, texts, doc_ids, kinds, strict=True)]
+        self._load()  # read what is on disk first, or the rows appended below would be read back and added twice
         with self._file.open("a", encoding="utf-8") as f:
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
@@ -64,6 +65,9 @@ class BM25Index:
             import bm25s
             import Stemmer
 
+            # bm25s sets its own logger to DEBUG at import, so its "Building index from ..." debug lines reach
+            # any handler the application configured; hand the level back to the application's configuration
+            logging.getLogger("bm25s").setLevel(logging.NOTSET)
             self._stemmer = Stemmer.Stemmer("english")
             corpus = [it["text"] for it in self._load()]
             self._bm25 = bm25s.BM25()

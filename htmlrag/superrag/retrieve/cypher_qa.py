@@ -1,7 +1,9 @@
 """LLM-written Cypher over the graph schema, executed read-only.
 
-The model sees the schema (:func:`~htmlrag.superrag.graph.schema.schema_text`) and the question, and writes
-one Cypher query. The query is checked by :func:`~htmlrag.superrag.graph.readonly.check_read_only` (write
+The model gets the paper's Cypher prompt (:data:`~htmlrag.superrag.prompts.CYPHER_PROMPT`: the schema of
+:func:`~htmlrag.superrag.graph.schema.schema_text`, guidelines, good and bad examples, the question and the
+document ids in scope) and writes one Cypher query, or nothing when no query applies (then there is no
+evidence and nothing runs). The query is checked by :func:`~htmlrag.superrag.graph.readonly.check_read_only` (write
 clauses raise :class:`~htmlrag.superrag.graph.readonly.WriteQueryError` before anything runs) and executed
 through the store's read-only query path. Result rows with an ``id`` column become evidence of those nodes
 (score = 1 / row rank); other rows become ``Row`` evidence whose text is the row as JSON.
@@ -15,20 +17,9 @@ from collections.abc import Sequence
 
 from htmlrag.superrag.graph.readonly import check_read_only
 from htmlrag.superrag.graph.schema import schema_text
+from htmlrag.superrag.prompts import CYPHER_PROMPT
 from htmlrag.superrag.retrieve.evidence import Backend, Evidence, to_evidence
 from htmlrag.superrag.retrieve.expand import Reader
-
-CYPHER_PROMPT = """Task: write a Cypher query that retrieves the information needed to answer the question
-from a graph database of PDF documents.
-Instructions:
-- Use only the node labels, relationship types and properties in the schema.
-- The query must only read: no CREATE, MERGE, SET, DELETE, REMOVE, DROP, LOAD, COPY or CALL.
-- Return the matched content nodes' ids as `id` (for example `RETURN c.id AS id`), at most {k} rows.
-- Answer with the Cypher query only, no explanation.
-Schema:
-{schema}
-{scope}Question: {question}
-Cypher query:"""
 
 _FENCE = re.compile(r"```(?:cypher)?\s*(.*?)```", re.S | re.I)
 
@@ -61,12 +52,13 @@ class CypherRetriever:
         self.last_query: str | None = None
 
     def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
-        scope = f"Only use documents with doc_id in {json.dumps(list(doc_ids))}.\n" if doc_ids else ""
-        prompt = CYPHER_PROMPT.format(k=k, schema=schema_text(), scope=scope, question=question)
+        scope = json.dumps(list(doc_ids)) if doc_ids else "(all documents)"
+        prompt = CYPHER_PROMPT.format(k=k, schema=schema_text(), doc_ids=scope, question=question)
         query = extract_cypher(self.writer(prompt))
         self.last_query = query
-        check_read_only(query)
-        rows = self.corpus.store.query(query)[: max(k, 1) * 5]
+        if not query or query.lower().strip(" .") in ("none", "empty", "null"):
+            return []  # the prompt tells the model to return nothing when no query applies
+        rows = self.corpus.store.query(check_read_only(query))[: max(k, 1) * 5]
         ids = [str(r["id"]) for r in rows if r.get("id") is not None]
         nodes = self.corpus.nodes(ids)
         out: list[Evidence] = []

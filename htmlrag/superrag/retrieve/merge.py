@@ -1,6 +1,6 @@
 """Cross-page merging along ``HAS_NEXT``, and reranking from top-20 to top-10.
 
-Merging: a retrieved SectionChunk whose ``HAS_NEXT`` successor starts on a later page and whose text does
+Merging: a retrieved SectionChunk (or FlatChunk) whose ``HAS_NEXT`` successor starts on a later page and whose text does
 not end a sentence (``.``, ``!``, ``?``, ``:`` or a closing quote/bracket after one) gets the successor's
 text appended (the paragraph ran over the page break); a Table whose ``HAS_NEXT`` table continues on the
 next page gets its rows appended. Pages and ``merged`` record what was joined. Order and scores are kept.
@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from htmlrag.superrag.graph import cypher
-from htmlrag.superrag.retrieve.evidence import Backend, Evidence, encode_texts
+from htmlrag.superrag.retrieve.evidence import Backend, Evidence, encode_texts, rrf
 
 Retriever = Callable[..., list[Evidence]]
 _ENDS = re.compile(r"[.!?:][\"')\]”’]*\s*$")
@@ -27,7 +27,7 @@ class CrossPageMerge:
         self.corpus, self.base, self.name = corpus, base, "merge"
 
     def merge(self, evidence: Sequence[Evidence]) -> list[Evidence]:
-        ids = [e.node_id for e in evidence if e.kind in ("SectionChunk", "Table")]
+        ids = [e.node_id for e in evidence if e.kind in ("SectionChunk", "FlatChunk", "Table")]
         nxt = {r["source"]: r["id"] for r in self.corpus.store.query(cypher.NEXT_OF, {"ids": ids})} if ids else {}
         rows = self.corpus.nodes(list(nxt.values()))
         out: list[Evidence] = []
@@ -36,11 +36,12 @@ class CrossPageMerge:
             if n is None or not e.pages or int(n["page_start"]) <= e.pages[-1]:
                 out.append(e)
                 continue
-            if e.kind == "SectionChunk" and _ENDS.search(e.text):
+            text = e.kind != "Table"
+            if text and _ENDS.search(e.text):
                 out.append(e)
                 continue
             pages = tuple(sorted(set(e.pages) | set(range(int(n["page_start"]), int(n["page_end"]) + 1))))
-            out.append(replace(e, text=f"{e.text} {n['text']}" if e.kind == "SectionChunk" else f"{e.text}\n{n['text']}",
+            out.append(replace(e, text=f"{e.text} {n['text']}" if text else f"{e.text}\n{n['text']}",
                                html=e.html + (n.get("html") or "") if e.kind == "Table" else e.html,
                                pages=pages, merged=(*e.merged, n["id"])))
         return out
@@ -54,18 +55,31 @@ class Reranker(Protocol):
 
 
 class EmbeddingReranker:
-    """Re-scores evidence by cosine(question, title + text) with the corpus's embedder; keeps the best ``k``."""
+    """Re-scores evidence by cosine(question, title + text) with the corpus's embedder; keeps the best ``k``.
 
-    def __init__(self, corpus: Backend) -> None:
-        self.corpus = corpus
+    Args:
+        corpus: the built corpus.
+        fuse: ``False``: order by the cosine alone (the first-stage order is dropped); ``True``: order by
+            reciprocal rank fusion of the first-stage order and the cosine order (constant ``rrf_k``), so
+            evidence that only the lexical search found is not pushed out by a second pass of the same
+            embedding model; the score is then the fused score.
+        rrf_k: the fusion constant.
+    """
+
+    def __init__(self, corpus: Backend, *, fuse: bool = False, rrf_k: int = 60) -> None:
+        self.corpus, self.fuse, self.rrf_k = corpus, fuse, rrf_k
 
     def rerank(self, question: str, evidence: Sequence[Evidence], k: int) -> list[Evidence]:
         if not evidence:
             return []
         vecs = encode_texts(self.corpus, [f"{e.title}\n{e.text}"[:4000] for e in evidence])
         sims = vecs @ self.corpus.embed_query(question)
-        order = sorted(range(len(evidence)), key=lambda i: -float(sims[i]))[:k]
-        return [replace(evidence[i], score=float(sims[i]), retriever=f"{evidence[i].retriever}+rerank") for i in order]
+        by_cos = sorted(range(len(evidence)), key=lambda i: -float(sims[i]))
+        if not self.fuse:
+            return [replace(evidence[i], score=float(sims[i]), retriever=f"{evidence[i].retriever}+rerank")
+                    for i in by_cos[:k]]
+        fused = rrf([[str(i) for i in range(len(evidence))], [str(i) for i in by_cos]], self.rrf_k)[:k]
+        return [replace(evidence[int(i)], score=s, retriever=f"{evidence[int(i)].retriever}+rerank") for i, s in fused]
 
 
 class Rerank:

@@ -1,0 +1,144 @@
+"""Keep secrets out of log lines, error messages and saved results: one place that knows what a secret is.
+
+A **secret** is
+
+* the value of an environment variable whose name marks a credential: a ``_``-separated part ``KEY``,
+  ``APIKEY``, ``TOKEN``, ``SECRET``, ``PASSWORD``, ``PASSWD``, ``PASS``, ``CREDENTIAL(S)`` or ``AUTH``
+  (``OPENAI_API_KEY``, ``HF_TOKEN``, ``NEO4J_PASSWORD``, ``ES_API_KEY``; not ``TOKENIZERS_PARALLELISM``);
+* the value of any variable named with :func:`register_env` (readers register their ``api_key_env``), and any
+  value given to :func:`register_secret`;
+* in messages and log lines (not in model answers, where ``bearer`` is a word): anything shaped like one, an
+  ``Authorization:`` value, a ``Bearer`` token with a digit in it, an ``sk-...`` key, an ``hf_...`` token, the
+  value of an ``api_key=``/``"password": "..."``-style field.
+
+:func:`redact` replaces each with ``[REDACTED]`` (values of 6 characters or more; shorter ones are not
+treated as secrets); ``redact(text, shapes=False)`` replaces only the known values, for data such as answers. A long known secret cut short by truncation (a prefix of 8+ characters ending a text or
+followed by a quote, or a suffix starting one) is redacted too, but code should redact *before* truncating:
+:func:`excerpt` does both in that order. :func:`error_text` is the one way an exception becomes a row field or
+a message. :func:`install` makes every log record redacted (message, arguments and traceback), for every logger
+and handler, by wrapping the logging record factory; readers and the evaluation entry point call it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import threading
+import traceback
+from collections.abc import Iterable
+
+REDACTED = "[REDACTED]"
+MIN_SECRET = 6
+_NAME = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH)(?:_|$)", re.I)
+_NOT_SECRET = frozenset({"true", "false", "none", "null", "yes", "no", "disabled", "enabled", "offline"})
+_SHAPES = [
+    (re.compile(r"(?i)\b(authorization\W{0,3}\s*[:=]\s*['\"]?)(?:(?:bearer|basic|token)\s+)?[^\s'\",;}]+"),
+     rf"\g<1>{REDACTED}"),
+    (re.compile(r"(?i)\b(bearer)(\s+)(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}"), rf"\g<1>\g<2>{REDACTED}"),
+    (re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{12,}"), REDACTED),
+    (re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"), REDACTED),
+    (re.compile(r"(?i)\b((?:x-)?(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)['\"]?"
+                r"\s*[:=]\s*['\"]?)[^\s'\"&,;}]{4,}"), rf"\g<1>{REDACTED}"),
+]
+_lock = threading.Lock()
+_registered: set[str] = set()
+_env_names: set[str] = set()
+_installed = False
+
+
+def register_secret(value: str | None) -> None:
+    """Treat ``value`` as a secret from now on (ignored when shorter than 6 characters)."""
+    if value and len(value.strip()) >= MIN_SECRET:
+        with _lock:
+            _registered.add(value.strip())
+
+
+def register_env(*names: str | None) -> None:
+    """Treat the values of these environment variables as secrets, whatever their names (read at each use)."""
+    with _lock:
+        _env_names.update(n for n in names if n)
+
+
+def known_secrets() -> tuple[str, ...]:
+    """Every secret value known now, longest first."""
+    found = set(_registered)
+    for name, value in os.environ.items():
+        v = value.strip()
+        if (name in _env_names or _NAME.search(name)) and len(v) >= MIN_SECRET and v.lower() not in _NOT_SECRET:
+            found.add(v)
+    return tuple(sorted(found, key=lambda s: (-len(s), s)))
+
+
+@functools.lru_cache(maxsize=8)
+def _pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not secrets:
+        return None
+    parts = [re.escape(s) for s in secrets]
+    for s in secrets:
+        if len(s) >= 16:  # a long key cut by truncation: its prefix at an end, its suffix at a start
+            prefixes = "|".join(re.escape(s[:k]) for k in range(len(s) - 1, 7, -1))
+            suffixes = "|".join(re.escape(s[-k:]) for k in range(len(s) - 1, 7, -1))
+            parts.append(rf"(?:{prefixes})(?=$|['\"\n…]|\.\.\.)")
+            parts.append(rf"(?:^|(?<=[.'\"\s…]))(?:{suffixes})")
+    return re.compile("|".join(parts))
+
+
+def redact(text: object, secrets: Iterable[str] | None = None, *, shapes: bool = True) -> str:
+    """``text`` (made a string) with every secret replaced by ``[REDACTED]`` (see the module docstring).
+
+    Args:
+        text: anything; ``str()`` is applied first.
+        secrets: extra secret values for this call only.
+        shapes: also redact what is shaped like a credential (messages, logs); False for data (answers).
+    """
+    out = text if isinstance(text, str) else str(text)
+    known = known_secrets()
+    if secrets:
+        known = tuple(sorted({*known, *(s for s in secrets if s and len(s) >= MIN_SECRET)}, key=lambda s: (-len(s), s)))
+    rx = _pattern(known)
+    if rx is not None:
+        out = rx.sub(REDACTED, out)
+    if shapes:
+        for shape, repl in _SHAPES:
+            out = shape.sub(repl, out)
+    return out
+
+
+def excerpt(text: object, limit: int) -> str:
+    """The first ``limit`` characters of ``text`` after redaction (redact first, so no key is cut in half)."""
+    return redact(text)[:limit]
+
+
+def error_text(exc: BaseException) -> str:
+    """``"ExceptionType: message"`` with secrets redacted: how an exception becomes a row field or a message."""
+    return redact(f"{type(exc).__name__}: {exc}")
+
+
+def _redacting_factory(previous: logging._LogRecordFactory) -> logging._LogRecordFactory:  # type: ignore[name-defined]
+    def factory(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        try:
+            record.msg, record.args = redact(record.getMessage()), None
+        except Exception:  # a bad format string: leave it to the handler to report, but without secrets
+            record.msg, record.args = redact(f"{record.msg!s} {record.args!r}"), None
+        if record.exc_info and record.exc_info[0] is not None:
+            record.exc_text = redact("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return record
+
+    factory._htmlrag_redacting = True  # type: ignore[attr-defined]
+    return factory
+
+
+def install() -> None:
+    """Redact every log record from now on (idempotent): message, arguments, traceback and stack text."""
+    global _installed
+    with _lock:
+        current = logging.getLogRecordFactory()
+        if _installed and getattr(current, "_htmlrag_redacting", False):
+            return
+        logging.setLogRecordFactory(_redacting_factory(current))
+        _installed = True

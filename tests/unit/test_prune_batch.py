@@ -1,0 +1,140 @@
+"""``htmlrag prune --batch``: rows keyed by id + settings + input (never mixed), one writer per --out, the input
+never overwritten, clear errors for bad files, line numbers that count blank lines."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from htmlrag import prune_batch as pb
+from htmlrag.cli import main
+
+PAGE = "<html><body>" + "".join(
+    f"<div><h2>Part {i}</h2><p>{' '.join(f'word{i}x{j}' for j in range(60))} The tower was designed by "
+    f"Margaret Ellis in {1800 + i}.</p></div>" for i in range(12)) + "</body></html>"
+
+
+def _items(n: int = 4) -> list[dict]:
+    return [{"id": f"q{i}", "question": f"Who designed the tower in {1800 + i}?", "pages": [PAGE]} for i in range(n)]
+
+
+def _write(path: Path, items: list, blank_every: int = 0) -> Path:
+    lines = []
+    for k, it in enumerate(items):
+        if blank_every and k % blank_every == 0:
+            lines.append("   ")
+        lines.append(it if isinstance(it, str) else json.dumps(it))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _rows(out: Path) -> list[dict]:
+    return [json.loads(x) for x in out.read_text().splitlines()]
+
+
+def _prune(src: Path, out: Path, *extra: str) -> int:
+    return main(["prune", "--batch", str(src), "--out", str(out), "--budget", "200", *extra])
+
+
+def test_changed_settings_recompute_everything_and_never_mix(tmp_path: Path) -> None:
+    src, out = _write(tmp_path / "in.jsonl", _items()), tmp_path / "out.jsonl"
+    assert _prune(src, out) == 0
+    first = _rows(out)
+    assert _prune(src, out, "--budget", "90") == 0        # same --out, a smaller budget
+    second = _rows(out)
+    assert [r["id"] for r in second] == ["q0", "q1", "q2", "q3"]
+    assert len({r["settings"] for r in second}) == 1 and second[0]["settings"] != first[0]["settings"]
+    assert all(r["tokens"] <= 90 for r in second)
+    for flag in (["--format", "text"], ["--max-words", "64"], ["--no-pack"], ["--split-to-fill", "0"],
+                 ["--keep-hidden"], ["--page-prior", "0.5"]):
+        assert pb.settings_fingerprint(_args(src, out, *flag)) != pb.settings_fingerprint(_args(src, out)), flag
+    assert pb.settings_fingerprint(_args(src, out, "--embed-cache", "x.sqlite")) == \
+        pb.settings_fingerprint(_args(src, out))           # where the cache lives does not change a context
+
+
+def _args(src: Path, out: Path, *extra: str) -> dict:
+    import argparse
+
+    from htmlrag.cli_prune import add_prune_parser
+
+    p = argparse.ArgumentParser()
+    add_prune_parser(p.add_subparsers(dest="command"))
+    return vars(p.parse_args(["prune", "--batch", str(src), "--out", str(out), *extra]))
+
+
+def test_resume_reuses_matching_rows_and_recomputes_changed_input(tmp_path: Path) -> None:
+    items = _items(5)
+    src, out = _write(tmp_path / "in.jsonl", items), tmp_path / "out.jsonl"
+    assert _prune(src, out) == 0
+    rows = _rows(out)
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:2]) + lines[2][:40])       # killed while writing the 3rd row
+    items[1] = {**items[1], "question": "Which year is mentioned in part 7?"}   # and the input changed
+    _write(src, items)
+    assert _prune(src, out) == 0
+    again = _rows(out)
+    assert [r["id"] for r in again] == [f"q{i}" for i in range(5)]           # one row per line, input order
+    assert again[0] == rows[0]                                               # reused as saved
+    assert again[1]["input"] != rows[1]["input"]                             # recomputed for the new input
+    assert [r["context"] for r in again[2:]] == [r["context"] for r in rows[2:]]   # torn/lost rows redone alike
+
+
+def test_rows_without_a_key_are_recomputed(tmp_path: Path) -> None:
+    src, out = _write(tmp_path / "in.jsonl", _items(2)), tmp_path / "out.jsonl"
+    out.write_text(json.dumps({"id": "q0", "context": "stale", "tokens": 1}) + "\n")   # an older version's row
+    assert _prune(src, out) == 0
+    assert [r["context"] != "stale" for r in _rows(out)] == [True, True]
+
+
+def test_one_writer_per_out(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    src, out = _write(tmp_path / "in.jsonl", _items(2)), tmp_path / "out.jsonl"
+    with pb.locked(out):
+        assert _prune(src, out) == 1
+    assert "another htmlrag prune is writing it" in capsys.readouterr().err and not out.exists()
+    assert _prune(src, out) == 0 and _prune(src, out) == 0
+    assert [r["id"] for r in _rows(out)] == ["q0", "q1"]                     # never every id twice
+
+
+@pytest.mark.parametrize("how", ["same", "symlink", "hardlink", "relative"])
+def test_out_that_is_the_input_is_refused(tmp_path: Path, how: str, capsys: pytest.CaptureFixture,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    src = _write(tmp_path / "in.jsonl", _items(2))
+    before = src.read_bytes()
+    out = {"same": src, "symlink": tmp_path / "link.jsonl", "hardlink": tmp_path / "hard.jsonl",
+           "relative": Path("sub/../in.jsonl")}[how]
+    if how == "symlink":
+        out.symlink_to(src)
+    elif how == "hardlink":
+        os.link(src, out)
+    elif how == "relative":
+        (tmp_path / "sub").mkdir()
+        monkeypatch.chdir(tmp_path)
+    assert _prune(src, out) == 1
+    assert "is the input file" in capsys.readouterr().err and src.read_bytes() == before
+
+
+def test_bad_files_get_clear_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    bad = tmp_path / "latin1.jsonl"
+    bad.write_bytes(json.dumps(_items(1)[0]).encode() + b"\n" + '{"id": "x", "question": "caf\u00e9"}'.encode("latin-1"))
+    assert _prune(bad, tmp_path / "o.jsonl") == 1
+    assert "not UTF-8 text (byte 0xe9 on line 2)" in capsys.readouterr().err
+    folder = tmp_path / "outdir"
+    folder.mkdir()
+    assert _prune(_write(tmp_path / "in.jsonl", _items(1)), folder) == 1
+    assert "is a folder" in capsys.readouterr().err
+    assert _prune(tmp_path / "missing.jsonl", tmp_path / "o.jsonl") == 1
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_blank_lines_keep_line_numbers(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    items = [*_items(2), "{not json", {"question": "no id, no pages"}]
+    src = _write(tmp_path / "in.jsonl", items, blank_every=1)   # a blank line before every item: lines 2,4,6,8
+    out = tmp_path / "out.jsonl"
+    assert _prune(src, out) == 1
+    err = capsys.readouterr().err
+    rows = _rows(out)
+    assert "line 6: invalid JSON" in err and "line 8: needs 'pages'" in err
+    assert [r["id"] for r in rows] == ["q0", "q1", 5, 7]                     # default id: 0-based line index

@@ -1,0 +1,80 @@
+"""Central redaction: what counts as a secret, truncation, log records (message, args, traceback)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from htmlrag import redact
+
+KEY = "sk-proj-Zq8vT1xK3mN7pR2sW9yB4cD6fG0hJ5lA"
+
+
+@pytest.fixture(autouse=True)
+def env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("NEO4J_PASSWORD", "hunter2-but-longer")
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")
+    monkeypatch.setenv("MY_ENDPOINT_CREDS", "qwertyuiop-0987")
+
+
+def test_known_values_from_credential_variables() -> None:
+    text = f"Incorrect API key provided: {KEY}. pw=hunter2-but-longer parallel=false"
+    out = redact.redact(text)
+    assert KEY not in out and "hunter2-but-longer" not in out and "parallel=false" in out
+    assert "qwertyuiop-0987" in redact.redact("qwertyuiop-0987")     # a name that says nothing ...
+    redact.register_env("MY_ENDPOINT_CREDS")                        # ... until a reader registers it
+    assert "qwertyuiop-0987" not in redact.redact("x qwertyuiop-0987 y")
+
+
+@pytest.mark.parametrize("text", [
+    "Authorization: Bearer abc123def456ghi",
+    '{"authorization": "Bearer abc123def456ghi"}',
+    "headers={'Authorization': 'Basic dXNlcjpwYXNzd29yZA=='}",
+    "bearer abc123def456ghi",
+    "key sk-otherkey1234567890abcd",
+    "token hf_abcdefghijklmnopqrstuvwx",
+    "https://host/v1?api_key=abc123def456&x=1",
+    '{"api-key": "abc123def456"}',
+    "password: s3cr3t-value",
+])
+def test_credential_shapes_in_messages(text: str) -> None:
+    out = redact.redact(text)
+    assert "[REDACTED]" in out
+    for secret in ("abc123def456", "dXNlcjpwYXNzd29yZA", "otherkey1234567890", "hf_abcdefghij", "s3cr3t-value"):
+        assert secret not in out
+
+
+def test_data_keeps_words_that_look_like_shapes() -> None:
+    answer = "The bearer instruments were basic. Authorization: granted by the board."
+    assert redact.redact(answer, shapes=False) == answer
+    assert redact.redact(f"{answer} {KEY}", shapes=False) == f"{answer} [REDACTED]"
+
+
+def test_a_key_cut_by_truncation_is_still_redacted() -> None:
+    body = f"error for key {KEY}"
+    cut = repr(body[:30])                                          # someone truncated first
+    assert KEY[:12] in cut and KEY[:12] not in redact.redact(cut)
+    assert KEY[-12:] not in redact.redact(f"...{KEY[-14:]} was refused")
+    assert redact.excerpt(body, 30) == "error for key [REDACTED]"      # redact first, then cut
+
+
+def test_error_text() -> None:
+    assert redact.error_text(RuntimeError(f"HTTP 401: {KEY}")) == "RuntimeError: HTTP 401: [REDACTED]"
+
+
+def test_log_records_are_redacted_everywhere(caplog: pytest.LogCaptureFixture) -> None:
+    redact.install()
+    redact.install()  # idempotent
+    log = logging.getLogger("some.third.party")
+    with caplog.at_level(logging.INFO):
+        log.info("calling with %s", f"Bearer {KEY}")
+        log.warning(f"f-string {KEY}")
+        try:
+            raise ValueError(f"echo {KEY}")
+        except ValueError:
+            log.exception("failed")
+    assert KEY not in caplog.text and caplog.text.count("[REDACTED]") >= 3
+    formatted = "\n".join(logging.Formatter().format(r) for r in caplog.records)
+    assert KEY not in formatted and "ValueError: echo [REDACTED]" in formatted
