@@ -102,9 +102,8 @@ class Asker:
         context = tok.truncate("\n".join(c for c in contexts if c), req.budget)
         out["context_tokens"] = tok.count(context)
         if reader is not None:
-            from htmlrag.readers.base import ReadRequest
-
             from htmlrag.errors import ServiceError
+            from htmlrag.readers.base import ReadRequest
 
             try:
                 (res,) = reader.read([ReadRequest(req.question.strip(), context, fmt="html", short_answer=False)])
