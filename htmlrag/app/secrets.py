@@ -15,13 +15,14 @@ from htmlrag.redact import redact
 
 class RedactBodies:
     """ASGI middleware: text and JSON response bodies pass through :func:`htmlrag.redact.redact` (images pass
-    untouched)."""
+    untouched, and so do the app's own static files under ``skip``: shipped code holds no secret, and
+    credential-shaped code such as ``Authorization = ...`` in Swagger UI must not be rewritten)."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def __init__(self, app: Any, skip: tuple[str, ...] = ("/static/", "/swagger/")) -> None:
+        self.app, self.skip = app, skip
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("path", "").startswith(self.skip):
             await self.app(scope, receive, send)
             return
         start: dict | None = None

@@ -176,3 +176,12 @@ def test_other_commands_do_not_import_the_web_stack() -> None:
     help_text = subprocess.run([sys.executable, "-m", "htmlrag", "serve", "--help"], cwd=ROOT, capture_output=True,
                                text=True, timeout=120, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
     assert help_text.returncode == 0 and "--host" in help_text.stdout and "127.0.0.1" in help_text.stdout
+
+
+def test_shipped_static_files_are_served_unchanged(client: TestClient) -> None:
+    from htmlrag.app.server import HERE, swagger_dir
+
+    assert client.get("/static/app.js").content == (HERE / "static" / "app.js").read_bytes()
+    if swagger_dir() is not None:
+        js = client.get("/swagger/swagger-ui-bundle.js").content
+        assert js == (swagger_dir() / "swagger-ui-bundle.js").read_bytes() and b"REDACTED" not in js
