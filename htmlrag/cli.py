@@ -1,4 +1,4 @@
-"""The ``htmlrag`` command line: ``clean``, ``tree`` and ``prune``.
+"""The ``htmlrag`` command line: ``clean``, ``tree``, ``prune``, ``graph`` and ``serve`` (the web app).
 
 Every subcommand processes all its inputs: a page that fails gets one line on stderr naming it, the others
 are still processed, and the exit status is 1 if any failed.
@@ -128,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_graph_parser(sub)
+    from htmlrag.app.cli import add_serve_parser  # arguments only: FastAPI is imported when serve runs
+
+    add_serve_parser(sub)
     return p
 
 

@@ -1,0 +1,213 @@
+"""Ask: retrieve evidence from the chosen documents, optionally answer with a reader, and say where the evidence
+lies (PDF page regions; blocks of HTML pages).
+
+PDFs are searched with a SuperRAG retriever over the layout graph (:meth:`htmlrag.superrag.corpus.Corpus.retrieve`;
+the Cypher retriever runs a query the user typed or a model wrote, checked by the read-only guard
+:func:`htmlrag.superrag.graph.readonly.check_read_only` before it reaches the read-only database). HTML pages are
+searched the HtmlRAG way: cleaned, split into blocks, ranked (BM25 or embeddings); the best blocks are the
+evidence and the pages pruned to the budget are the reader's context. The reader sees the PDF evidence as
+:func:`htmlrag.superrag.system.render_evidence` writes it, then the pruned pages, cut to the budget.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from htmlrag.app.library import Library
+from htmlrag.app.pages import block_tree, safe_table_html
+from htmlrag.app.readers import Readers
+from htmlrag.errors import InputError
+
+#: Retrievers the Ask page offers for PDFs (htmlrag.superrag.pipelines.RETRIEVERS has more).
+PDF_RETRIEVERS = ("full", "hybrid", "toc", "tables", "reflect", "cypher")
+#: Rankers for HTML pages.
+HTML_RANKERS = ("bm25", "embed")
+MAX_QUESTION = 2000
+
+
+@dataclass
+class AskRequest:
+    """One question.
+
+    Attributes:
+        question: the question (at most 2000 characters).
+        retriever: one of :data:`PDF_RETRIEVERS` (for PDFs).
+        reader: ``none``, ``openai`` or ``hf``.
+        k: evidence items per source kind (1-50).
+        docs: document ids to search (PDF doc ids and page ids); empty: all.
+        cypher: a Cypher query for the ``cypher`` retriever (without it a model reader writes one).
+        budget: reader context budget in tokens.
+        html_ranker: ``bm25`` or ``embed`` (for HTML pages).
+    """
+
+    question: str
+    retriever: str = "full"
+    reader: str = "none"
+    k: int = 5
+    docs: list[str] = field(default_factory=list)
+    cypher: str = ""
+    budget: int = 2048
+    html_ranker: str = "bm25"
+
+    def validate(self) -> None:
+        q = self.question.strip()
+        if not q:
+            raise InputError("the question is empty")
+        if len(q) > MAX_QUESTION:
+            raise InputError(f"the question is {len(q)} characters long; at most {MAX_QUESTION}")
+        if self.retriever not in PDF_RETRIEVERS:
+            raise InputError(f"unknown retriever {self.retriever!r}; choose one of {', '.join(PDF_RETRIEVERS)}")
+        if self.html_ranker not in HTML_RANKERS:
+            raise InputError(f"unknown HTML ranker {self.html_ranker!r}; choose one of {', '.join(HTML_RANKERS)}")
+        if not 1 <= self.k <= 50:
+            raise InputError(f"k must be within 1-50, got {self.k}")
+        if not 64 <= self.budget <= 131072:
+            raise InputError(f"budget must be within 64-131072 tokens, got {self.budget}")
+
+
+class Asker:
+    """Answers :class:`AskRequest` over a :class:`~htmlrag.app.library.Library`."""
+
+    def __init__(self, library: Library, readers: Readers, rankers: Any) -> None:
+        self.library, self.readers, self.rankers = library, readers, rankers
+
+    def ask(self, req: AskRequest) -> dict[str, Any]:
+        """The answer, the evidence (best first per source) and timings; see ``docs/app.md`` for the fields."""
+        req.validate()
+        t0 = time.perf_counter()
+        pdf_ids, page_ids = self._scope(req.docs)
+        if not pdf_ids and not page_ids:
+            raise InputError("no documents to search: upload PDFs or HTML pages first")
+        reader = self.readers.get(req.reader)  # fails fast when not configured
+        out: dict[str, Any] = {"question": req.question.strip(), "retriever": req.retriever, "reader": req.reader,
+                               "evidence": [], "cypher_query": None, "answer": "", "reflection": None}
+        contexts: list[str] = []
+        if pdf_ids:
+            ev, ctx, extra = self._pdf(req, pdf_ids)
+            out["evidence"] += ev
+            out.update(extra)
+            contexts.append(ctx)
+        if page_ids:
+            ev, ctx = self._html(req, page_ids)
+            out["evidence"] += ev
+            contexts.append(ctx)
+        t1 = time.perf_counter()
+        from htmlrag.tokens import load_tokenizer
+
+        tok = load_tokenizer(self.library.settings.tokenizer)
+        context = tok.truncate("\n".join(c for c in contexts if c), req.budget)
+        out["context_tokens"] = tok.count(context)
+        if reader is not None:
+            from htmlrag.errors import ServiceError
+            from htmlrag.readers.base import ReadRequest
+
+            try:
+                (res,) = reader.read([ReadRequest(req.question.strip(), context, fmt="html", short_answer=False)])
+            except ServiceError:  # the reader stays "down" once failed: forget it, so a fixed endpoint works
+                self.readers.forget(req.reader)
+                raise
+            out["answer"] = res.text
+        t2 = time.perf_counter()
+        out["seconds"] = {"retrieve": round(t1 - t0, 3), "read": round(t2 - t1, 3), "total": round(t2 - t0, 3)}
+        return out
+
+    def _scope(self, docs: Sequence[str]) -> tuple[list[str], list[str]]:
+        pdfs = list(self.library.manifest().get("documents", {}))
+        pages = list(self.library.pages_manifest())
+        if not docs:
+            return pdfs, pages
+        unknown = [d for d in docs if d not in pdfs and d not in pages]
+        if unknown:
+            raise InputError(f"unknown document(s): {', '.join(map(repr, unknown[:5]))}")
+        return [d for d in docs if d in pdfs], [d for d in docs if d in pages]
+
+    def _writer(self, req: AskRequest) -> Any:
+        if req.retriever != "cypher":
+            return None
+        from htmlrag.superrag.graph.readonly import check_read_only
+        from htmlrag.superrag.retrieve.cypher_qa import FixedCypherWriter
+
+        if req.cypher.strip():
+            check_read_only(req.cypher)  # refused here, with the guard's message, before anything runs
+            return FixedCypherWriter(req.cypher)
+        chat = self.readers.chat(req.reader)
+        if chat is None:
+            raise InputError("the cypher retriever needs a Cypher query, or a model reader to write one")
+        return chat
+
+    def _pdf(self, req: AskRequest, doc_ids: list[str]) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+        from htmlrag.superrag.system import render_evidence
+        from htmlrag.superrag.view import evidence_regions, section_paths
+
+        writer = self._writer(req)
+        chat = self.readers.chat(req.reader) if req.retriever in ("reflect", "full") else None
+        manifest = self.library.manifest().get("documents", {})
+        with self.library.reading() as corpus:
+            retriever = corpus.retriever(req.retriever, reader=chat, cypher_writer=writer)
+            evidence = retriever(req.question.strip(), req.k, doc_ids)
+            paths = section_paths(corpus, [e.node_id for e in evidence])
+            by_doc: dict[str, list[Any]] = defaultdict(list)
+            for e in evidence:
+                if e.doc_id in manifest:
+                    by_doc[e.doc_id].append(e)
+            regions: dict[str, list[Any]] = {}
+            for doc_id, evs in by_doc.items():
+                regions.update(evidence_regions(self.library.pdf_path(doc_id), evs, corpus=corpus))
+        names = {d: _name(m["path"]) for d, m in manifest.items()}
+        items = []
+        for rank, e in enumerate(evidence, start=1):
+            items.append({
+                "rank": rank, "source": "pdf", "node_id": e.node_id, "kind": e.kind, "doc_id": e.doc_id,
+                "doc_name": names.get(e.doc_id, e.doc_id), "pages": list(e.pages), "score": round(float(e.score), 6),
+                "title": e.title, "section_path": paths.get(e.node_id, []), "text": e.text[:4000],
+                "table_html": safe_table_html(e.html) if e.html else "", "retriever": e.retriever,
+                "regions": [r.to_dict() for r in regions.get(e.node_id, [])],
+            })
+        extra: dict[str, Any] = {"cypher_query": getattr(_inner(retriever), "last_query", None)}
+        decision = getattr(_inner(retriever, "reflect"), "last_decision", None)
+        if req.retriever in ("reflect", "full"):
+            extra["reflection"] = decision
+        return items, render_evidence(evidence, lambda d: names.get(d, d)), extra
+
+    def _html(self, req: AskRequest, page_ids: list[str]) -> tuple[list[dict[str, Any]], str]:
+        from htmlrag.prune import prune_to_budget, rank_blocks
+        from htmlrag.tokens import load_tokenizer
+
+        manifest = self.library.pages_manifest()
+        trees = [block_tree(self.library.page_path(p).read_bytes(), manifest[p]["name"]) for p in page_ids]
+        ranker = self.rankers.get(req.html_ranker)
+        scores = ranker.score(req.question.strip(), trees)
+        ranked = rank_blocks(trees, scores)
+        if req.html_ranker == "bm25":  # a BM25 score of 0 means no question term in the block: not evidence
+            ranked = [(ti, bi) for ti, bi in ranked if scores[ti][bi] > 0]
+        items = []
+        for rank, (ti, bi) in enumerate(ranked[: req.k], start=1):
+            b = trees[ti].blocks[bi]
+            pid = page_ids[ti]
+            items.append({
+                "rank": rank, "source": "html", "node_id": f"{pid}:{bi}", "kind": b.element.tag, "doc_id": pid,
+                "doc_name": manifest[pid]["name"], "pages": [], "score": round(float(scores[ti][bi]), 6),
+                "title": manifest[pid].get("title", ""), "section_path": list(b.path), "text": b.text[:4000],
+                "table_html": "", "retriever": f"blocks:{req.html_ranker}", "regions": [],
+                "view_url": f"/view/pages/{pid}?block={bi}#hr-0",
+            })
+        tok = load_tokenizer(self.library.settings.tokenizer)
+        pruned = prune_to_budget(trees, scores, req.budget, tok, ranker=ranker, question=req.question.strip())
+        return items, pruned.context
+
+
+def _inner(retriever: Any, name: str = "cypher") -> Any:
+    """The stage called ``name`` inside a composed retriever (``full`` wraps ``reflect``), else the retriever."""
+    if getattr(retriever, "name", "") == name:
+        return retriever
+    return getattr(retriever, name, retriever)
+
+
+def _name(path: str) -> str:
+    from htmlrag.app.library import _display_name
+
+    return _display_name(path)

@@ -1,0 +1,90 @@
+"""``htmlrag serve``: its arguments (no web framework is imported until the command runs)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("htmlrag")
+
+BANNER = """
+!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!
+!! WARNING: htmlrag serve is listening on {host}, not on 127.0.0.1.
+!! The app has no login: anyone who can reach this address can upload files, run the models
+!! you configured (at your cost) and read everything under {results}.
+!! Use --host 127.0.0.1 (the default) unless this network is yours alone.
+!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!
+"""
+
+
+def add_serve_parser(sub: Any) -> None:
+    """Register ``serve`` on the ``htmlrag`` subcommands."""
+    s = sub.add_parser("serve", help="local web app: documents, ask with evidence, pruning playground, results browser "
+                                     "(needs the [app] extra)")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    s.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    s.add_argument("--db", default="htmlrag-app", help="corpus folder (as for htmlrag graph build --db); created when "
+                                                       "new (default ./htmlrag-app)")
+    s.add_argument("--results", default="results", help="results folder to browse (default ./results)")
+    s.add_argument("--samples", default=None, help="sample HTML pages for the playground (default data/pages)")
+    s.add_argument("--embedding-model", default=None,
+                   help="embedder of a new corpus (default: bundled all-MiniLM-L6-v2; 'hashing-256' = fast fake)")
+    s.add_argument("--vector-backend", choices=["milvus-lite", "numpy"], default="milvus-lite",
+                   help="vector index of a new corpus")
+    s.add_argument("--openai-model", default=None, help="model served by the OpenAI-compatible endpoint "
+                   "($OPENAI_BASE_URL, key from $OPENAI_API_KEY; default $HTMLRAG_OPENAI_MODEL)")
+    s.add_argument("--hf-model", default=None, help="local Hugging Face model for the hf reader "
+                   "(default $HTMLRAG_HF_MODEL)")
+    s.add_argument("--max-new-tokens", type=int, default=256, help="answer length limit of the readers (default 256)")
+    s.add_argument("--tokenizer", default=None, help="tokenizer for budgets (default: the offline Mistral-7B one)")
+    s.add_argument("--max-upload-mb", type=float, default=50.0, help="largest PDF upload (default 50)")
+    s.add_argument("--max-html-mb", type=float, default=5.0, help="largest HTML page, decompressed (default 5)")
+    s.set_defaults(func=run_serve)
+
+
+def settings_from(args: argparse.Namespace) -> Any:
+    from htmlrag.app.settings import AppSettings
+
+    s = AppSettings(db=Path(args.db), results=Path(args.results), host=args.host,
+                    vector_backend=args.vector_backend, tokenizer=args.tokenizer, max_pdf_mb=args.max_upload_mb,
+                    max_html_mb=args.max_html_mb, max_new_tokens=args.max_new_tokens)
+    if args.samples:
+        s.samples = Path(args.samples)
+    if args.embedding_model:
+        s.embedding_model = args.embedding_model
+    if args.openai_model:
+        s.openai_model = args.openai_model
+    if args.hf_model:
+        s.hf_model = args.hf_model
+    return s
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Entry point of ``htmlrag serve``."""
+    try:
+        import uvicorn
+
+        from htmlrag.app.server import create_app
+    except ImportError as exc:
+        print(f"htmlrag: error: htmlrag serve needs the [app] extra: pip install 'htmlrag-bench[app]' ({exc})",
+              file=sys.stderr)
+        return 2
+    from htmlrag.app.settings import is_loopback
+
+    settings = settings_from(args)
+    if not 0 < args.port < 65536:
+        print(f"htmlrag: error: --port must be within 1-65535, got {args.port}", file=sys.stderr)
+        return 2
+    if not is_loopback(args.host):
+        print(BANNER.format(host=args.host, results=settings.results.resolve()), file=sys.stderr)
+        log.warning("htmlrag serve: listening on non-loopback address %s", args.host)
+    logging.getLogger("htmlrag").setLevel(logging.INFO)
+    app = create_app(settings, extra_hosts=())
+    url_host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"htmlrag serve: http://{url_host}:{args.port}/  (corpus {settings.db}, results {settings.results})",
+          file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0

@@ -1,0 +1,265 @@
+"""The results browser's reading of ``results/`` (layout: :mod:`htmlrag.results`); it never writes there.
+
+A run is a folder ``results/<experiment>/<run-id>/`` holding ``config.yaml`` or ``metrics.json`` (a run without
+``metrics.json`` is shown as incomplete). Rows are read with :meth:`htmlrag.results.RunStore.all_rows`, which
+only reads (a torn last line is skipped, never cut). Experiment-level artefacts (``figure5.png``, ``tables/``) are listed with
+their experiment. A run's fidelity is read from ``metrics.json["fidelity"]`` (``{"name", "deviations"}``), else
+from ``config.yaml``'s ``fidelity`` group; runs from before fidelity existed show ``unrecorded``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from htmlrag.app.files import PathRefused, resolve_under
+from htmlrag.errors import InputError
+
+ARTEFACT_EXTS = (".png", ".jpg", ".md", ".csv", ".tex", ".json")
+MAX_CSV_ROWS = 500
+
+
+def _yaml(path: Path) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path.name}: not valid YAML ({exc})") from exc
+
+
+def _json(path: Path) -> Any:
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path.name}: not valid JSON ({exc})") from exc
+
+
+def fidelity_of(metrics: dict[str, Any] | None, config: dict[str, Any] | None) -> str:
+    """``paper``, ``ours``, ``paper, except a; b`` or ``unrecorded`` (see the module docstring)."""
+    rec = (metrics or {}).get("fidelity")
+    if isinstance(rec, dict) and rec.get("name"):
+        devs = [str(d) for d in rec.get("deviations") or []]
+        return f"{rec['name']}, except {'; '.join(devs)}" if devs else str(rec["name"])
+    if isinstance(rec, str) and rec:
+        return rec
+    cfg = (config or {}).get("fidelity")
+    if isinstance(cfg, dict) and cfg.get("name"):
+        return str(cfg["name"])
+    if isinstance(cfg, str) and cfg:
+        return cfg
+    return "unrecorded"
+
+
+def _is_run(p: Path) -> bool:
+    return p.is_dir() and ((p / "metrics.json").is_file() or (p / "config.yaml").is_file())
+
+
+class Results:
+    """Runs under one ``results/`` folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def run_dir(self, rel: str) -> Path:
+        """The folder of run ``<experiment>/<run-id>``, or raise :class:`InputError`/:class:`PathRefused`."""
+        parts = str(rel).strip("/").split("/")
+        if len(parts) != 2:
+            raise InputError(f"{rel!r}: a run is named <experiment>/<run-id>")
+        path = resolve_under(self.root, "/".join(parts))
+        if not _is_run(path):
+            raise InputError(f"{rel!r}: not a run (no metrics.json or config.yaml)")
+        return path
+
+    def experiments(self) -> list[dict[str, Any]]:
+        """Experiments (folders holding runs), each with its runs (newest first) and artefacts."""
+        out = []
+        if not self.root.is_dir():
+            return out
+        for exp in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
+            runs = [self.summary(f"{exp.name}/{r.name}") for r in exp.iterdir()
+                    if not r.name.startswith((".", "_")) and _is_run(r)]
+            if not runs:
+                continue
+            runs.sort(key=lambda r: r["mtime"], reverse=True)
+            out.append({"name": exp.name, "runs": runs, "artefacts": self.artefacts(exp.name)})
+        return out
+
+    def artefacts(self, experiment: str) -> list[dict[str, Any]]:
+        """Experiment-level files: ``figure5.png`` and the like, and ``tables/*``."""
+        base = resolve_under(self.root, experiment)
+        files = [p for p in base.iterdir() if p.is_file()]
+        if (base / "tables").is_dir():
+            files += [p for p in (base / "tables").iterdir() if p.is_file()]
+        return [self._file(p) for p in sorted(files)
+                if p.suffix.lower() in ARTEFACT_EXTS and not p.name.startswith(".") and self._inside(p)]
+
+    def _inside(self, p: Path) -> bool:
+        """The file's real path lies under the results folder (a symlink out of it is not listed)."""
+        base = self.root.resolve()
+        return base in p.resolve().parents
+
+    def _file(self, p: Path) -> dict[str, Any]:
+        rel = p.resolve().relative_to(self.root.resolve()).as_posix()
+        kind = "image" if p.suffix.lower() in (".png", ".jpg") else "csv" if p.suffix.lower() == ".csv" else "text"
+        return {"name": p.name, "path": rel, "url": f"/results/files/{rel}", "kind": kind, "bytes": p.stat().st_size,
+                "provenance": "provenance" in p.name}
+
+    def summary(self, rel: str) -> dict[str, Any]:
+        """Experiment, run id, date, overrides, fidelity, dataset, metrics per system (no rows)."""
+        d = self.run_dir(rel)
+        metrics = _json(d / "metrics.json")
+        config = _yaml(d / "config.yaml") or {}
+        overrides = _yaml(d / "overrides.yaml") or []
+        stamp = (d / "metrics.json") if (d / "metrics.json").is_file() else (d / "config.yaml")
+        mtime = stamp.stat().st_mtime
+        m = metrics or {}
+        names = list(m.get("metric_names") or [])
+        systems = m.get("system_order") or sorted((m.get("systems") or {}).keys())
+        per = {s: (m.get("systems") or {}).get(s, {}).get("metrics", {}) for s in systems}
+        return {
+            "id": f"{d.parent.name}/{d.name}", "experiment": d.parent.name, "run_id": d.name, "mtime": mtime,
+            "date": time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime)), "complete": metrics is not None,
+            "overrides": [str(o) for o in overrides] if isinstance(overrides, list) else [str(overrides)],
+            "fidelity": fidelity_of(metrics, config), "dataset": m.get("dataset") or (config.get("dataset") or {}).get("name", ""),
+            "n_examples": m.get("n_examples"), "n_failed": m.get("n_failed_examples"), "ours": m.get("ours"),
+            "metric_names": names, "systems": systems, "metrics": per,
+        }
+
+    def detail(self, rel: str) -> dict[str, Any]:
+        """:meth:`summary` plus the config text, env.json, timings, the run's tables and files."""
+        d = self.run_dir(rel)
+        out = self.summary(rel)
+        out["config_text"] = (d / "config.yaml").read_text(encoding="utf-8") if (d / "config.yaml").is_file() else ""
+        out["env"] = _json(d / "env.json") or {}
+        out["timings"] = _json(d / "timings.json") or {}
+        metrics = _json(d / "metrics.json") or {}
+        out["tests"] = metrics.get("tests", {})
+        files = sorted(p for p in d.rglob("*") if p.is_file() and self._inside(p)
+                       and not any(x.startswith(".") for x in p.relative_to(d).parts))
+        out["files"] = [self._file(p) for p in files]
+        out["tables"] = [{**f, "rows": csv_rows(self.root / f["path"])} for f in out["files"]
+                         if f["kind"] == "csv" and f["path"].split("/")[2:3] == ["tables"]]
+        out["markdown"] = [{**f, "text": (self.root / f["path"]).read_text(encoding="utf-8")} for f in out["files"]
+                           if f["name"].endswith(".md")]
+        return out
+
+    def rows(self, rel: str) -> list[dict[str, Any]]:
+        """The run's rows (merged file and shards, one per id); reading never repairs (only a run's writer does)."""
+        from htmlrag.results import RunStore
+
+        d = self.run_dir(rel)
+        return RunStore(self.root, d.parent.name, d.name).all_rows()  # reads only: a torn tail is skipped, not cut
+
+    def questions(self, rel: str, offset: int = 0, limit: int = 100) -> dict[str, Any]:
+        """One page of questions with each system's scores (no contexts)."""
+        rows = self.rows(rel)
+        items = [{"id": r["id"], "index": r.get("index"), "question": r.get("question", ""),
+                  "answers": r.get("answers", []), "error": r.get("error"),
+                  "scores": {s: v.get("scores", {}) for s, v in (r.get("systems") or {}).items()}}
+                 for r in rows[offset: offset + limit]]
+        return {"run": rel, "total": len(rows), "offset": offset, "limit": limit, "items": items}
+
+    def question(self, rel: str, qid: str) -> dict[str, Any]:
+        """One question: gold answers, and per system its context (when the run saved it), answer and scores."""
+        row = next((r for r in self.rows(rel) if str(r["id"]) == qid), None)
+        if row is None:
+            raise InputError(f"{rel}: no question {qid!r}")
+        systems = _systems(row)
+        order = [s for s in self.summary(rel)["systems"] if s in systems] + [s for s in systems
+                                                                           if s not in self.summary(rel)["systems"]]
+        return {"run": rel, "id": row["id"], "question": row.get("question", ""), "answers": row.get("answers", []),
+                "error": row.get("error"), "systems": {s: systems[s] for s in order}}
+
+    def diff(self, a: str, b: str, metric: str | None = None) -> dict[str, Any]:
+        """Question by question: which (system, question) pairs changed score on ``metric`` from run a to b."""
+        sa, sb = self.summary(a), self.summary(b)
+        names = [n for n in sa["metric_names"] if n in sb["metric_names"]] or sorted(
+            set(_all_metrics(self.rows(a))) & set(_all_metrics(self.rows(b))))
+        if metric is None:
+            metric = names[0] if names else None
+        if metric is None:
+            raise InputError(f"{a} and {b} share no metric")
+        if metric not in names:
+            raise InputError(f"metric {metric!r} is not in both runs; choose one of {', '.join(names)}")
+        ra, rb = {r["id"]: r for r in self.rows(a)}, {r["id"]: r for r in self.rows(b)}
+        systems = [s for s in sa["systems"] if s in sb["systems"]]
+        flips, counts = [], {s: {"gained": 0, "lost": 0, "same": 0, "missing": 0} for s in systems}
+        for qid in [i for i in ra if i in rb]:
+            changed = {}
+            for s in systems:
+                va, vb = _score(ra[qid], s, metric), _score(rb[qid], s, metric)
+                if va is None or vb is None:
+                    counts[s]["missing"] += 1
+                elif abs(va - vb) <= 1e-9:
+                    counts[s]["same"] += 1
+                else:
+                    counts[s]["gained" if vb > va else "lost"] += 1
+                    changed[s] = {"a": va, "b": vb}
+            if changed:
+                flips.append({"id": qid, "question": ra[qid].get("question", ""), "changed": changed})
+        return {"a": sa, "b": sb, "metric": metric, "metrics": names, "systems": systems, "counts": counts,
+                "flips": flips, "only_a": [i for i in ra if i not in rb], "only_b": [i for i in rb if i not in ra],
+                "shared": sum(1 for i in ra if i in rb)}
+
+    def diff_question(self, a: str, b: str, qid: str, metric: str | None = None) -> dict[str, Any]:
+        """One question in two runs, side by side: per system (in run A's order, then B's new ones) its record
+        in each run, and whether its ``metric`` score changed."""
+        qa, qb = self.question(a, qid), self.question(b, qid)
+        order = [*self.summary(a)["systems"], *self.summary(b)["systems"]]
+        names = [s for s in dict.fromkeys(order) if s in qa["systems"] or s in qb["systems"]]
+        names += [s for s in {**qa["systems"], **qb["systems"]} if s not in names]
+        rows = []
+        for s in names:
+            ra, rb = qa["systems"].get(s), qb["systems"].get(s)
+            va = (ra or {}).get("scores", {}).get(metric) if metric else None
+            vb = (rb or {}).get("scores", {}).get(metric) if metric else None
+            rows.append({"system": s, "a": ra, "b": rb,
+                         "changed": va is not None and vb is not None and abs(float(va) - float(vb)) > 1e-9})
+        return {"a": qa, "b": qb, "id": qid, "question": qa["question"], "answers": qa["answers"], "metric": metric,
+                "systems": rows}
+
+
+def _systems(row: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for s, v in (row.get("systems") or {}).items():
+        out[s] = {"scores": v.get("scores", {}), "response": v.get("response", ""), "tokens": v.get("tokens"),
+                  "context": v.get("context"), "error": v.get("error"), "stage_tokens": v.get("stage_tokens", {}),
+                  "seconds": v.get("seconds")}
+    return out
+
+
+def _score(row: dict[str, Any], system: str, metric: str) -> float | None:
+    v = ((row.get("systems") or {}).get(system) or {}).get("scores", {}).get(metric)
+    if v is None:
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
+
+
+def _all_metrics(rows: list[dict[str, Any]]) -> list[str]:
+    return sorted({m for r in rows for s in (r.get("systems") or {}).values() for m in (s.get("scores") or {})})
+
+
+def csv_rows(path: Path, limit: int = MAX_CSV_ROWS) -> list[list[str]]:
+    """The first ``limit`` rows of a CSV file (header first)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    out = []
+    for i, row in enumerate(csv.reader(io.StringIO(text))):
+        if i >= limit:
+            break
+        out.append(row)
+    return out
+
+
+__all__ = ["PathRefused", "Results", "csv_rows", "fidelity_of"]

@@ -1,0 +1,214 @@
+"""The FastAPI application: pages (:mod:`htmlrag.app.views`), the JSON API (:mod:`htmlrag.app.api`), and the
+safety layers around them.
+
+Safety layers, outermost first:
+
+* :class:`~htmlrag.app.secrets.RedactBodies`: secrets (:mod:`htmlrag.redact`) never leave in a text or JSON
+  body; log lines are redacted too (:func:`htmlrag.redact.install`).
+* Trusted hosts: only ``127.0.0.1``/``localhost``/``::1`` (and the served host) in the ``Host`` header, which
+  defeats DNS rebinding; ``*`` only when the user chose to serve a non-loopback address.
+* :class:`BodyLimit`: a request body over the limit is refused with 413 before it is parsed.
+* :class:`SameOrigin`: a state-changing request (POST, ...) sent by another site or a sandboxed frame
+  (``Sec-Fetch-Site`` other than ``same-origin``/``none``; without that header, a foreign or ``null``
+  ``Origin``) is refused with 403 (no cross-site upload or ask).
+* Response headers: the app's pages run only the app's own script (CSP ``script-src 'self'``) and cannot be
+  framed by other sites; uploaded or pruned HTML is served only with :data:`~htmlrag.app.pages.SANDBOX_CSP`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+from htmlrag.app.files import PathRefused
+from htmlrag.app.library import Busy, NoCorpus
+from htmlrag.app.secrets import RedactBodies
+from htmlrag.app.settings import AppSettings, is_loopback
+from htmlrag.app.state import AppState
+from htmlrag.app.uploads import UploadError
+from htmlrag.errors import HtmlRagError, InputError
+
+log = logging.getLogger(__name__)
+HERE = Path(__file__).resolve().parent
+APP_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+           "frame-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'")
+
+
+class BodyLimit:
+    """ASGI middleware: refuse request bodies over ``limit`` bytes (by Content-Length, or while streaming)."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.limit:
+            await _refuse(send, 413, f"request body of {int(length) / 1e6:.1f} MB is over the "
+                                     f"{self.limit / 1e6:.1f} MB limit")
+            return
+        seen = 0
+
+        async def counted() -> Any:
+            nonlocal seen
+            msg = await receive()
+            if msg["type"] == "http.request":
+                seen += len(msg.get("body", b""))
+                if seen > self.limit:
+                    raise UploadError(f"request body over the {self.limit / 1e6:.1f} MB limit", 413)
+            return msg
+
+        await self.app(scope, counted, send)
+
+
+class SameOrigin:
+    """ASGI middleware: refuse state-changing requests sent by other sites (see the module docstring)."""
+
+    SAFE = frozenset(("GET", "HEAD", "OPTIONS"))
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] not in self.SAFE:
+            h = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+            origin, host, site = h.get("origin"), h.get("host", ""), h.get("sec-fetch-site")
+            foreign = ((site is not None and site not in ("same-origin", "none"))
+                       or (origin not in (None, "null") and urllib.parse.urlsplit(origin).netloc != host)
+                       or (site is None and origin == "null"))
+            if foreign:
+                await _refuse(send, 403, "cross-site request refused (the app only accepts requests from its own pages)")
+                return
+        await self.app(scope, receive, send)
+
+
+async def _refuse(send: Any, status: int, message: str) -> None:
+    import json
+
+    body = json.dumps({"detail": message}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def allowed_hosts(settings: AppSettings, extra: tuple[str, ...] = ()) -> list[str]:
+    """Host header values accepted: loopback names, the served host, ``extra``; ``*`` for a non-loopback bind."""
+    if not is_loopback(settings.host):
+        return ["*"]
+    return ["127.0.0.1", "localhost", "::1", "[::1]", settings.host, *extra]
+
+
+def status_of(exc: Exception) -> int:
+    """HTTP status for a library or app error."""
+    if isinstance(exc, UploadError):
+        return exc.status
+    if isinstance(exc, PathRefused):
+        return 404
+    if isinstance(exc, Busy):
+        return 409
+    if isinstance(exc, NoCorpus | InputError):
+        return 400
+    if isinstance(exc, PermissionError):  # the Cypher guard's refusal (WriteQueryError)
+        return 400
+    name = type(exc).__name__
+    if name in ("ReaderHTTPError", "ServiceError"):  # the model endpoint failed or refused the key
+        return 502
+    return 400 if isinstance(exc, HtmlRagError) else 500
+
+
+def message_of(exc: Exception, settings: AppSettings) -> str:
+    """What the user sees: the error's own message (library errors name the input and the problem), redacted;
+    for unexpected errors only their type (details go to the server log)."""
+    text = str(exc) if isinstance(exc, HtmlRagError | PermissionError) else f"internal error ({type(exc).__name__})"
+    for p in (str(settings.db.resolve()), str(settings.results.resolve())):
+        text = text.replace(p, "…")
+    from htmlrag.redact import redact
+
+    return redact(text)
+
+
+def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, ...] = ("testserver",)) -> Any:
+    """The ASGI application for ``settings`` (``extra_hosts``: more accepted Host values; tests use
+    ``testserver``)."""
+    from htmlrag import redact
+    from htmlrag.app import api, views
+
+    settings = settings or AppSettings()
+    redact.register_env(settings.api_key_env)  # the reader's key is a secret whatever its variable is called
+    redact.install()  # and never appears in a log line either
+    state = AppState(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Any) -> Any:
+        import threading
+
+        threading.Thread(target=state.library.warm_up, name="htmlrag-warm-up", daemon=True).start()
+        yield
+        state.close()
+
+    app = FastAPI(title="htmlrag serve", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
+                  description="Local web app over htmlrag: documents, ask, pruning playground, results browser. "
+                              "Every page has a JSON twin under /api.")
+    app.state.app = state
+    app.state.templates = Jinja2Templates(directory=str(HERE / "templates"))
+    app.state.templates.env.globals["settings"] = settings
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    swagger = swagger_dir()
+    if swagger is not None:
+        app.mount("/swagger", StaticFiles(directory=str(swagger)), name="swagger")
+    app.include_router(api.router)
+    app.include_router(views.router)
+
+    @app.middleware("http")
+    async def headers(request: Request, call_next: Any) -> Any:
+        response = await call_next(request)
+        response.headers.setdefault("Content-Security-Policy", APP_CSP)
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "same-origin"  # "no-referrer" would make form posts Origin: null
+        response.headers.setdefault("Cache-Control", "no-store")
+        return response
+
+    @app.exception_handler(Exception)
+    async def on_error(request: Request, exc: Exception) -> Any:
+        code = status_of(exc)
+        if code >= 500:
+            log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        msg = message_of(exc, settings)
+        if request.url.path.startswith("/api/") or "text/html" not in request.headers.get("accept", ""):
+            return JSONResponse({"detail": msg}, status_code=code)
+        return app.state.templates.TemplateResponse(request, "error.html", {"status": code, "message": msg},
+                                                    status_code=code)
+
+    for cls in (HtmlRagError, PermissionError):
+        app.add_exception_handler(cls, on_error)
+
+    app.add_middleware(SameOrigin)
+    app.add_middleware(BodyLimit, limit=settings.max_request_bytes)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(settings, extra_hosts))
+    app.add_middleware(RedactBodies)
+    return app
+
+
+def swagger_dir() -> Path | None:
+    """Swagger UI's files from the ``swagger-ui-bundle`` package (served locally: no CDN, no inline script)."""
+    try:
+        from swagger_ui_bundle import swagger_ui_path
+    except ImportError:
+        return None
+    return Path(str(swagger_ui_path))
+
+
+def html_response(request: Request, template: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
+    """Render a page template with the app state at hand."""
+    return request.app.state.templates.TemplateResponse(request, template, context, status_code=status)

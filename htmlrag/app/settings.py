@@ -1,0 +1,90 @@
+"""Settings of one ``htmlrag serve`` process (plain values; the command line fills them)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from htmlrag.models import MINILM
+
+
+def default_samples() -> Path:
+    """The project's sample pages (``data/pages``): under the working directory, else beside the package."""
+    here = Path("data/pages")
+    if here.is_dir():
+        return here
+    return Path(__file__).resolve().parents[2] / "data" / "pages"
+
+
+@dataclass
+class AppSettings:
+    """What the app serves and how.
+
+    Attributes:
+        db: the corpus folder (as for ``htmlrag graph build --db``); uploads, HTML pages and the parse cache
+            live in it too (``uploads/``, ``pages/``, ``parse-cache/``).
+        results: the ``results/`` folder the results browser reads (and the only folder it serves files from).
+        samples: sample HTML pages for the playground.
+        embedding_model: embedder of a new corpus (an existing corpus keeps its own; ``hashing-256`` is the
+            deterministic fake).
+        vector_backend: vector index of a new corpus (``milvus-lite`` or ``numpy``).
+        rank_model: the embedding model of the ``embed`` ranker (playground, HTML pages).
+        tokenizer: token counter for budgets (None: the offline default).
+        max_pdf_mb, max_html_mb: upload limits per file (HTML: after decompression).
+        max_request_mb: limit on one request body (several files).
+        openai_model: model name served by the OpenAI-compatible endpoint (None: that reader is off).
+        base_url_env, api_key_env: environment variables holding the endpoint and its key (never shown).
+        hf_model: local Hugging Face model folder or name for the ``hf`` reader (None: off).
+        max_new_tokens: answer length limit of the readers, in tokens.
+        host: the address served (shown in the page footer).
+    """
+
+    db: Path = Path("htmlrag-app")
+    results: Path = Path("results")
+    samples: Path = field(default_factory=default_samples)
+    embedding_model: str = MINILM
+    vector_backend: str = "milvus-lite"
+    rank_model: str = MINILM
+    tokenizer: str | None = None
+    max_pdf_mb: float = 50.0
+    max_html_mb: float = 5.0
+    max_request_mb: float = 200.0
+    openai_model: str | None = field(default_factory=lambda: os.environ.get("HTMLRAG_OPENAI_MODEL") or None)
+    base_url_env: str = "OPENAI_BASE_URL"
+    api_key_env: str = "OPENAI_API_KEY"
+    hf_model: str | None = field(default_factory=lambda: os.environ.get("HTMLRAG_HF_MODEL") or None)
+    max_new_tokens: int = 256
+    host: str = "127.0.0.1"
+
+    @property
+    def max_pdf_bytes(self) -> int:
+        return int(self.max_pdf_mb * 1e6)
+
+    @property
+    def max_html_bytes(self) -> int:
+        return int(self.max_html_mb * 1e6)
+
+    @property
+    def max_request_bytes(self) -> int:
+        return int(self.max_request_mb * 1e6)
+
+    def endpoint_label(self) -> str:
+        """The OpenAI-compatible endpoint as shown to users: scheme, host and port only (no user, password,
+        path or query, which can hold credentials)."""
+        url = os.environ.get(self.base_url_env, "https://api.openai.com/v1")
+        p = urllib.parse.urlsplit(url)
+        host = p.hostname or "?"
+        return f"{p.scheme}://{host}{f':{p.port}' if p.port else ''}"
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

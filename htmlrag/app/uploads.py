@@ -1,0 +1,132 @@
+"""What an upload is, decided by its bytes (not only its name), within size limits.
+
+A PDF must carry the ``%PDF-`` header within its first 1024 bytes (where PDF readers look for it). An HTML page
+(``.html``, ``.htm``, optionally gzipped as ``.html.gz``) must start, after a byte-order mark and white space,
+with markup (``<`` then a letter, ``!`` or ``?``), hold no NUL byte in its first 64 KiB, and name an HTML
+element there. A gzipped page is decompressed with a cap on the output (no decompression bomb). The name must
+agree with the content: a ``.pdf`` holding HTML is refused, as is an ``.html`` holding a PDF, an image or
+anything else.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import zlib
+from dataclasses import dataclass
+
+from htmlrag.errors import InputError
+
+PDF_EXTS = (".pdf",)
+HTML_EXTS = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz")
+_SNIFF = 64 * 1024
+_HTML_ELEMENT = re.compile(rb"<(!doctype\s+html|html|head|body|title|meta|div|p|table|h[1-6]|ul|ol|section|article|span|a)"
+                           rb"[\s>/]", re.I)
+_MAGIC = {b"\x89PNG": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image",
+          b"PK\x03\x04": "a ZIP archive (or an Office document)", b"\x7fELF": "an executable",
+          b"MZ": "a Windows executable", b"\x1f\x8b": "gzip data", b"%PDF-": "a PDF"}
+
+
+class UploadError(InputError):
+    """An upload was refused; ``status`` is the HTTP status to answer with (413: too large, 415: wrong type)."""
+
+    def __init__(self, message: str, status: int = 415) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Upload:
+    """An accepted upload: a safe file name, its kind (``pdf`` or ``html``) and its bytes (decompressed)."""
+
+    name: str
+    kind: str
+    data: bytes
+
+
+def safe_name(name: str, default: str = "upload") -> str:
+    """A file name safe to store: the last path component only, NFKC-normalised, characters outside
+    ``[A-Za-z0-9._ -]`` replaced by ``_``, no leading dots, at most 120 characters."""
+    base = unicodedata.normalize("NFKC", str(name)).replace("\\", "/").rsplit("/", 1)[-1]
+    base = re.sub(r"[^A-Za-z0-9._ -]", "_", base).strip().lstrip(".")
+    return (base[-120:] if len(base) > 120 else base) or default
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def describe(data: bytes) -> str:
+    """What the first bytes look like, for error messages (``a PNG image``, ``text starting 'hello'``)."""
+    for magic, what in _MAGIC.items():
+        if data.startswith(magic):
+            return what
+    if not data:
+        return "an empty file"
+    head = data[:24].decode("utf-8", "replace")
+    return f"content starting {head!r}"
+
+
+def is_pdf(data: bytes) -> bool:
+    """The ``%PDF-`` header lies within the first 1024 bytes."""
+    return b"%PDF-" in data[:1024]
+
+
+def is_html(data: bytes) -> bool:
+    """Markup first (after a BOM and white space), no NUL in the first 64 KiB, an HTML element named there."""
+    head = data[:_SNIFF]
+    for bom in (b"\xef\xbb\xbf",):
+        if head.startswith(bom):
+            head = head[len(bom):]
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with a BOM
+        head = head[2:].decode("utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be", "replace").encode()
+    elif b"\x00" in head:
+        return False
+    body = head.lstrip(b" \t\r\n\x0c")
+    if not re.match(rb"<[A-Za-z!?]", body):
+        return False
+    return _HTML_ELEMENT.search(body) is not None
+
+
+def gunzip_capped(data: bytes, limit: int, name: str) -> bytes:
+    """Decompress gzip ``data``, refusing output over ``limit`` bytes (413) and broken streams (415)."""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = d.decompress(data, limit + 1)
+    except zlib.error as exc:
+        raise UploadError(f"{name}: broken gzip data ({exc})") from exc
+    if len(out) > limit or d.unconsumed_tail:
+        raise UploadError(f"{name}: decompresses to more than the {_megabytes(limit)} limit for HTML pages", 413)
+    if not d.eof:
+        raise UploadError(f"{name}: truncated gzip data")
+    return out
+
+
+def check_upload(name: str, data: bytes, *, max_pdf_bytes: int, max_html_bytes: int) -> Upload:
+    """Accept ``data`` uploaded as ``name``, or raise :class:`UploadError` naming the file and the problem.
+
+    Raises:
+        UploadError: an unsupported name, content that does not match it, or a size over the limit.
+    """
+    clean = safe_name(name)
+    low = clean.lower()
+    if low.endswith(PDF_EXTS):
+        if len(data) > max_pdf_bytes:
+            raise UploadError(f"{clean}: {_megabytes(len(data))} is over the {_megabytes(max_pdf_bytes)} limit "
+                              "for PDFs", 413)
+        if not is_pdf(data):
+            raise UploadError(f"{clean}: not a PDF ({describe(data)}; a PDF starts with %PDF-)")
+        return Upload(clean, "pdf", data)
+    if low.endswith(HTML_EXTS):
+        if low.endswith(".gz") or data[:2] == b"\x1f\x8b":
+            if data[:2] != b"\x1f\x8b":
+                raise UploadError(f"{clean}: named .gz but not gzip data ({describe(data)})")
+            data = gunzip_capped(data, max_html_bytes, clean)
+            clean = clean[:-3]
+        if len(data) > max_html_bytes:
+            raise UploadError(f"{clean}: {_megabytes(len(data))} is over the {_megabytes(max_html_bytes)} limit "
+                              "for HTML pages", 413)
+        if not is_html(data):
+            raise UploadError(f"{clean}: not an HTML page ({describe(data)})")
+        return Upload(clean, "html", data)
+    raise UploadError(f"{clean}: unsupported file type (upload .pdf, .html, .htm or .html.gz)")

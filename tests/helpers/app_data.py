@@ -1,0 +1,103 @@
+"""Data for the web app's tests: a small results/ folder with two runs of one experiment, and an HTTP stub of an
+OpenAI-compatible endpoint (a thread on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+import struct
+import threading
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+QUESTIONS = [
+    ("q1", "Who designed Harrow Point Lighthouse?", ["Margaret Ellis"]),
+    ("q2", "How many steps does the tower have?", ["164"]),
+    ("q3", "What is the range of the light?", ["22 nautical miles"]),
+]
+#: run -> system -> scores (ref_em) per question: q2 flips for bm25 (1 -> 0), q3 for minilm (0 -> 1).
+SCORES = {"A": {"bm25": [1, 1, 0], "minilm": [1, 1, 0]}, "B": {"bm25": [1, 0, 0], "minilm": [1, 1, 1]}}
+RUN_IDS = {"A": "aaaaaaaaaaa1", "B": "bbbbbbbbbbb2"}
+
+
+def png_bytes(width: int = 4, height: int = 3) -> bytes:
+    """A valid RGB PNG, all grey."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    raw = b"".join(b"\x00" + b"\x80\x80\x80" * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def make_results(root: Path, experiment: str = "demo") -> dict[str, str]:
+    """Two runs of ``experiment`` under ``root`` (run A records fidelity and saves contexts; B does neither);
+    returns {"A": "demo/<id>", "B": "demo/<id>"}."""
+    out = {}
+    for name, budget in (("A", 128), ("B", 256)):
+        d = root / experiment / RUN_IDS[name]
+        (d / "tables").mkdir(parents=True)
+        (d / "config.yaml").write_text(f"name: {experiment}\npruner:\n  budget: {budget}\n", encoding="utf-8")
+        (d / "overrides.yaml").write_text(f'- "experiment={experiment}"\n- "pruner.budget={budget}"\n', encoding="utf-8")
+        (d / "env.json").write_text(json.dumps({"git_commit": "0123456789abcdef", "git_dirty": False}))
+        rows = []
+        for i, (qid, q, gold) in enumerate(QUESTIONS):
+            systems = {}
+            for s, sc in SCORES[name].items():
+                rec = {"scores": {"ref_em": float(sc[i])}, "response": "", "tokens": budget - 10, "error": None}
+                if name == "A":
+                    rec["context"] = f"<p>{s} context for {qid} at {budget}</p>"
+                systems[s] = rec
+            rows.append({"id": qid, "index": i, "question": q, "answers": gold, "error": None, "systems": systems})
+        (d / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        metrics = {"dataset": "sample_pages", "experiment": experiment, "metric_names": ["ref_em"], "n_examples": 3,
+                   "n_failed_examples": 0, "ours": "minilm", "run_id": RUN_IDS[name], "system_order": ["bm25", "minilm"],
+                   "systems": {s: {"metrics": {"ref_em": sum(v) / 3, "tokens": budget - 10.0}, "n": 3}
+                               for s, v in SCORES[name].items()}}
+        if name == "A":
+            metrics["fidelity"] = {"name": "paper", "deviations": ["cleaner.keep_hidden=false"]}
+        (d / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+        (d / "tables" / "results.csv").write_text("system,metric,value\nbm25,ref_em,0.5\n", encoding="utf-8")
+        (d / "tables" / "provenance.csv").write_text(f"cell,run\nbm25/ref_em,{d}\n", encoding="utf-8")
+        out[name] = f"{experiment}/{RUN_IDS[name]}"
+    (root / experiment / "figure5.png").write_bytes(png_bytes())
+    return out
+
+
+class _Stub(BaseHTTPRequestHandler):
+    mode = "ok"  # "ok": answer; "echo401": a 401 whose body echoes the Authorization header
+    answer = "Margaret Ellis"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.mode == "echo401":
+            body = json.dumps({"error": f"invalid key: {self.headers.get('Authorization')}"}).encode()
+            code = 401
+        else:
+            body = json.dumps({"choices": [{"message": {"content": self.answer}}], "usage": {"prompt_tokens": 9}}).encode()
+            code = 200
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@contextmanager
+def openai_stub(mode: str = "ok") -> Iterator[str]:
+    """An OpenAI-compatible endpoint on 127.0.0.1; yields its base URL (``.../v1``)."""
+    handler = type("Stub", (_Stub,), {"mode": mode})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
