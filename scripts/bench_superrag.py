@@ -166,7 +166,7 @@ def report(recs: list[dict[str, Any]], retrievers: list[str], title: str) -> Non
     from htmlrag.stats import mcnemar_exact
 
     print(f"\n  {title}: evidence hit rate @10 (recall >= 0.5); vs flat: +wins/-losses, McNemar exact p")
-    print(f"  {'retriever':10s} " + " ".join(f"{s:>30s}" for s in ("all", "Table", "Text")))
+    print(f"  {'retriever':14s} " + " ".join(f"{s:>30s}" for s in ("all", "Table", "Text")))
     for name in ["flat", *retrievers]:
         cells = []
         for split in (None, "Table", "Text"):
@@ -179,7 +179,27 @@ def report(recs: list[dict[str, Any]], retrievers: list[str], title: str) -> Non
                 continue
             m = mcnemar_exact(hit, base)
             cells.append(f"{rate:.2f} {rate - float(np.mean(base)):+.2f} +{m.a_only}/-{m.b_only} p={m.p:.3f}")
-        print(f"  {name:10s} " + " ".join(f"{c:>30s}" for c in cells))
+        print(f"  {name:14s} " + " ".join(f"{c:>30s}" for c in cells))
+
+
+def heldout_report(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
+    """The held-out protocol: the reranker mode (replace, or ``:fuse``) is chosen on one company's questions by
+    ``full``'s hit rate (ties: replace, the paper's), then every retriever is read on the OTHER company's
+    questions with that mode; both ways."""
+    def rate(rs: list[dict[str, Any]], name: str) -> float:
+        return float(np.mean([r["recall"][name] >= 0.5 for r in rs if not np.isnan(r["recall"]["flat"])]))
+
+    if "full" not in retrievers or "full:fuse" not in retrievers:
+        return
+    for tune, test in (("AAPL", "MSFT"), ("MSFT", "AAPL")):
+        t = [r for r in recs if r["company"] == tune]
+        a, b = rate(t, "full"), rate(t, "full:fuse")
+        fuse = b > a
+        print(f"\n  held out {test}: reranker chosen on {tune}'s questions by full's hit rate (replace {a:.2f}, "
+              f"fuse {b:.2f}) -> {'fuse' if fuse else 'replace'}")
+        names = [n for n in retrievers if ":" not in n]
+        chosen = [f"{n}:fuse" if fuse and f"{n}:fuse" in retrievers else n for n in names]
+        report([r for r in recs if r["company"] == test], chosen, f"{test} questions, held out")
 
 
 def bench_sec(args: argparse.Namespace) -> None:
@@ -187,6 +207,11 @@ def bench_sec(args: argparse.Namespace) -> None:
     from htmlrag.superrag.embed import CachedEmbedder, SentenceTransformerEmbedder
 
     retrievers = args.retrievers.split(",")
+    if args.from_json:
+        recs = json.loads(args.from_json.read_text(encoding="utf-8"))
+        retrievers = [n for n in recs[0]["recall"] if n != "flat"]
+        summarise(recs, retrievers)
+        return
     pdfs = sorted((DATA / "sec-10-q" / "docs").glob("*.pdf"))
     root = Path(args.db)
     emb = CachedEmbedder(SentenceTransformerEmbedder(), root / "embeddings.sqlite")
@@ -198,9 +223,14 @@ def bench_sec(args: argparse.Namespace) -> None:
     print(f"\n(b) sec-10-q: corpus {folder} ready in {time.perf_counter() - t0:.1f} s")
     recs = evaluate(folder, pdfs, retrievers, emb)
     (args.out or root / "last_run.json").write_text(json.dumps(recs), encoding="utf-8")
+    summarise(recs, retrievers)
+
+
+def summarise(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
     report(recs, retrievers, f"all {len(recs)} questions")
     for company in COMPANIES:
         report([r for r in recs if r["company"] == company], retrievers, f"{company} questions ({company} filings)")
+    heldout_report(recs, retrievers)
 
 
 def main() -> int:
@@ -211,6 +241,7 @@ def main() -> int:
     ap.add_argument("--retrievers", default="vector,bm25,hybrid,toc,tables,merge,rerank,full,nonlayout")
     ap.add_argument("--vector-backend", default="numpy", help="numpy (exact, fast to open) or milvus-lite")
     ap.add_argument("--out", type=Path, help="per-question recalls as JSON (default: <db>/last_run.json)")
+    ap.add_argument("--from-json", type=Path, help="print the tables of an earlier --out file (nothing is run)")
     ap.add_argument("--chunk-words", type=int, default=150)
     ap.add_argument("--min-chunk-words", type=int, default=75)
     args = ap.parse_args()

@@ -192,10 +192,11 @@ class Corpus:
                               rerank_fuse=rerank_fuse)
 
     def retrieve(self, question: str, *, retriever: str = "hybrid", k: int = 10, doc_ids: Sequence[str] | None = None,
-                 reader: Any = None, cypher_writer: Any = None, toc_reader: Any = None) -> list[Evidence]:
+                 reader: Any = None, cypher_writer: Any = None, toc_reader: Any = None,
+                 rerank_fuse: bool = False) -> list[Evidence]:
         """Evidence for a question (node ids, pages, scores), best first."""
-        return self.retriever(retriever, reader=reader, cypher_writer=cypher_writer,
-                              toc_reader=toc_reader)(question, k, doc_ids)
+        return self.retriever(retriever, reader=reader, cypher_writer=cypher_writer, toc_reader=toc_reader,
+                              rerank_fuse=rerank_fuse)(question, k, doc_ids)
 
     # --- building ------------------------------------------------------------------------------------
     def add_pdf(self, path: str | Path, *, parse_options: Any = None, password: str | None = None,

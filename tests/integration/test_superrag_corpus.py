@@ -92,6 +92,10 @@ def test_every_retriever_returns_evidence_with_ids_pages_scores(built) -> None:
             ev = c.retrieve(Q, retriever=name, k=5)
             assert ev, name
             assert all(e.node_id and e.pages and isinstance(e.score, float) for e in ev), name
+        for name in ("rerank", "full"):  # the fused reranker through the corpus API (the benchmark's ":fuse")
+            fused = c.retrieve(Q, retriever=name, k=5, rerank_fuse=True)
+            assert fused and all(e.retriever.endswith("+rerank") for e in fused[:5] if e.kind != "Table"), name
+            assert [e.score for e in fused[:5]] != [e.score for e in c.retrieve(Q, retriever=name, k=5)[:5]], name
         tables = c.retrieve(Q, retriever="tables", k=3)
         assert any(e.kind == "Table" and "7,890" in e.text for e in tables)
         toc = c.retrieve("Methods", retriever="toc", k=3)
