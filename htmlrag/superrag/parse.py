@@ -204,6 +204,20 @@ def parse_pdf(
     for w in warnings:
         log.warning("%s", w)
 
+    drops, labels = _mark_furniture(pages, opts)
+    toc, toc_source = _table_of_contents(pages, drops, outline, labels)
+    flow, tables, figures = _reading_flow(pages, opts, toc)
+    headings, sections = _sections(flow, toc)
+    title = _title(meta_title, headings, Path(path).stem)
+    return ParsedDocument(path=name, doc_id=doc_id_for(data, path), title=title, pages=[p.info for p in pages],
+                          headings=headings, sections=sections, tables=tables, figures=figures, toc=toc,
+                          toc_source=toc_source, warnings=warnings, page_texts=[p.plain for p in pages],
+                          metadata=metadata)
+
+
+def _mark_furniture(pages: list, opts: ParseOptions) -> tuple[list[set[int]], dict[int, str]]:
+    """Mark each page's running headers/footers and ToC rows to drop (``page.drop``) and its printed page label;
+    returns each page's furniture line ids and page number -> printed label."""
     rough_body = body_size(ln for p in pages for ln in p.lines)
     drops, labels = find_furniture([(p.lines, p.info.height) for p in pages], band=opts.furniture_band,
                                    heading_size=rough_body * opts.size_ratio if rough_body else None)
@@ -212,17 +226,28 @@ def parse_pdf(
     for p, d in zip(pages, drops, strict=True):
         p.drop = d | (toc_line_ids(p.lines) if p.toc else set())  # ToC rows leave the text; the rest of the page stays
         p.info.printed = labels.get(p.info.number, "")
-    if outline:
-        toc, toc_source = outline, "outline"
-    else:
-        toc_pages = {p.info.number: [ln for i, ln in enumerate(p.lines) if i not in d] for p, d in zip(pages, drops, strict=True)
-                     if p.toc}
-        toc = detected_toc(toc_pages, labels, len(pages)) if toc_pages else []
-        toc_source = "pages" if toc else "none"
+    return drops, labels
 
+
+def _table_of_contents(pages: list, drops: list[set[int]], outline: list, labels: dict[int, str]
+                       ) -> tuple[list, str]:
+    """The document's ToC and where it came from: the PDF outline, else the ToC pages' lines (furniture
+    dropped, ToC rows kept) read as a ToC, else none."""
+    if outline:
+        return outline, "outline"
+    toc_pages = {p.info.number: [ln for i, ln in enumerate(p.lines) if i not in d]
+                 for p, d in zip(pages, drops, strict=True) if p.toc}
+    toc = detected_toc(toc_pages, labels, len(pages)) if toc_pages else []
+    return toc, "pages" if toc else "none"
+
+
+def _reading_flow(pages: list, opts: ParseOptions, toc: list
+                  ) -> tuple[list[tuple[str, object]], list[TableItem], list[FigureItem]]:
+    """Every page's units in reading order as one flow of ``("head", [Line])``, ``("para", Paragraph)``,
+    ``("table", TableItem)`` and ``("figure", FigureItem)``; also the tables and figures found."""
     tables: list[TableItem] = []
     figures: list[FigureItem] = []
-    flow: list[tuple[str, object]] = []  # ("head", [Line]) | ("para", Paragraph) | ("table"|"figure", item)
+    flow: list[tuple[str, object]] = []
     body = body_size(ln for p in pages for i, ln in enumerate(p.lines) if i not in p.drop)
     known = {(e.page, hd.normalise(e.title)) for e in toc if e.page}
     for p in pages:
@@ -236,6 +261,12 @@ def parse_pdf(
                         flow.append(("para", Paragraph(p.info.number, hd.Block(run).bbox, _join(run))))
             else:
                 flow.append(("table" if isinstance(u, TableItem) else "figure", u))
+    return flow, tables, figures
+
+
+def _sections(flow: list[tuple[str, object]], toc: list) -> tuple[list[Heading], list[Section]]:
+    """Headings with levels (from the ToC where it names them, else by size) and the section tree they open;
+    content before the first heading goes to an untitled level-1 section."""
     heads = [(x, max(ln.size for ln in x)) for k, x in flow if k == "head"]  # type: ignore[union-attr]
     levels = iter(hd.assign_levels(heads, [(e.level, e.title) for e in toc]))
     headings: list[Heading] = []
@@ -251,16 +282,18 @@ def parse_pdf(
         if not sections:
             sections.append(Section("", 1, obj.page, None))  # type: ignore[attr-defined]
         sections[-1].items.append(obj)  # type: ignore[arg-type]
+    return headings, sections
+
+
+def _title(meta_title: str, headings: list[Heading], stem: str) -> str:
+    """The metadata title when it reads as one (>= 4 letters, more letters than digits), else the largest
+    heading on the first heading's page, else the file name."""
     meta_title = meta_title.strip()
     letters = sum(c.isalpha() for c in meta_title)
-    title = meta_title if letters >= 4 and letters >= sum(c.isdigit() for c in meta_title) else ""
-    if not title:
-        first = [h for h in headings if h.page == headings[0].page] if headings else []
-        title = max(first, key=lambda h: h.size).text if first else Path(path).stem
-    return ParsedDocument(path=name, doc_id=doc_id_for(data, path), title=title, pages=[p.info for p in pages],
-                          headings=headings, sections=sections, tables=tables, figures=figures, toc=toc,
-                          toc_source=toc_source, warnings=warnings, page_texts=[p.plain for p in pages],
-                          metadata=metadata)
+    if letters >= 4 and letters >= sum(c.isdigit() for c in meta_title):
+        return meta_title
+    first = [h for h in headings if h.page == headings[0].page] if headings else []
+    return max(first, key=lambda h: h.size).text if first else stem
 
 
 def _segments(block: hd.Block, body: float, opts: ParseOptions, known: set[tuple[int, str]]):
