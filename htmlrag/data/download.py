@@ -116,7 +116,8 @@ _HTMLRAG_TEST = ("zstanjj/HtmlRAG-test", "4a98d91366b3fbddf62a33f9fb5cdb7f7bd187
 _HTMLRAG_SIZES = {"asqa": "2.9 GB", "hotpot-qa": "3.0 GB", "nq": "2.8 GB", "trivia-qa": "2.1 GB",
                   "musique": "3.1 GB", "eli5": "3.6 GB"}
 _PAPER_TABLES = ("paper/table1_main", "paper/table2_long_context", "paper/table3_ablation", "paper/table4_cost",
-                 "paper/table5_info_loss", "paper/table6_formats_4k", "paper/table7_pruner_size")
+                 "paper/table5_info_loss", "paper/table6_long_context_8b", "paper/table7_pruner_size",
+                 "formats_4k")
 
 
 def _htmlrag_test(dataset: str) -> Dataset:
@@ -182,7 +183,8 @@ def _registry() -> dict[str, Dataset]:
                   "built from the WikiTableQuestions v1.0.2 release, which ships the pages' HTML",
             source="https://github.com/ppasupat/WikiTableQuestions/releases/tag/v1.0.2", license="CC BY-SA 4.0",
             size="release zip (~220 MB of pages inside); 300 questions kept, 5 MB",
-            needed_by=("wtq_html_qa", "paper/table5_wtq_offline", "paper/figure5_offline"),
+            needed_by=("wtq_html_qa", "fidelity_wtq", "real_small_wtq", "paper/table5_wtq_offline",
+                       "paper/figure5_offline"),
             folder="wtq-html-qa", files=(Remote(_WTQ_ZIP, "WikiTableQuestions-1.0.2.zip"),), build="wtq",
             options={"questions": 300, "seed": 0, "distractors": 4, "training_sha256": WTQ_TRAINING_SHA256},
             by_hand="WikiTableQuestions-1.0.2.zip (the release asset)"),
