@@ -50,13 +50,14 @@ def test_runnable_blocks_are_well_formed(path: Path):
 
 def test_link_checker_catches_missing_files_and_anchors(tmp_path: Path, monkeypatch):
     monkeypatch.setattr("tests.unit.test_doc_links.ROOT", tmp_path)
+    monkeypatch.setattr("tests.unit.test_doc_links.PENDING_PAGES", {"docs/pending.md"})
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# Top\n\n## Pruning to a budget (`htmlrag.prune`)\n\ntext\n")
     page = tmp_path / "README.md"
     page.write_text(
         "[ok](docs/a.md) [ok](docs/a.md#pruning-to-a-budget-htmlragprune) [ok](#intro) [web](https://x.org/y)\n"
         "# Intro\n"
-        "[gone](docs/b.md) [bad anchor](docs/a.md#pruning) [pending](docs/data.md)\n"
+        "[gone](docs/b.md) [bad anchor](docs/a.md#pruning) [pending](docs/pending.md)\n"
         "```bash\n[in code](docs/c.md)\n```\n"
         "`[inline](docs/d.md)`\n"
     )
