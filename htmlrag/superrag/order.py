@@ -1,9 +1,12 @@
 """Reading order of the text blocks of a page, with two-column layouts read column by column.
 
-A page is read as two columns when blocks lying wholly in the left half and blocks lying wholly in the
-right half each hold at least ``min_share`` of the page's characters. Blocks crossing the middle
-(titles, full-width figures) split the page into horizontal bands; inside a band the left column is read
-top to bottom, then the right one. Otherwise blocks are read top to bottom, left to right.
+A page is read as two columns when some vertical line near the middle of the page (the gutter: between 30%
+and 70% of the width) has blocks wholly to its left and blocks wholly to its right that each hold at least
+``min_share`` of the page's characters. The gutter is found from the blocks' own edges, not assumed at half
+the page width: pages with unequal margins (a book page whose columns sit right of centre) put it elsewhere.
+Blocks crossing the gutter (titles, full-width figures) split the page into horizontal bands; inside a band
+the left column is read top to bottom, then the right one. Otherwise blocks are read top to bottom, left to
+right.
 """
 
 from __future__ import annotations
@@ -24,13 +27,28 @@ def _chars(b: object) -> int:
     return len(getattr(b, "text", "")) or 1
 
 
-def is_two_column(blocks: Sequence[_Boxed], page_width: float, *, min_share: float = 0.2) -> bool:
-    """Whether both halves of the page hold at least ``min_share`` of the characters in half-width blocks."""
-    mid = page_width / 2
+def column_split(blocks: Sequence[_Boxed], page_width: float, *, min_share: float = 0.2) -> float | None:
+    """The x of the gutter of a two-column page, or ``None`` for a page read top to bottom.
+
+    Candidates are the blocks' left and right edges between 30% and 70% of the page width (and the middle
+    itself); a block counts on the left of a candidate ``c`` when it ends before ``c + 4`` points, on the right
+    when it starts after ``c - 4``. The candidate whose smaller side holds the most characters wins; the page
+    has two columns when both sides then hold at least ``min_share`` of all characters."""
     total = sum(_chars(b) for b in blocks) or 1
-    left = sum(_chars(b) for b in blocks if b.bbox[2] <= mid + 4)
-    right = sum(_chars(b) for b in blocks if b.bbox[0] >= mid - 4)
-    return left / total >= min_share and right / total >= min_share
+    lo, hi = 0.3 * page_width, 0.7 * page_width
+    candidates = {page_width / 2} | {x for b in blocks for x in (b.bbox[0], b.bbox[2]) if lo <= x <= hi}
+    best, best_side = None, -1
+    for c in sorted(candidates, key=lambda x: (abs(x - page_width / 2), x)):  # ties: nearest the middle
+        left = sum(_chars(b) for b in blocks if b.bbox[2] <= c + 4)
+        right = sum(_chars(b) for b in blocks if b.bbox[0] >= c - 4)
+        if min(left, right) > best_side:
+            best, best_side = c, min(left, right)
+    return best if best is not None and best_side / total >= min_share else None
+
+
+def is_two_column(blocks: Sequence[_Boxed], page_width: float, *, min_share: float = 0.2) -> bool:
+    """Whether the page reads as two columns (:func:`column_split` finds a gutter)."""
+    return column_split(blocks, page_width, min_share=min_share) is not None
 
 
 def reading_order(blocks: Sequence[T], page_width: float, *, min_share: float = 0.2) -> list[T]:
@@ -45,9 +63,9 @@ def reading_order(blocks: Sequence[T], page_width: float, *, min_share: float = 
     def top_down(bs: Sequence[T]) -> list[T]:
         return sorted(bs, key=lambda b: (round(b.bbox[1] / 3), b.bbox[0]))
 
-    if not is_two_column(blocks, page_width, min_share=min_share):
+    mid = column_split(blocks, page_width, min_share=min_share)
+    if mid is None:
         return top_down(blocks)
-    mid = page_width / 2
     spanning = top_down([b for b in blocks if b.bbox[0] < mid - 4 and b.bbox[2] > mid + 4])
     rest = [b for b in blocks if not (b.bbox[0] < mid - 4 and b.bbox[2] > mid + 4)]
     out: list[T] = []
