@@ -1,8 +1,8 @@
 """Reading order of the text blocks of a page, with two-column layouts read column by column.
 
-A page is read as two columns when some vertical line near the middle of the page (the gutter: between 30%
-and 70% of the width) has blocks wholly to its left and blocks wholly to its right that each hold at least
-``min_share`` of the page's characters. The gutter is found from the blocks' own edges, not assumed at half
+A page is read as two columns when some vertical line near the middle of the page (the gutter: between 35%
+and 65% of the width) has column-like blocks (a quarter of the page wide or more) wholly to its left and
+wholly to its right that each hold at least ``min_share`` of the page's characters. The gutter is found from the blocks' own edges, not assumed at half
 the page width: pages with unequal margins (a book page whose columns sit right of centre) put it elsewhere.
 Blocks crossing the gutter (titles, full-width figures) split the page into horizontal bands; inside a band
 the left column is read top to bottom, then the right one. Otherwise blocks are read top to bottom, left to
@@ -30,17 +30,20 @@ def _chars(b: object) -> int:
 def column_split(blocks: Sequence[_Boxed], page_width: float, *, min_share: float = 0.2) -> float | None:
     """The x of the gutter of a two-column page, or ``None`` for a page read top to bottom.
 
-    Candidates are the blocks' left and right edges between 30% and 70% of the page width (and the middle
-    itself); a block counts on the left of a candidate ``c`` when it ends before ``c + 4`` points, on the right
-    when it starts after ``c - 4``. The candidate whose smaller side holds the most characters wins; the page
-    has two columns when both sides then hold at least ``min_share`` of all characters."""
+    Only column-like blocks (at least a quarter of the page wide) vote: the narrow cells of a table header
+    spread across the page are not columns. Candidates are their left and right edges between 35% and 65% of
+    the page width (and the middle itself); a block counts on the left of a candidate ``c`` when it ends
+    before ``c + 4`` points, on the right when it starts after ``c - 4``. The candidate whose smaller side
+    holds the most characters wins; the page has two columns when both sides then hold at least
+    ``min_share`` of all characters."""
     total = sum(_chars(b) for b in blocks) or 1
-    lo, hi = 0.3 * page_width, 0.7 * page_width
-    candidates = {page_width / 2} | {x for b in blocks for x in (b.bbox[0], b.bbox[2]) if lo <= x <= hi}
+    cols = [b for b in blocks if b.bbox[2] - b.bbox[0] >= 0.25 * page_width]
+    lo, hi = 0.35 * page_width, 0.65 * page_width
+    candidates = {page_width / 2} | {x for b in cols for x in (b.bbox[0], b.bbox[2]) if lo <= x <= hi}
     best, best_side = None, -1
     for c in sorted(candidates, key=lambda x: (abs(x - page_width / 2), x)):  # ties: nearest the middle
-        left = sum(_chars(b) for b in blocks if b.bbox[2] <= c + 4)
-        right = sum(_chars(b) for b in blocks if b.bbox[0] >= c - 4)
+        left = sum(_chars(b) for b in cols if b.bbox[2] <= c + 4)
+        right = sum(_chars(b) for b in cols if b.bbox[0] >= c - 4)
         if min(left, right) > best_side:
             best, best_side = c, min(left, right)
     return best if best is not None and best_side / total >= min_share else None
