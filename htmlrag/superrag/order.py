@@ -49,11 +49,6 @@ def column_split(blocks: Sequence[_Boxed], page_width: float, *, min_share: floa
     return best if best is not None and best_side / total >= min_share else None
 
 
-def is_two_column(blocks: Sequence[_Boxed], page_width: float, *, min_share: float = 0.2) -> bool:
-    """Whether the page reads as two columns (:func:`column_split` finds a gutter)."""
-    return column_split(blocks, page_width, min_share=min_share) is not None
-
-
 def reading_order(blocks: Sequence[T], page_width: float, *, min_share: float = 0.2) -> list[T]:
     """Sort blocks into reading order (see the module docstring).
 

@@ -18,10 +18,10 @@ from hydra import compose, initialize_config_dir
 from eval.schemas import CONF_DIR, register_configs
 from htmlrag.errors import HtmlRagError
 from tests.conftest import ROOT
+from tests.helpers.configs import experiments
 
 register_configs()
-EXPERIMENTS = sorted(p.relative_to(CONF_DIR / "experiment").with_suffix("").as_posix()
-                     for p in (CONF_DIR / "experiment").rglob("*.yaml"))
+EXPERIMENTS = experiments()
 #: Experiments whose caption or label may name a fixed setting (none: every caption follows the config).
 NOT_YET: set[str] = set()
 

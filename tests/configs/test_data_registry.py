@@ -8,10 +8,10 @@ from hydra import compose, initialize_config_dir
 
 from eval.schemas import CONF_DIR, register_configs
 from htmlrag.data.download import DATASETS
+from tests.helpers.configs import experiments
 
 register_configs()
-EXPERIMENTS = sorted(p.relative_to(CONF_DIR / "experiment").with_suffix("").as_posix()
-                     for p in (CONF_DIR / "experiment").rglob("*.yaml"))
+EXPERIMENTS = experiments()
 DATASET_NAMES = set(DATASETS)
 
 
