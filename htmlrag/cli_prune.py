@@ -61,6 +61,9 @@ def add_prune_parser(sub: Any) -> None:
     p.add_argument("--keep-hidden", action="store_true",
                    help="cleaning keeps text hidden by markup (display:none sort keys, hidden attribute)")
     p.add_argument("--no-resume", action="store_true", help="overwrite --out instead of resuming it")
+    p.add_argument("--workers", default="auto",
+                   help="--batch: items pruned in parallel processes (default auto: one per usable CPU core "
+                        "for BM25, 1 for model rankers, which use every core already; 1: in this process)")
     p.set_defaults(func=run_prune)
 
 
@@ -167,16 +170,17 @@ def _batch_locked(args: argparse.Namespace, src: Path, out: Path, lines: list) -
     settings = pb.settings_fingerprint(vars(args))
     ids = [pb.item_id(ln) for ln in lines]
     reuse, todo = pb.plan(lines, ids, settings, out)
+    workers = batch_workers(args, len(todo))
     pipe = _make_pipeline(args) if todo else None
     from tqdm import tqdm
 
     t_start = time.perf_counter()
     failed = new_tokens = 0
     done: dict[int, dict[str, Any]] = {}
-    with out.open("a", encoding="utf-8") as fh:
-        for n in tqdm(todo, desc="prune", unit="q", initial=len(lines) - len(todo), total=len(lines), disable=None,
-                      file=sys.stderr):
-            row = _prune_line(pipe, lines[n], ids[n], src.parent)
+    jobs = [(n, lines[n], ids[n]) for n in todo]
+    with out.open("a", encoding="utf-8") as fh, tqdm(desc="prune", unit="q", initial=len(lines) - len(todo),
+                                                      total=len(lines), disable=None, file=sys.stderr) as bar:
+        for n, row in _pruned_rows(pipe, jobs, src.parent, workers, args):
             row.update(settings=settings, input=lines[n].digest)
             if "error" in row:
                 failed += 1
@@ -185,11 +189,97 @@ def _batch_locked(args: argparse.Namespace, src: Path, out: Path, lines: list) -
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             fh.flush()
             done[n] = row
+            bar.update()
     final = [done[n] if n in done else reuse[(str(ids[n]), settings, ln.digest)] for n, ln in enumerate(lines)]
     pb.write_rows(out, final)  # exactly one row per input line, in input order
     print(batch_summary(len(lines), len(todo), len(lines) - len(todo), failed, failed, new_tokens,
-                        time.perf_counter() - t_start, out), file=sys.stderr)
+                        time.perf_counter() - t_start, out, workers), file=sys.stderr)
     return 1 if failed else 0
+
+
+def batch_workers(args: argparse.Namespace, items: int) -> int:
+    """Processes for ``items`` batch items: ``--workers`` (a count, or ``auto``: one per usable CPU core when
+    every ranker is BM25, 1 for model rankers, whose libraries use every core already).
+
+    Raises:
+        InputError: ``--workers`` is neither ``auto`` nor a whole number >= 1.
+    """
+    value = str(getattr(args, "workers", "auto") or "auto")
+    if value == "auto":
+        if args.ranker != "bm25" or (args.ranker2 or "bm25") != "bm25":
+            return 1
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except AttributeError:  # pragma: no cover - not Linux
+            cores = os.cpu_count() or 1
+        return max(1, min(cores, items))
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise InputError(f"--workers must be 'auto' or a whole number >= 1, got {value!r}")
+    return max(1, min(n, items))
+
+
+#: The pipeline a batch worker process uses (inherited through fork, or built by :func:`_worker_start`).
+_WORKER_PIPE: Any = None
+
+
+def _worker_start(args: argparse.Namespace | None) -> None:
+    """Start of a batch worker: build the pipeline unless the process inherited one (fork)."""
+    global _WORKER_PIPE
+    if _WORKER_PIPE is None and args is not None:
+        _WORKER_PIPE = _make_pipeline(args)
+
+
+def _start_method(args: argparse.Namespace) -> str:
+    """``fork`` when every ranker is BM25 (the workers share the pipeline built here at no cost and run no
+    threaded library), else ``spawn`` (a model ranker's thread pools do not survive a fork: each worker builds
+    its own pipeline)."""
+    import multiprocessing as mp
+
+    bm25_only = args.ranker == "bm25" and (args.ranker2 or "bm25") == "bm25"
+    return "fork" if bm25_only and "fork" in mp.get_all_start_methods() else "spawn"
+
+
+def _worker_prune(job: tuple[int, Any, Any, Path]) -> tuple[int, dict[str, Any]]:
+    n, line, item_id, base = job
+    return n, _prune_line(_WORKER_PIPE, line, item_id, base)
+
+
+def _pruned_rows(pipe: Any, jobs: list, base: Path, workers: int, args: argparse.Namespace):
+    """``(index, row)`` for every job, in this process (``workers`` 1) or in ``workers`` processes, as they
+    finish. Each item is pruned by exactly one process with its own pipeline (the same settings), so its row
+    is the one a single process would write; a worker that dies fails the run (rows written so far stay,
+    and a rerun computes the rest)."""
+    if workers <= 1:
+        for n, line, item_id in jobs:
+            yield n, _prune_line(pipe, line, item_id, base)
+        return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    global _WORKER_PIPE
+    forkable = _start_method(args) == "fork"
+    ctx = mp.get_context("fork" if forkable else "spawn")
+    _WORKER_PIPE = pipe if forkable else None
+    try:
+        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_start,
+                                 initargs=(None if forkable else args,)) as pool:
+            futures = [pool.submit(_worker_prune, (n, line, item_id, base)) for n, line, item_id in jobs]
+            try:
+                for fut in as_completed(futures):
+                    yield fut.result()
+            except BrokenProcessPool as exc:
+                raise HtmlRagError(f"a batch worker process died ({exc}); the rows written so far are kept, and "
+                                   "a rerun computes the rest") from exc
+            finally:
+                for fut in futures:
+                    fut.cancel()
+    finally:
+        _WORKER_PIPE = None
 
 
 def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path) -> dict[str, Any]:
@@ -217,10 +307,11 @@ def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path) -> dict[str, Any
 
 
 def batch_summary(items: int, done: int, skipped: int, errors: int, errors_total: int, tokens: int, seconds: float,
-                  out: Path) -> str:
+                  out: Path, workers: int = 1) -> str:
     """The one line a ``--batch`` run ends with: items, done now / skipped (already in ``out``) / errors,
     tokens and seconds of this run."""
     mean = f" ({tokens / (done - errors):.0f} per item)" if done > errors else ""
     older = f", {errors_total - errors} earlier" if errors_total > errors else ""
     return (f"htmlrag: prune: {items} items: {done} done now, {skipped} skipped (already in {out}), "
-            f"{errors} errors{older}; {tokens} tokens{mean}; {seconds:.1f} s")
+            f"{errors} errors{older}; {tokens} tokens{mean}; {seconds:.1f} s"
+            f"{f' ({workers} processes)' if workers > 1 else ''}")

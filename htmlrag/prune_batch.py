@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 #: Options that do not change a context (where files go, how fast, how much is printed).
 NOT_FINGERPRINTED = frozenset({"batch", "out", "no_resume", "paths", "question", "func", "command", "embed_cache",
-                               "embed_cpu_workers", "verbose", "quiet", "log_level", "progress"})
+                               "embed_cpu_workers", "workers", "verbose", "quiet", "log_level", "progress"})
 
 
 @dataclass(frozen=True)

@@ -138,3 +138,78 @@ def test_blank_lines_keep_line_numbers(tmp_path: Path, capsys: pytest.CaptureFix
     rows = _rows(out)
     assert "line 6: invalid JSON" in err and "line 8: needs 'pages'" in err
     assert [r["id"] for r in rows] == ["q0", "q1", 5, 7]                     # default id: 0-based line index
+
+
+def _varied_items(n: int) -> list:
+    """Items whose contexts differ (questions, pages, budgets fill differently), one bad line among them."""
+    items: list = []
+    for i in range(n):
+        page = PAGE.replace("Margaret Ellis", f"Designer {i}").replace("tower", ["tower", "bridge", "hall"][i % 3])
+        items.append({"id": f"v{i}", "question": f"Who designed the {['tower', 'bridge', 'hall'][i % 3]} in "
+                      f"{1800 + i % 12}?", "pages": [page, PAGE] if i % 2 else [page]})
+    items.insert(n // 2, {"id": "bad", "question": 7, "pages": [PAGE]})
+    return items
+
+
+def _same_rows(out: Path) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in _rows(out)]
+
+
+def test_parallel_workers_write_the_rows_of_one_process(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    src = _write(tmp_path / "in.jsonl", _varied_items(9), blank_every=4)
+    one, many = tmp_path / "one.jsonl", tmp_path / "many.jsonl"
+    assert _prune(src, one, "--workers", "1") == 1          # the bad line makes the run fail, the rest is written
+    assert _prune(src, many, "--workers", "3") == 1
+    assert "(3 processes)" in capsys.readouterr().err
+    rows = _same_rows(many)
+    assert rows == _same_rows(one)                           # same contexts, ids, tokens, errors, input order
+    assert [r["id"] for r in rows] == [f"v{i}" for i in range(4)] + ["bad"] + [f"v{i}" for i in range(4, 9)]
+    assert len({r["context"] for r in rows if "context" in r}) >= 5     # items differ, so would a mix-up
+    # how many processes is not a setting: a rerun with another count reuses every good row
+    assert _prune(src, many, "--workers", "2") == 1
+    assert "9 skipped" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "many", "1.5"])
+def test_bad_worker_counts_are_refused(tmp_path: Path, value: str, capsys: pytest.CaptureFixture) -> None:
+    src = _write(tmp_path / "in.jsonl", _items(2))
+    assert _prune(src, tmp_path / "out.jsonl", "--workers", value) != 0
+    assert f"--workers must be 'auto' or a whole number >= 1, got {value!r}" in capsys.readouterr().err
+
+
+def test_auto_workers_use_every_core_for_bm25_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from htmlrag.cli_prune import batch_workers
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    a = argparse.Namespace(**_args(tmp_path / "i", tmp_path / "o"))
+    assert batch_workers(a, 100) == 4 and batch_workers(a, 3) == 3   # never more processes than items
+    a.ranker = "embed"
+    assert batch_workers(a, 100) == 1                                 # torch uses every core already
+    a.ranker, a.ranker2 = "bm25", "gen"
+    assert batch_workers(a, 100) == 1
+
+
+def test_a_worker_that_dies_fails_the_run_and_a_rerun_completes_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    from htmlrag import cli_prune
+
+    items = _items(6)
+    src, out = _write(tmp_path / "in.jsonl", items), tmp_path / "out.jsonl"
+    real = cli_prune._prune_line
+
+    def dies_on_q3(pipe, line, item_id, base):
+        if item_id == "q3":
+            os._exit(3)  # a worker killed mid-item (OOM killer, segfault)
+        return real(pipe, line, item_id, base)
+
+    monkeypatch.setattr(cli_prune, "_prune_line", dies_on_q3)   # workers are forked (BM25): they see the patch
+    assert _prune(src, out, "--workers", "2") == 1
+    err = capsys.readouterr().err
+    assert "a batch worker process died" in err and "a rerun computes the rest" in err
+    kept = _rows(out)
+    assert "q3" not in {r["id"] for r in kept} and len(kept) == len({r["id"] for r in kept})
+    monkeypatch.setattr(cli_prune, "_prune_line", real)
+    assert _prune(src, out, "--workers", "2") == 0
+    assert [r["id"] for r in _rows(out)] == [f"q{i}" for i in range(6)]   # nothing lost, nothing twice
