@@ -52,6 +52,8 @@ class FidelityConfig:
         embedding_max_seq_length: input length (tokens) of each embedding model by name (the paper: the
             model's own, BGE-large-en 512); models not listed, or an empty mapping, keep the ranker option's.
         embedding_dtype: dtype of embedding models (the paper: float32); ``None`` keeps the ranker option's.
+        embedding_candidates: embedding rankers embed only the blocks BM25 ranks highest, this many (ours;
+            :class:`~htmlrag.rankers.embedding.EmbeddingRanker` ``candidates``); ``None``: every block (the paper).
     """
 
     name: str = MISSING
@@ -66,11 +68,13 @@ class FidelityConfig:
     max_new_tokens: int | None = 1024
     embedding_max_seq_length: dict[str, int] = field(default_factory=dict)
     embedding_dtype: str | None = "float32"
+    embedding_candidates: int | None = None
 
 
 #: Knobs in the order docs and captions list them.
 KNOBS = ("keep_hidden", "pack_siblings", "split_to_fill", "split_oversize", "fill", "ranking_context",
-         "page_prior", "short_answer_instruction", "max_new_tokens", "embedding_max_seq_length", "embedding_dtype")
+         "page_prior", "short_answer_instruction", "max_new_tokens", "embedding_max_seq_length", "embedding_dtype",
+         "embedding_candidates")
 
 
 def preset(name: str) -> dict[str, Any]:
@@ -126,6 +130,8 @@ def governed(cfg: DictConfig) -> list[tuple[str, str, Any]]:
         if target.endswith(("BM25Ranker", "EmbeddingRanker")):
             out.append((f"{path}.contextual", "ranking_context", node.contextual))
             out.append((f"{path}.page_prior", "page_prior", node.page_prior))
+        if target.endswith("EmbeddingRanker"):
+            out.append((f"{path}.candidates", "embedding_candidates", node.get("candidates")))
     return out
 
 

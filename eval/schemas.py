@@ -148,6 +148,8 @@ class EmbeddingRankerConfig:
     contextual: bool = II("fidelity.ranking_context")  # embed block text with its heading / table-header context
     cpu_workers: int | None = rng(None, ge=1)  # CPU: parallel encoding streams (None: one per torch thread, at most 8)
     cpu_batch_size: int = rng(8, ge=1)  # batch size of each CPU stream
+    # embed only BM25's best N blocks of a question, the rest below them in BM25's order (None: every block)
+    candidates: int | None = rng(II("fidelity.embedding_candidates"), ge=1)
 
 
 # ---------------------------------------------------------------- readers

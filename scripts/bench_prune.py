@@ -271,6 +271,45 @@ def run_peer(py, items, kind, budget, max_words, tok):
     return hits / len(items), secs, errs, over
 
 
+def speed_batch(kind: str, budget: int, items: list[dict], repeats: int) -> dict:
+    """``htmlrag prune --batch IN --out OUT --ranker KIND --budget B`` with no other flag (so the default
+    ``--workers``: one process per core for BM25), in a fresh process per pass, on ``items`` (pages as files):
+    seconds per question (the median over ``repeats`` passes of the batch's own time, printed in its last
+    line: worker start-up included, imports and the tokenizer's loading not), and the same with ``--workers 1``,
+    whose contexts must equal the parallel run's."""
+    def passes(tmp: Path, extra: list[str]) -> tuple[float, list[dict], str]:
+        times, rows, summary = [], [], ""
+        for k in range(max(1, repeats)):
+            out = tmp / f"out{k}.jsonl"
+            cmd = [sys.executable, "-m", "htmlrag.cli", "prune", "--batch", str(tmp / "in.jsonl"), "--out", str(out),
+                   "--ranker", kind, "--budget", str(budget), *extra]
+            err = subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                 env={**os.environ, "TQDM_DISABLE": "1"}).stderr
+            summary = err.strip().splitlines()[-1] if err.strip() else ""
+            m = re.search(r"; ([0-9.]+) s(?: \((\d+) processes\))?$", summary)
+            if not m:
+                sys.exit(f"bench_prune: htmlrag prune --batch failed: {err[-2000:]}")
+            times.append(float(m.group(1)) / len(items))
+            rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+            out.unlink()
+        return statistics.median(times), rows, summary
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        with (tmp / "in.jsonl").open("w", encoding="utf-8") as fh:
+            for q, it in enumerate(items):
+                paths = []
+                for k, page in enumerate(it["pages"]):
+                    paths.append(str(tmp / f"q{q}p{k}.html"))
+                    Path(paths[-1]).write_bytes(page)
+                fh.write(json.dumps({"id": it["id"], "question": it["question"], "page_paths": paths}) + "\n")
+        par, rows, summary = passes(tmp, [])
+        one, rows1, _ = passes(tmp, ["--workers", "1"])
+    m = re.search(r"\((\d+) processes\)$", summary)
+    same = [(r["id"], r.get("context")) for r in rows] == [(r["id"], r.get("context")) for r in rows1]
+    return {"parallel": par, "workers": int(m.group(1)) if m else 1, "one": one, "identical": same}
+
+
 def peer_sizes(spec: str, ours: int) -> list[int]:
     """Block sizes for the toolkit from ``--peer-max-words`` ('ours' = ``ours``), without repeats, in order."""
     out: list[int] = []
@@ -413,6 +452,7 @@ def main_defaults(args) -> None:
                    "tokens": ret[2]}
             if sub:
                 row["ours_sub"], row["ours_sub_warm"] = speed_ours(args, kind, b, sub, ranker, tok, cli.max_words)
+                row["batch"] = speed_batch(kind, b, sub, args.repeats)
                 if args.peer_python:
                     row["peer_sub"] = {pmw: run_peer(args.peer_python, sub, kind, b, pmw, tok)
                                        for pmw in peer_sizes(args.peer_max_words, cli.max_words)}
@@ -420,23 +460,27 @@ def main_defaults(args) -> None:
             print(json.dumps(row), flush=True)
     n = len(sub)
     print(f"\nDefault settings (`htmlrag prune --ranker R --budget B`, no other flag): retention on {len(items)} "
-          f"questions; speed on the first {n}, each system in a fresh process; ours: median of {args.repeats} passes")
+          f"questions; speed on the first {n}, each system in a fresh process; ours: median of {args.repeats} passes; "
+          "batch = `htmlrag prune --batch` with its default --workers (its own time per question, worker start "
+          "included), one process = the same with --workers 1")
     print("| ranker | budget | block words (ours / toolkit) | ours retention (all) | ours retention | toolkit retention "
-          "| ours s/q cold | ours s/q warm | toolkit s/q | speed-up cold | speed-up warm |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| ours s/q cold | ours s/q warm | ours s/q batch (processes) | ours s/q batch, one process | toolkit s/q "
+          "| speed-up cold | speed-up batch | batch contexts = one process |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
-        o, w = r.get("ours_sub"), r.get("ours_sub_warm")
+        o, w, bt = r.get("ours_sub"), r.get("ours_sub_warm"), r.get("batch")
+        batch = (f"{bt['parallel']:.3f} ({bt['workers']}) | {bt['one']:.3f}" if bt else "- | -")
+        same = ("yes" if bt["identical"] else "NO") if bt else "-"
         for pmw, p in (r.get("peer_sub") or {"-": None}).items():
+            head = f"| {r['ranker']} | {r['budget']} | {r['max_words']} / {pmw if p else '-'} | {r['retention_all']:.3f}"
             if o is None:
-                print(f"| {r['ranker']} | {r['budget']} | {r['max_words']} / - | {r['retention_all']:.3f} | - | - | - "
-                      "| - | - | - | - |")
+                print(f"{head} | - | - | - | - | - | - | - | - | - | - |")
             elif p is None:
-                print(f"| {r['ranker']} | {r['budget']} | {r['max_words']} / - | {r['retention_all']:.3f} | {o[0]:.3f} "
-                      f"| - | {o[1]:.3f} | {w[1]:.3f} | - | - | - |")
+                print(f"{head} | {o[0]:.3f} | - | {o[1]:.3f} | {w[1]:.3f} | {batch} | - | - | - | {same} |")
             else:
-                print(f"| {r['ranker']} | {r['budget']} | {r['max_words']} / {pmw} | {r['retention_all']:.3f} "
-                      f"| {o[0]:.3f} | {p[0]:.3f} | {o[1]:.3f} | {w[1]:.3f} | {p[1]:.3f} | {p[1] / o[1]:.1f}x "
-                      f"| {p[1] / w[1]:.1f}x |")
+                speed_batch_ = f"{p[1] / bt['parallel']:.1f}x" if bt else "-"
+                print(f"{head} | {o[0]:.3f} | {p[0]:.3f} | {o[1]:.3f} | {w[1]:.3f} | {batch} | {p[1]:.3f} "
+                      f"| {p[1] / o[1]:.1f}x | {speed_batch_} | {same} |")
 
 
 if __name__ == "__main__":

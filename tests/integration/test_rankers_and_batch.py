@@ -37,7 +37,8 @@ def test_minilm_ranks_the_answer_block_first(minilm):
 
 
 def test_embedding_cache_encodes_shared_pages_once(minilm, tmp_path):
-    ranker = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cache=EmbeddingCache(tmp_path / "emb.sqlite"))
+    ranker = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cache=EmbeddingCache(tmp_path / "emb.sqlite"),
+                             candidates=None)  # every block embedded
     trees = _trees()
     first = ranker.score("lighthouse steps", trees)
     misses = ranker.cache.misses
@@ -45,7 +46,8 @@ def test_embedding_cache_encodes_shared_pages_once(minilm, tmp_path):
     assert ranker.cache.misses == misses  # no block encoded again
     assert ranker.cache.hits >= sum(len(t) for t in trees)
     # a new ranker on the same SQLite file finds the vectors on disk
-    again = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cache=EmbeddingCache(tmp_path / "emb.sqlite"))
+    again = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cache=EmbeddingCache(tmp_path / "emb.sqlite"),
+                            candidates=None)
     third = again.score("lighthouse steps", trees)
     assert again.cache.misses == 0
     np.testing.assert_allclose(np.concatenate(first), np.concatenate(third), atol=1e-6)
@@ -147,3 +149,52 @@ def test_cpu_stream_settings_are_checked():
         EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cpu_workers=0)
     with pytest.raises(Exception, match="cpu_batch_size"):
         EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cpu_batch_size=0)
+
+
+def test_candidates_embed_only_bm25s_best_blocks_and_rank_the_rest_below_them(minilm):
+    from htmlrag.rankers.bm25 import BM25Ranker
+
+    trees = _trees()
+    question = "Which club won the dragon boat race?"
+    n = sum(len(t) for t in trees)
+    assert n > 8
+    full = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", candidates=None)
+    every = np.concatenate(full.score(question, trees))
+    lexical = np.concatenate(BM25Ranker(page_prior=0.0).score(question, trees))
+    few = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", candidates=5)
+    few._load()
+    encoded: list[str] = []
+    real = few._encode_docs
+    few._encode_docs = lambda model, texts: (encoded.extend(texts), real(model, texts))[1]
+    got = np.concatenate(few.score(question, trees))
+    top = np.argsort(-lexical, kind="stable")[:5]
+    assert len(encoded) == 5                                        # only the candidates were encoded
+    np.testing.assert_allclose(got[top], every[top], atol=1e-5)     # they keep their cosine
+    rest = np.setdiff1d(np.arange(n), top)
+    assert got[rest].max() < got[top].min()                          # every other block ranks below them ...
+    assert list(rest[np.argsort(-got[rest], kind="stable")]) == list(rest[np.argsort(-lexical[rest], kind="stable")])
+    texts = [b.text for t in trees for b in t.blocks]              # ... in BM25's order
+    assert "dragon boat" in texts[int(np.argmax(got))]              # the answer block still first
+    as_many = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", candidates=n)
+    np.testing.assert_allclose(np.concatenate(as_many.score(question, trees)), every, atol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 1.5, True, "16"])
+def test_bad_candidate_counts_are_refused(bad):
+    from htmlrag.errors import HtmlRagError
+
+    with pytest.raises(HtmlRagError, match="candidates must be a whole number >= 1 or None"):
+        EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", candidates=bad)
+
+
+def test_cli_embed_candidates_zero_means_every_block(tmp_path, capsys):
+    from htmlrag.cli import build_parser
+    from htmlrag.cli_prune import _make_ranker
+
+    args = build_parser().parse_args(["prune", "p.html", "-q", "?", "--ranker", "embed", "--embed-candidates", "0"])
+    assert _make_ranker("embed", args).candidates is None
+    args.embed_candidates = 7
+    assert _make_ranker("embed", args).candidates == 7
+    page = SAMPLES / "lighthouse.html"
+    assert main(["prune", str(page), "-q", "steps", "--ranker", "embed", "--embed-candidates", "-1"]) == 1
+    assert "--embed-candidates must be >= 0 (0: every block), got -1" in capsys.readouterr().err
