@@ -91,7 +91,8 @@ def make_ranker(kind: str, args=None):
     ranker = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2",
                              dtype=getattr(args, "embed_dtype", "auto"),
                              max_seq_length=getattr(args, "embed_max_seq", None),
-                             page_prior=getattr(args, "embed_page_prior", 0.0))
+                             page_prior=getattr(args, "embed_page_prior", 0.0),
+                             candidates=getattr(args, "embed_candidates", None) or None)
     ranker._load()  # model loading is not per-question work
     return ranker
 
@@ -177,7 +178,7 @@ def default_ranker(kind: str):
 
 
 #: Options a fresh speed process needs from ours (everything that changes what our pipeline does).
-_WORKER_OPTIONS = ("data", "max_words", "embed_max_words", "embed_dtype", "embed_max_seq", "page_prior",
+_WORKER_OPTIONS = ("data", "max_words", "embed_max_words", "embed_dtype", "embed_max_seq", "embed_candidates", "page_prior",
                    "embed_page_prior", "split_to_fill", "repeats")
 
 
@@ -336,6 +337,9 @@ def main() -> None:
     ap.add_argument("--embed-max-seq", type=int, default=None,
                     help="MiniLM input length in tokens (default: the length it was trained at, 128; its "
                          "config says 256)")
+    ap.add_argument("--embed-candidates", type=int, default=0,
+                    help="MiniLM embeds only BM25's best N blocks (0, this script's default: every block; the "
+                         "library's default is 16, which --defaults rows use)")
     ap.add_argument("--page-prior", type=float, default=0.5,
                     help="BM25: add this x the page's best block score to its blocks (0: off; htmlrag.PagePrior)")
     ap.add_argument("--embed-page-prior", type=float, default=0.0, help="the same for MiniLM (default off)")
@@ -442,7 +446,8 @@ def main_defaults(args) -> None:
         ranker = default_ranker(kind)
         _, cli = cli_default_pipeline(kind, budgets[0])
         base = _base_ranker(ranker)
-        setting = (f"{base.model_id}, dtype {base.dtype}, {base.cpu_workers or 'auto'} CPU streams"
+        setting = (f"{base.model_id}, dtype {base.dtype}, {base.cpu_workers or 'auto'} CPU streams, "
+                   f"{base.candidates or 'every block'} candidates"
                    if kind == "embed" else "BM25")
         print(f"defaults: {kind}: {setting}; block size {cli.max_words} words; split-to-fill {cli.split_to_fill}; "
               f"format {cli.format}; CPU {platform.processor() or platform.machine()}", flush=True)

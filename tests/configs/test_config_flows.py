@@ -180,7 +180,7 @@ def test_prune_prints_one_summary_line_single_and_batch(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     line = first.stderr.strip().splitlines()[-1]
     assert re.fullmatch(r"htmlrag: prune: 3 items: 3 done now, 0 skipped \(already in .*out.jsonl\), 0 errors; "
-                        r"\d+ tokens \(\d+ per item\); [\d.]+ s", line), line
+                        r"\d+ tokens \(\d+ per item\); [\d.]+ s( \((?:[2-9]|[1-9]\d+) processes\))?", line), line
     rerun = _prune("--batch", str(src), "--out", str(tmp_path / "out.jsonl"), "--budget", "64", cwd=tmp_path)
     assert rerun.returncode == 0 and "3 items: 0 done now, 3 skipped" in rerun.stderr
     assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 3
