@@ -196,7 +196,7 @@ def speed_ours(args, kind: str, budget: int, sub: list[dict], ranker, tok, max_w
     cmd = [sys.executable, str(Path(__file__).resolve()), "--speed-worker", "--rankers", kind,
            "--budgets", str(budget), "--limit", str(len(sub))]
     for name in _WORKER_OPTIONS:
-        if getattr(args, name) is not None:  # None: the worker's default (the same)
+        if getattr(args, name, None) is not None:  # None: the worker's default (the same)
             cmd += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     if args.no_pack:
         cmd.append("--no-pack")
