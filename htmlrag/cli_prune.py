@@ -220,7 +220,7 @@ def batch_workers(args: argparse.Namespace, items: int) -> int:
     """
     value = str(getattr(args, "workers", "auto") or "auto")
     if value == "auto":
-        if args.ranker != "bm25" or (args.ranker2 or "bm25") != "bm25":
+        if not _bm25_only(args):
             return 1
         try:
             cores = len(os.sched_getaffinity(0))
@@ -234,6 +234,11 @@ def batch_workers(args: argparse.Namespace, items: int) -> int:
     if n < 1:
         raise InputError(f"--workers must be 'auto' or a whole number >= 1, got {value!r}")
     return max(1, min(n, items))
+
+
+def _bm25_only(args: argparse.Namespace) -> bool:
+    """Every ranker of the pipeline is BM25 (no model library, no threads of its own)."""
+    return args.ranker == "bm25" and (args.ranker2 or "bm25") == "bm25"
 
 
 #: The pipeline a batch worker process uses (inherited through fork, or built by :func:`_worker_start`).
@@ -253,8 +258,7 @@ def _start_method(args: argparse.Namespace) -> str:
     its own pipeline)."""
     import multiprocessing as mp
 
-    bm25_only = args.ranker == "bm25" and (args.ranker2 or "bm25") == "bm25"
-    return "fork" if bm25_only and "fork" in mp.get_all_start_methods() else "spawn"
+    return "fork" if _bm25_only(args) and "fork" in mp.get_all_start_methods() else "spawn"
 
 
 def _worker_prune(job: tuple[int, Any, Any, Path]) -> tuple[int, dict[str, Any]]:
