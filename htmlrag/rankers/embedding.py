@@ -210,6 +210,9 @@ def _set_stream_threads(per: int) -> None:
     torch.set_num_threads(per)
 
 
+#: Query embeddings an :class:`EmbeddingRanker` remembers (the most recent ones).
+QUERY_MEMORY = 64
+
 #: Blocks an embedding ranker embeds per question by default: BM25's best (see ``EmbeddingRanker``).
 DEFAULT_CANDIDATES = 16
 
@@ -295,6 +298,8 @@ class EmbeddingRanker:
         self.candidates = candidates
         self._pool = None
         self._pool_threads = (0, 0)
+        self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._queries_lock = threading.Lock()
         self._model = None
         self.model_id = model
 
@@ -326,7 +331,7 @@ class EmbeddingRanker:
         """Unit-normalised embeddings (float32, one row per text); documents go through the cache."""
         model = self._load()
         if is_query:
-            return _encode(model, [self.query_instruction + t for t in texts], self.batch_size)
+            return self._embed_queries(model, texts)
         keys = [EmbeddingCache.key(self.model_id, t) for t in texts]
         vecs = self.cache.get_many(keys)
         todo = sorted({i for i, v in enumerate(vecs) if v is None}, key=lambda i: len(texts[i]))
@@ -344,6 +349,24 @@ class EmbeddingRanker:
         if not texts:
             return np.zeros((0, model.get_sentence_embedding_dimension()), dtype=np.float32)
         return np.stack(vecs).astype(np.float32)
+
+    def _embed_queries(self, model, texts: Sequence[str]) -> np.ndarray:
+        """Query embeddings, remembered for the last :data:`QUERY_MEMORY` queries: pruning one question scores
+        its blocks, then the parts of every block it splits, each time against the same question."""
+        keys = [(self.model_id, self.query_instruction + t) for t in texts]
+        with self._queries_lock:
+            known = {k: self._queries[k] for k in keys if k in self._queries}
+        todo = [k for k in dict.fromkeys(keys) if k not in known]
+        if todo:
+            known.update(zip(todo, _encode(model, [k[1] for k in todo], self.batch_size)))
+        rows = [known[k] for k in keys]
+        with self._queries_lock:
+            for k in keys:
+                self._queries[k] = known[k]
+                self._queries.move_to_end(k)
+            while len(self._queries) > QUERY_MEMORY:
+                self._queries.popitem(last=False)
+        return np.stack(rows) if rows else np.zeros((0, model.get_sentence_embedding_dimension()), np.float32)
 
     def _streams(self, model) -> tuple[int, int]:
         """(parallel streams, intra-op threads per stream) for encoding on this device."""

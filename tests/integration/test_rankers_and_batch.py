@@ -198,3 +198,33 @@ def test_cli_embed_candidates_zero_means_every_block(tmp_path, capsys):
     page = SAMPLES / "lighthouse.html"
     assert main(["prune", str(page), "-q", "steps", "--ranker", "embed", "--embed-candidates", "-1"]) == 1
     assert "--embed-candidates must be >= 0 (0: every block), got -1" in capsys.readouterr().err
+
+
+def test_a_question_is_encoded_once_per_ranker_and_scores_do_not_change(monkeypatch):
+    """Pruning scores a question's blocks and then each split block's parts against the same question: its
+    embedding is computed once, remembered for the last QUERY_MEMORY questions, and equal to a fresh one."""
+    from htmlrag.rankers import embedding as emb
+
+    trees = _trees()
+    questions = [f"Which club won race number {i}?" for i in range(emb.QUERY_MEMORY + 2)]
+    ranker = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", candidates=None)  # every block: comparable
+    ranker._load()
+    seen: list[str] = []
+    real = emb._encode
+    monkeypatch.setattr(emb, "_encode", lambda model, texts, bs: (seen.extend(texts), real(model, texts, bs))[1])
+    first = ranker.score(questions[0], trees)
+    again = ranker.score(questions[0], trees[:1])
+    assert [t for t in seen if "race number 0" in t] == [questions[0]]       # encoded once for both calls
+    np.testing.assert_allclose(again[0], first[0], atol=1e-6)
+    fresh = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", candidates=None)
+    for a, b in zip(fresh.score(questions[0], trees), first, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+    for q in questions[1:]:                                                  # older questions are forgotten
+        ranker.embed([q], is_query=True)
+    assert len(ranker._queries) == emb.QUERY_MEMORY
+    seen.clear()
+    ranker.embed([questions[0]], is_query=True)
+    assert seen == [questions[0]]
+    both = ranker.embed([questions[-1], "another question"], is_query=True)  # a batch: known + new rows, in order
+    np.testing.assert_allclose(both[0], fresh.embed([questions[-1]], is_query=True)[0], atol=1e-6)
+    np.testing.assert_allclose(both[1], fresh.embed(["another question"], is_query=True)[0], atol=1e-6)
