@@ -48,7 +48,7 @@ def add_prune_parser(sub: Any) -> None:
     p.add_argument("--embed-candidates", type=int, default=DEFAULT_CANDIDATES,
                    help=f"embed only the N blocks BM25 ranks highest, the rest below them in BM25's order "
                         f"(default {DEFAULT_CANDIDATES}: the same answer retention as every block on WTQ-HTML, "
-                        "~2-3x faster; 0: every block, the paper's ranker)")
+                        "~3-4x faster; 0: every block, the paper's ranker)")
     p.add_argument("--gen-model", default=None, help="generative pruner name/path (for --ranker gen)")
     p.add_argument("--gen-dtype", default="bfloat16", help="generative pruner dtype (default bfloat16)")
     p.add_argument("--gen-max-prompt-tokens", type=int, default=None, help="cap on the pruner prompt length")

@@ -214,7 +214,7 @@ def _set_stream_threads(per: int) -> None:
 QUERY_MEMORY = 64
 
 #: Blocks an embedding ranker embeds per question by default: BM25's best (see ``EmbeddingRanker``).
-DEFAULT_CANDIDATES = 16
+DEFAULT_CANDIDATES = 12
 
 
 class EmbeddingRanker:
@@ -246,11 +246,12 @@ class EmbeddingRanker:
             ``batch_size`` applies on GPUs and with one stream.
         candidates: embed only the ``candidates`` blocks of a question that BM25 ranks highest over the same
             texts (retrieve, then re-rank); the others keep BM25's order below every embedded block. Default
-            :data:`DEFAULT_CANDIDATES` (16); ``None``: embed every block (the paper's ranker;
-            ``fidelity=paper`` sets it). Encoding is ~95% of the ranker's time on a CPU, so this divides it
-            by ~(blocks / candidates): five Wikipedia pages give ~85 blocks of 256 words. On all 300 WTQ-HTML
-            questions, answer retention with 16 candidates is >= that with every block at every budget
-            (docs/benchmarks.md, with the McNemar tests).
+            :data:`DEFAULT_CANDIDATES` (12); ``None``: embed every block (the paper's ranker;
+            ``fidelity=paper`` sets it). Encoding is ~90% of the ranker's time on a CPU, so this divides it
+            by ~(blocks / candidates): five Wikipedia pages give ~65-85 blocks of 256 words. On all 300
+            WTQ-HTML questions, answer retention with 12 candidates is >= that with 16 and with every block
+            at every budget (docs/benchmarks.md, with the McNemar tests). The parts of a block that pruning
+            splits are scored by the same rule (the ``candidates`` best of them by BM25 are embedded).
     """
 
     name = "embedding"

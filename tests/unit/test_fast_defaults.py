@@ -57,12 +57,12 @@ def test_cli_and_hydra_defaults_are_the_librarys() -> None:
     args = build_parser().parse_args(["prune", "p.html", "-q", "?", "--ranker", "embed"])
     assert (args.embed_dtype, args.embed_max_seq, args.embed_cpu_workers, args.embed_candidates) == (
         lib["dtype"].default, lib["max_seq_length"].default, lib["cpu_workers"].default,
-        lib["candidates"].default) == ("auto", None, None, 16)
+        lib["candidates"].default) == ("auto", None, None, 12)
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose("config", overrides=["ranker=minilm"])
     assert (cfg.ranker.dtype, cfg.ranker.max_seq_length, cfg.ranker.cpu_workers, cfg.ranker.candidates) == (
-        "auto", None, None, 16)
+        "auto", None, None, 12)
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         paper = compose("config", overrides=["ranker=minilm", "fidelity=paper"])
     assert paper.ranker.candidates is None  # the paper embeds every block
