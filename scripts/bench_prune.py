@@ -98,13 +98,16 @@ def make_ranker(kind: str, args=None):
 
 
 def _forget(ranker) -> None:
-    """Drop everything a ranker remembers between questions (embeddings; BM25 tokenisations)."""
+    """Drop everything a ranker remembers between questions (embeddings, question embeddings included; BM25
+    tokenisations)."""
     from htmlrag.rankers.bm25 import clear_cache
     from htmlrag.rankers.embedding import EmbeddingCache
 
     clear_cache()
     if hasattr(ranker, "cache"):
         ranker.cache = EmbeddingCache()
+    if hasattr(ranker, "_queries"):
+        ranker._queries.clear()
 
 
 def cli_default_pipeline(kind: str, budget: int):

@@ -331,6 +331,8 @@ class EmbeddingRanker:
     def embed(self, texts: Sequence[str], *, is_query: bool = False) -> np.ndarray:
         """Unit-normalised embeddings (float32, one row per text); documents go through the cache."""
         model = self._load()
+        if not texts:
+            return np.zeros((0, model.get_sentence_embedding_dimension()), dtype=np.float32)
         if is_query:
             return self._embed_queries(model, texts)
         keys = [EmbeddingCache.key(self.model_id, t) for t in texts]
@@ -347,8 +349,6 @@ class EmbeddingRanker:
             for row, i in zip(enc, first):
                 for j in uniq[keys[i]]:
                     vecs[j] = row
-        if not texts:
-            return np.zeros((0, model.get_sentence_embedding_dimension()), dtype=np.float32)
         return np.stack(vecs).astype(np.float32)
 
     def _embed_queries(self, model, texts: Sequence[str]) -> np.ndarray:
@@ -367,7 +367,7 @@ class EmbeddingRanker:
                 self._queries.move_to_end(k)
             while len(self._queries) > QUERY_MEMORY:
                 self._queries.popitem(last=False)
-        return np.stack(rows) if rows else np.zeros((0, model.get_sentence_embedding_dimension()), np.float32)
+        return np.stack(rows)
 
     def _streams(self, model) -> tuple[int, int]:
         """(parallel streams, intra-op threads per stream) for encoding on this device."""
