@@ -8,7 +8,8 @@
 * ``reflect``: hybrid; a reader decides whether the top-3 related tables/figures are added.
 * ``merge``: hybrid with cross-page merging along ``HAS_NEXT``.
 * ``rerank``: hybrid top-20 reranked (embedding cosine) to top-k.
-* ``full``: hybrid top-20 -> cross-page merge -> rerank to top-k -> self-reflection on tables/figures.
+* ``full``: hybrid and ``toc`` fused with RRF (the paper's layout-aware candidates) -> cross-page merge ->
+  rerank top-20 to top-k -> self-reflection on tables/figures.
 * ``nonlayout``: the paper's setting 1 over the non-layout FlatChunks (fixed windows of each page's plain text,
   built with ``CorpusConfig.flat_words``): hybrid top-20 -> cross-page merge -> rerank to top-k.
 * ``cypher``: a model writes a read-only Cypher query from the schema (needs ``cypher_writer``).
@@ -33,8 +34,11 @@ class _Full:
     name = "full"
 
     def __init__(self, corpus: Any, reader: Any, rerank_fuse: bool = False) -> None:
-        hybrid = HybridRetriever(corpus)
-        self.ranked = Rerank(CrossPageMerge(corpus, hybrid), EmbeddingReranker(corpus, fuse=rerank_fuse), pool=20)
+        from htmlrag.superrag.settings import FusedRetriever
+
+        candidates = FusedRetriever([HybridRetriever(corpus), TocRetriever(corpus)], depth=20)
+        self.ranked = Rerank(CrossPageMerge(corpus, candidates), EmbeddingReranker(corpus, fuse=rerank_fuse),
+                             pool=20)
         self.reflect = SelfReflection(TableFigureExpansion(corpus, self.ranked), reader)
 
     def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:

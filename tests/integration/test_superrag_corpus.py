@@ -104,6 +104,25 @@ def test_every_retriever_returns_evidence_with_ids_pages_scores(built) -> None:
         assert "Methods" in toc[0].text and 3 in toc[0].pages
 
 
+def test_section_content_walk_equals_the_variable_length_pattern(built) -> None:
+    """The ToC retriever's level-by-level walk returns exactly what ``IS_UNDER*1..4`` returns (~100x faster)."""
+    from htmlrag.superrag.graph.schema import CONTENT
+
+    db, _ = built
+    recursive = ("UNWIND $ids AS i MATCH (c)-[:IS_UNDER*1..4]->(s) WHERE s.id = i AND c.kind IN "
+                 "['SectionChunk', 'TableChunk', 'Figure'] RETURN DISTINCT s.id AS section, c.id AS id")
+    with open_corpus(db, embedder=HashingEmbedder()) as c:
+        secs = [r["id"] for r in c.store.query("MATCH (s) WHERE s.kind IN ['MainSection', 'Section', 'Document'] "
+                                                "RETURN s.id AS id")]
+        assert len(secs) > 3
+        walked = cypher.section_content(c.store, secs, CONTENT)
+        assert {(r["section"], r["id"]) for r in walked} == {
+            (r["section"], r["id"]) for r in c.store.query(recursive, {"ids": secs})}
+        assert any(r["kind"] == "TableChunk" for r in walked)  # reached through their Table
+        order = [secs.index(r["section"]) for r in walked]
+        assert order == sorted(order)
+
+
 def test_graph_survives_restart(built) -> None:
     db, _ = built
     answers = []

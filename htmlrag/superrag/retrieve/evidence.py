@@ -87,3 +87,27 @@ def rrf(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float
         for r, i in enumerate(ranking, start=1):
             scores[i] = scores.get(i, 0.0) + 1.0 / (k + r)
     return sorted(scores.items(), key=lambda x: (-x[1], x[0]))
+
+
+def spread_over(doc_ids: Sequence[str] | None) -> list[str]:
+    """The documents a question is scoped to when there are several of them (else ``[]``: no balancing)."""
+    docs = list(dict.fromkeys(doc_ids or ()))
+    return docs if len(docs) > 1 else []
+
+
+def interleave_by_doc(ranked: Sequence[Any], doc_of: Any, k: int) -> list[Any]:
+    """The best ``k`` of ``ranked`` (best first) taken in turns from each document: every document's best item,
+    then every document's second best, and so on; within a turn, documents in the order of their best item.
+
+    A question scoped to several filings ("over the reported quarters") needs evidence from each of them; a
+    global top-k lets one filing's near-duplicate passages fill every slot. ``doc_of(item)`` names an item's
+    document. With one document this is ``ranked[:k]``."""
+    per_doc: dict[str, list[Any]] = {}
+    for item in ranked:
+        per_doc.setdefault(doc_of(item), []).append(item)
+    out: list[Any] = []
+    turn = 0
+    while len(out) < k and any(turn < len(v) for v in per_doc.values()):
+        out += [v[turn] for v in per_doc.values() if turn < len(v)][: k - len(out)]
+        turn += 1
+    return out

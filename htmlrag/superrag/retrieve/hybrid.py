@@ -7,7 +7,14 @@ from typing import Any
 
 from htmlrag.superrag.graph import cypher
 from htmlrag.superrag.graph.schema import CONTENT, FLAT, TITLED
-from htmlrag.superrag.retrieve.evidence import Backend, Evidence, rrf, to_evidence
+from htmlrag.superrag.retrieve.evidence import (
+    Backend,
+    Evidence,
+    interleave_by_doc,
+    rrf,
+    spread_over,
+    to_evidence,
+)
 
 
 class HybridRetriever:
@@ -20,13 +27,17 @@ class HybridRetriever:
         use: ``("vector", "bm25")`` for hybrid, or one of them alone.
         nodes: ``"layout"`` (SectionChunk, TableChunk, Figure) or ``"flat"`` (the non-layout baseline's
             FlatChunks, built with ``CorpusConfig.flat_words``).
+        balance: when the question is scoped to several documents, each is searched on its own and the lists
+            are interleaved (:func:`~htmlrag.superrag.retrieve.evidence.interleave_by_doc`: every document's
+            best hit, then every document's second, ...); ``False``: one search over all of them, global order.
     """
 
     name = "hybrid"
 
     def __init__(self, corpus: Backend, *, candidates: int = 50, rrf_k: int = 60,
-                 use: Sequence[str] = ("vector", "bm25"), nodes: str = "layout") -> None:
+                 use: Sequence[str] = ("vector", "bm25"), nodes: str = "layout", balance: bool = True) -> None:
         self.corpus, self.candidates, self.rrf_k, self.use = corpus, candidates, rrf_k, tuple(use)
+        self.balance = balance
         if nodes not in ("layout", "flat"):
             raise ValueError(f"nodes must be 'layout' or 'flat', not {nodes!r}")
         self.collection, self.kinds = ("content", CONTENT) if nodes == "layout" else ("flat", FLAT)
@@ -34,7 +45,17 @@ class HybridRetriever:
             self.name = self.use[0]
 
     def rank(self, question: str, doc_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
-        """Fused (id, score) list, best first, over content nodes."""
+        """Fused (id, score) list, best first, over content nodes (interleaved by document with ``balance``)."""
+        docs = spread_over(doc_ids) if self.balance else []
+        if not docs:
+            return self._rank(question, doc_ids)
+        per_doc = [(d, self._rank(question, [d])) for d in docs]
+        per_doc.sort(key=lambda x: -x[1][0][1] if x[1] else 0.0)
+        doc_of = {i: d for d, ranked in per_doc for i, _ in ranked}
+        merged = [hit for _, ranked in per_doc for hit in ranked]
+        return interleave_by_doc(merged, lambda hit: doc_of[hit[0]], len(merged))
+
+    def _rank(self, question: str, doc_ids: Sequence[str] | None) -> list[tuple[str, float]]:
         lists: list[list[str]] = []
         raw: dict[str, float] = {}
         if "vector" in self.use:
@@ -59,19 +80,26 @@ class HybridRetriever:
 class TocRetriever:
     """Question vs the table of contents, then the content of the chosen sections.
 
-    Sections are chosen by similarity (default): the ``sections`` best MainSection/Section titles by vector +
+    Sections are chosen by similarity (default): the ``sections`` (20) best MainSection/Section titles by vector +
     BM25 search fused with RRF; or by a language model (``selector``, :class:`LLMTocSelector`: the paper's
-    few-shot ToC prompt). Their content (chunks, tables and figures up to 4 levels below) is returned, ordered
-    by section rank, then by the content's own vector similarity to the question (content the vector search
-    did not reach comes last, in reading order). Score = the section's score + 0.001 x the content's cosine.
+    few-shot ToC prompt). Their content (chunks, tables and figures up to 4 levels below) is returned.
+
+    ``order="similarity"`` (default): the chosen sections' content ordered by its own vector similarity to the
+    question (score = the cosine; content the vector search did not reach comes last, in section order).
+    ``order="section"``: by section rank first, then by cosine (score = the section's score + 0.001 x cosine):
+    the first section's content then fills the top k.
+    ``balance``: with a question scoped to several documents, ``sections`` are chosen in each document and the
+    content lists are interleaved by document (:func:`~htmlrag.superrag.retrieve.evidence.interleave_by_doc`).
     """
 
     name = "toc"
 
-    def __init__(self, corpus: Backend, *, sections: int = 3, candidates: int = 30, rrf_k: int = 60,
-                 selector: Any = None) -> None:
+    def __init__(self, corpus: Backend, *, sections: int = 20, candidates: int = 30, rrf_k: int = 60,
+                 selector: Any = None, order: str = "similarity", balance: bool = True) -> None:
+        if order not in ("similarity", "section"):
+            raise ValueError(f"order must be 'similarity' or 'section', not {order!r}")
         self.corpus, self.sections, self.candidates, self.rrf_k = corpus, sections, candidates, rrf_k
-        self.selector = selector
+        self.selector, self.order, self.balance = selector, order, balance
 
     def choose(self, question: str, doc_ids: Sequence[str] | None) -> list[tuple[str, float]]:
         """(section id, score) of the chosen sections, best first."""
@@ -83,20 +111,33 @@ class TocRetriever:
         return rrf([[i for i, _ in vec], [i for i, _ in bm]], self.rrf_k)[: self.sections]
 
     def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
-        q = self.corpus.embed_query(question)
-        top = self.choose(question, doc_ids)
+        docs = spread_over(doc_ids) if self.balance else []
+        if not docs:
+            return self._content(question, self.choose(question, doc_ids), k, doc_ids)
+        lists = [self._content(question, self.choose(question, [d]), k, [d]) for d in docs]
+        lists.sort(key=lambda ev: -ev[0].score if ev else float("inf"))
+        return interleave_by_doc([e for ev in lists for e in ev], lambda e: e.doc_id, k)
+
+    def _content(self, question: str, top: list[tuple[str, float]], k: int,
+                 doc_ids: Sequence[str] | None) -> list[Evidence]:
         if not top:
             return []
-        rows = self.corpus.store.query(cypher.SECTION_CONTENT, {"ids": [i for i, _ in top]})
-        sims = dict(self.corpus.vectors.search("content", q, 200, doc_ids))
+        rows = cypher.section_content(self.corpus.store, [i for i, _ in top], CONTENT)
+        sims = dict(self.corpus.vectors.search("content", self.corpus.embed_query(question), 200, doc_ids))
+        sec_rank = {i: r for r, (i, _) in enumerate(top)}
         sec_score = dict(top)
-        scored: dict[str, float] = {}
+        scored: dict[str, tuple[float, float]] = {}  # id -> (sort key, score)
         for r in rows:
-            s = sec_score[r["section"]] + 0.001 * sims.get(r["id"], -1.0)
-            scored[r["id"]] = max(scored.get(r["id"], -1e9), s)
-        best = sorted(scored.items(), key=lambda x: -x[1])[:k]
+            cos = sims.get(r["id"], -1.0)
+            if self.order == "section":
+                key = score = sec_score[r["section"]] + 0.001 * cos
+            else:  # unreached content after reached, in section order
+                key, score = (cos if r["id"] in sims else -2.0 - sec_rank[r["section"]] * 1e-3), cos
+            if r["id"] not in scored or key > scored[r["id"]][0]:
+                scored[r["id"]] = (key, score)
+        best = sorted(scored.items(), key=lambda x: -x[1][0])[:k]
         nodes = self.corpus.nodes([i for i, _ in best])
-        return [to_evidence(nodes[i], s, self.name) for i, s in best if i in nodes]
+        return [to_evidence(nodes[i], s, self.name) for i, (_, s) in best if i in nodes]
 
 
 #: Sections of one document in reading order, for the contents listing the ToC prompt shows.

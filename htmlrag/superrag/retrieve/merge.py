@@ -14,7 +14,14 @@ from dataclasses import replace
 from typing import Protocol
 
 from htmlrag.superrag.graph import cypher
-from htmlrag.superrag.retrieve.evidence import Backend, Evidence, encode_texts, rrf
+from htmlrag.superrag.retrieve.evidence import (
+    Backend,
+    Evidence,
+    encode_texts,
+    interleave_by_doc,
+    rrf,
+    spread_over,
+)
 
 Retriever = Callable[..., list[Evidence]]
 _ENDS = re.compile(r"[.!?:][\"')\]”’]*\s*$")
@@ -83,10 +90,15 @@ class EmbeddingReranker:
 
 
 class Rerank:
-    """Take ``pool`` (20) from the base retriever, rerank, return ``k`` (10)."""
+    """Take ``pool`` (20) from the base retriever, rerank, return ``k`` (10). With ``balance`` and a question
+    scoped to several documents, the reranked pool is interleaved by document before the cut (as
+    :class:`~htmlrag.superrag.retrieve.hybrid.HybridRetriever` does), so reranking cannot undo the balance."""
 
-    def __init__(self, base: Retriever, reranker: Reranker, *, pool: int = 20) -> None:
-        self.base, self.reranker, self.pool, self.name = base, reranker, pool, "rerank"
+    def __init__(self, base: Retriever, reranker: Reranker, *, pool: int = 20, balance: bool = True) -> None:
+        self.base, self.reranker, self.pool, self.name, self.balance = base, reranker, pool, "rerank", balance
 
     def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
-        return self.reranker.rerank(question, self.base(question, max(self.pool, k), doc_ids), k)
+        pool = self.base(question, max(self.pool, k), doc_ids)
+        if self.balance and spread_over(doc_ids):
+            return interleave_by_doc(self.reranker.rerank(question, pool, len(pool)), lambda e: e.doc_id, k)
+        return self.reranker.rerank(question, pool, k)

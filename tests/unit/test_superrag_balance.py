@@ -1,0 +1,81 @@
+"""Questions scoped to several filings: every retrieval stage interleaves its hits by document."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from htmlrag.superrag.retrieve.evidence import Evidence, interleave_by_doc, spread_over
+from htmlrag.superrag.retrieve.hybrid import HybridRetriever
+from htmlrag.superrag.retrieve.merge import EmbeddingReranker, Rerank
+
+
+def test_interleave_takes_turns_in_the_order_of_each_documents_best() -> None:
+    ranked = [("a1", "A"), ("a2", "A"), ("b1", "B"), ("a3", "A"), ("c1", "C"), ("b2", "B")]
+    out = interleave_by_doc(ranked, lambda x: x[1], 5)
+    assert [i for i, _ in out] == ["a1", "b1", "c1", "a2", "b2"]
+    assert interleave_by_doc(ranked, lambda x: x[1], 100) == [ranked[i] for i in (0, 2, 4, 1, 5, 3)]
+    one = [(f"a{i}", "A") for i in range(5)]
+    assert interleave_by_doc(one, lambda x: x[1], 3) == one[:3]
+    assert interleave_by_doc([], lambda x: x, 3) == []
+
+
+def test_only_a_scope_of_several_documents_is_spread() -> None:
+    assert spread_over(None) == [] and spread_over(["d1"]) == [] and spread_over(["d1", "d1"]) == []
+    assert spread_over(["d2", "d1", "d2"]) == ["d2", "d1"]
+
+
+class _Index:
+    """Six chunks; d1's all outscore d2's for every query. search() honours doc_ids like the real indexes."""
+
+    hits = [("x1", "d1", 0.9), ("x2", "d1", 0.8), ("x3", "d1", 0.7), ("x4", "d1", 0.6),
+            ("y1", "d2", 0.5), ("y2", "d2", 0.4)]
+
+    def search(self, *args):
+        if isinstance(args[0], str) and args[0] in ("content", "flat", "titles"):  # vectors: (coll, q, k, docs)
+            k, doc_ids = args[2], args[3]
+        else:  # fulltext: (query, k, docs, kinds)
+            k, doc_ids = args[1], args[2]
+        return [(i, s) for i, d, s in self.hits if not doc_ids or d in doc_ids][:k]
+
+
+class _Corpus:
+    def __init__(self) -> None:
+        self.vectors = self.fulltext = _Index()
+
+    def embed_query(self, q):
+        return np.ones(2, dtype=np.float32)
+
+    def nodes(self, ids):
+        doc = {i: d for i, d, _ in _Index.hits}
+        return {i: {"id": i, "kind": "SectionChunk", "doc_id": doc[i], "page_start": 1, "page_end": 1, "text": i}
+                for i in ids}
+
+
+def test_hybrid_gives_every_scoped_document_a_turn() -> None:
+    ids = [e.node_id for e in HybridRetriever(_Corpus())("q", k=4, doc_ids=["d1", "d2"])]
+    assert ids == ["x1", "y1", "x2", "y2"]
+    global_order = [e.node_id for e in HybridRetriever(_Corpus(), balance=False)("q", k=4, doc_ids=["d1", "d2"])]
+    assert global_order == ["x1", "x2", "x3", "x4"]
+    assert [e.node_id for e in HybridRetriever(_Corpus())("q", k=2, doc_ids=["d2"])] == ["y1", "y2"]
+
+
+class _Cosine:
+    """Cosine order: every d1 text above every d2 text."""
+
+    def encode_texts(self, texts):
+        return np.array([[1.0 if t.endswith("d1") else 0.5, 0.0] for t in texts], dtype=np.float32)
+
+    def embed_query(self, q):
+        return np.array([1.0, 0.0], dtype=np.float32)
+
+
+def _pool(question, k, doc_ids):
+    return [Evidence(f"n{i}", "SectionChunk", "d1" if i % 2 else "d2", (1,), 1.0, f"t{i} d{1 if i % 2 else 2}")
+            for i in range(6)][:k]
+
+
+def test_reranking_cannot_undo_the_balance() -> None:
+    balanced = Rerank(_pool, EmbeddingReranker(_Cosine()), pool=6)("q", 4, ["d1", "d2"])
+    assert [e.doc_id for e in balanced] == ["d1", "d2", "d1", "d2"]
+    plain = Rerank(_pool, EmbeddingReranker(_Cosine()), pool=6, balance=False)("q", 4, ["d1", "d2"])
+    assert [e.doc_id for e in plain] == ["d1", "d1", "d1", "d2"]
