@@ -7,6 +7,9 @@ while building) are ``UNWIND $rows`` batches; reads take ``$ids``/``$doc_ids`` l
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from htmlrag.superrag.graph.schema import NODE_PROPS
 
 _SET = ", ".join(f"{k}: r.{k}" for k in NODE_PROPS)
@@ -47,12 +50,12 @@ NEXT_OF = "UNWIND $ids AS i MATCH (a)-[:HAS_NEXT]->(b) WHERE a.id = i RETURN a.i
 PARENT_OF = "UNWIND $ids AS i MATCH (a)-[:IS_UNDER]->(b) WHERE a.id = i RETURN a.id AS source, b.id AS id, b.title AS title"
 
 
-def section_content(store: object, section_ids: list[str], kinds: tuple[str, ...],
-                    depth: int = 4) -> list[dict[str, object]]:
+def section_content(store: Any, section_ids: Sequence[str], kinds: Sequence[str],
+                    depth: int = 4) -> list[dict[str, Any]]:
     """Nodes of ``kinds`` up to ``depth`` levels under each of ``section_ids`` (through any node kind: a
     TableChunk sits under its Table), as rows ``{section, id, kind, ord}``, one per (section, node) pair,
     ordered by section then reading order."""
-    pairs: dict[tuple[str, str], dict[str, object]] = {}
+    pairs: dict[tuple[str, str], dict[str, Any]] = {}
     frontier = [(s, s) for s in dict.fromkeys(section_ids)]  # (node to expand, section it belongs to)
     for _ in range(depth):
         if not frontier:
@@ -60,7 +63,7 @@ def section_content(store: object, section_ids: list[str], kinds: tuple[str, ...
         owners: dict[str, list[str]] = {}
         for node, sec in frontier:
             owners.setdefault(node, []).append(sec)
-        rows = store.query(CHILDREN, {"ids": list(owners)})  # type: ignore[attr-defined]
+        rows = store.query(CHILDREN, {"ids": list(owners)})
         frontier = []
         for r in rows:
             for sec in owners[r["parent"]]:
@@ -70,4 +73,4 @@ def section_content(store: object, section_ids: list[str], kinds: tuple[str, ...
                 frontier.append((r["id"], sec))
     rank = {s: n for n, s in enumerate(dict.fromkeys(section_ids))}
     out = [p for p in pairs.values() if p["kind"] in kinds]
-    return sorted(out, key=lambda p: (rank[str(p["section"])], p["ord"] if p["ord"] is not None else -1))
+    return sorted(out, key=lambda p: (rank[p["section"]], p["ord"] if p["ord"] is not None else -1))
