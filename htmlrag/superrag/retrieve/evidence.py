@@ -95,6 +95,20 @@ def spread_over(doc_ids: Sequence[str] | None) -> list[str]:
     return docs if len(docs) > 1 else []
 
 
+def take_turns(lists: Sequence[Sequence[Any]], k: int, score: Any = None) -> list[Any]:
+    """Up to ``k`` items from best-first ``lists`` (one per document) taken in turns: every list's first item,
+    then every list's second, and so on. With ``score(item)``, the lists go in the order of their first item's
+    score (best first; empty lists last), else in the order given."""
+    if score is not None:
+        lists = sorted(lists, key=lambda v: -score(v[0]) if v else float("inf"))
+    out: list[Any] = []
+    turn = 0
+    while len(out) < k and any(turn < len(v) for v in lists):
+        out += [v[turn] for v in lists if turn < len(v)][: k - len(out)]
+        turn += 1
+    return out
+
+
 def interleave_by_doc(ranked: Sequence[Any], doc_of: Any, k: int) -> list[Any]:
     """The best ``k`` of ``ranked`` (best first) taken in turns from each document: every document's best item,
     then every document's second best, and so on; within a turn, documents in the order of their best item.
@@ -105,9 +119,4 @@ def interleave_by_doc(ranked: Sequence[Any], doc_of: Any, k: int) -> list[Any]:
     per_doc: dict[str, list[Any]] = {}
     for item in ranked:
         per_doc.setdefault(doc_of(item), []).append(item)
-    out: list[Any] = []
-    turn = 0
-    while len(out) < k and any(turn < len(v) for v in per_doc.values()):
-        out += [v[turn] for v in per_doc.values() if turn < len(v)][: k - len(out)]
-        turn += 1
-    return out
+    return take_turns(list(per_doc.values()), k)
