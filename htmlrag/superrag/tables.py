@@ -4,6 +4,14 @@ Cleaning: ``None`` cells become empty strings; a cell holding only a currency si
 neighbour (financial statements set ``$`` in a column of its own); columns and rows left empty are dropped.
 A table needs at least 2 rows and 2 non-empty columns, otherwise it is ignored (its text stays in the flow).
 
+Rows the detector leaves out: filings often rule or shade only part of a table, so the detected box starts
+below the column headings ("Three Months Ended" / "July 1, 2023") and the first unshaded row, or ends above
+the last. Each table is grown over the aligned text rows directly above and below it (:func:`grow`): a row
+belongs to the table when it lies within the table's width, sits at most ``1.6`` row heights from the box,
+and is split into cells by wide gaps (two or more phrases; a single phrase is taken only between such rows,
+so a heading or a paragraph above a table ends the growth). The new rows' phrases go to the detector's
+columns by position.
+
 Statements with alternately shaded rows come out of the detector as a stack of one- or two-row tables of the
 same width. Stacks of at least ``min_stack`` such strips (same left/right edges within 4 points, at most
 ``stack_gap`` points apart) are merged into one table whose rows are the visual rows of text inside the
@@ -14,6 +22,7 @@ from __future__ import annotations
 
 import html
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from htmlrag.superrag.lines import clean_text, inside, rows, union
@@ -25,8 +34,8 @@ _UNITS_BEFORE = {"$", "€", "£", "¥", "("}
 _UNITS_AFTER = {"%", ")", "%)"}
 
 
-def clean_rows(raw: list[list[Any]]) -> list[list[str]]:
-    """Cells as stripped strings with currency/percent columns merged and empty rows/columns dropped."""
+def _merge_units(raw: list[list[Any]]) -> list[list[str]]:
+    """Cells as stripped strings, a currency/percent-only cell joined to its neighbour (in place of a copy)."""
     rows = [[clean_text(str(c)) if c is not None else "" for c in r] for r in raw]
     for r in rows:
         for j, cell in enumerate(r):
@@ -40,6 +49,12 @@ def clean_rows(raw: list[list[Any]]) -> list[list[str]]:
                 if k is not None:
                     r[k] = f"{r[k]}{cell}"
                     r[j] = ""
+    return rows
+
+
+def clean_rows(raw: list[list[Any]]) -> list[list[str]]:
+    """Cells as stripped strings with currency/percent columns merged and empty rows/columns dropped."""
+    rows = _merge_units(raw)
     if not rows:
         return []
     width = max(len(r) for r in rows)
@@ -64,6 +79,100 @@ def rows_to_html(rows: list[list[str]], caption: str = "") -> str:
 def rows_to_text(rows: list[list[str]]) -> str:
     """Rows as text, cells separated by `` | `` and rows by newlines (what full-text search indexes)."""
     return "\n".join(" | ".join(c for c in r if c) for r in rows)
+
+
+Word = tuple[float, float, float, float, str]
+
+
+@dataclass
+class TextRow:
+    """A visual row of words: its box and its phrases (runs of words without a wide gap), left to right."""
+
+    bbox: BBox
+    phrases: list[tuple[float, float, str]]  # (x0, x1, text)
+
+
+def text_rows(words: list[Word], tol: float = 2.5) -> list[TextRow]:
+    """Words (``page.get_text("words")`` tuples) grouped into visual rows, top to bottom, each split into
+    phrases at horizontal gaps wider than the row's height (a wide gap separates table cells; word spaces,
+    even in justified prose, are far narrower)."""
+    groups: list[list[Word]] = []
+    for w in sorted(words, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
+        cy = (w[1] + w[3]) / 2
+        if groups and abs((groups[-1][0][1] + groups[-1][0][3]) / 2 - cy) <= tol:
+            groups[-1].append(w)
+        else:
+            groups.append([w])
+    out: list[TextRow] = []
+    for g in groups:
+        g.sort(key=lambda w: w[0])
+        box = union(w[:4] for w in g)
+        height = max(box[3] - box[1], 1.0)
+        phrases: list[list[Word]] = [[g[0]]]
+        for w in g[1:]:
+            if w[0] - phrases[-1][-1][2] > height:
+                phrases.append([w])
+            else:
+                phrases[-1].append(w)
+        out.append(TextRow(box, [(p[0][0], p[-1][2], " ".join(w[4] for w in p)) for p in phrases]))
+    return out
+
+
+def grow(box: BBox, rows_: list[TextRow], taken: set[int], *, up: int = 6, down: int = 3,
+         reach: float = 1.6, tol: float = 6.0) -> tuple[list[int], list[int]]:
+    """Indices of the text rows (``rows_`` top to bottom) that extend ``box`` upwards and downwards, nearest
+    first; rows in ``taken`` (inside this or another table) stop the growth. See the module docstring."""
+    x0, x1 = box[0] - tol, box[2] + tol
+    inner = [i for i, r in enumerate(rows_) if box[1] - 2 <= (r.bbox[1] + r.bbox[3]) / 2 <= box[3] + 2]
+
+    def walk(order: list[int], edge: float, limit: int, sign: int) -> list[int]:
+        got: list[int] = []
+        for i in order:
+            r = rows_[i]
+            if len(got) >= limit or i in taken or r.bbox[0] < x0 or r.bbox[2] > x1:
+                break
+            height = max(r.bbox[3] - r.bbox[1], 1.0)
+            gap = (edge - r.bbox[3]) if sign < 0 else (r.bbox[1] - edge)
+            if gap > reach * height:
+                break
+            if len(r.phrases) < 2 and (r.phrases[0][1] - r.phrases[0][0]) > 0.6 * (x1 - x0):
+                break  # a line of prose
+            got.append(i)
+            edge = r.bbox[1] if sign < 0 else r.bbox[3]
+        while got and len(rows_[got[-1]].phrases) < 2:  # a lone phrase at the outer end: a heading, not a row
+            got.pop()
+        return got
+
+    first = min(inner, default=None)
+    last = max(inner, default=None)
+    above = [i for i in range(len(rows_) - 1, -1, -1) if rows_[i].bbox[3] <= box[1] + 2
+             and (first is None or i < first)]
+    below = [i for i in range(len(rows_)) if rows_[i].bbox[1] >= box[3] - 2 and (last is None or i > last)]
+    return walk(above, box[1], up, -1), walk(below, box[3], down, 1)
+
+
+def _columns(tab: Any) -> list[tuple[float, float]]:
+    """x-range of each column of a PyMuPDF table (union of its cells)."""
+    spans: list[tuple[float, float]] = []
+    for j in range(tab.col_count):
+        xs = [(c[0], c[2]) for row in tab.rows for c in [row.cells[j] if j < len(row.cells) else None] if c]
+        spans.append((min(a for a, _ in xs), max(b for _, b in xs)) if xs else (float("inf"), float("-inf")))
+    return spans
+
+
+def to_cells(row: TextRow, columns: list[tuple[float, float]], used: list[int] | None = None) -> list[str]:
+    """A text row's phrases placed in ``columns`` (x-ranges) by their centre: in the column holding it, else
+    the nearest; only columns in ``used`` (those the table's own rows fill) are candidates when given, so a
+    heading centred over a ``$`` column and its amount lands on the amount."""
+    cells = [""] * len(columns)
+    cand = [k for k in (used if used else range(len(columns))) if columns[k][0] <= columns[k][1]]
+    for a, b, text in row.phrases:
+        cx = (a + b) / 2
+        j = min(cand, key=lambda k: 0.0 if columns[k][0] <= cx <= columns[k][1]
+                else min(abs(cx - columns[k][0]), abs(cx - columns[k][1])))
+        glue = "" if cells[j] in _UNITS_BEFORE or not cells[j] else " "
+        cells[j] = f"{cells[j]}{glue}{text}"
+    return cells
 
 
 def _stacks(strips: list[tuple[BBox, int]], gap: float) -> list[list[int]]:
@@ -102,27 +211,52 @@ def page_tables(
         log.warning("page %d: table detection failed: %s", page_no, exc)
         return []
     raw: list[tuple[BBox, list[list[str]]]] = []
+    columns: list[list[tuple[float, float]]] = []
     for tab in found.tables:
         try:
-            raw.append((tuple(float(v) for v in tab.bbox), clean_rows(tab.extract())))  # type: ignore[arg-type]
+            raw.append((tuple(float(v) for v in tab.bbox), tab.extract()))  # type: ignore[arg-type]
+            columns.append(_columns(tab))
         except Exception as exc:
             log.warning("page %d: table extraction failed: %s", page_no, exc)
+    try:
+        trows = text_rows([tuple(w[:5]) for w in page.get_text("words")]) if raw else []
+    except Exception as exc:  # the words are only needed to grow tables
+        log.warning("page %d: words for table rows failed: %s", page_no, exc)
+        trows = []
     merged: set[int] = set()
     out: list[TableItem] = []
+    boxes: list[tuple[BBox, list[list[str]] | None, list[tuple[float, float]] | None]] = []
     if lines:
         for group in _stacks([(b, len(r)) for b, r in raw], stack_gap):
             if len(group) < min_stack:
                 continue
-            box = union(raw[i][0] for i in group)
-            inner = [ln for ln in lines if inside(ln.bbox, box)]
+            merged |= set(group)
+            boxes.append((union(raw[i][0] for i in group), None, None))
+    boxes += [(b, r, columns[i]) for i, (b, r) in enumerate(raw) if i not in merged]
+    taken = {i for i, r in enumerate(trows) for b, _, _ in boxes if inside(r.bbox, b)}
+    ups: list[list[int]] = []
+    for box, _, _ in boxes:  # headings above first: a table's column headings are not the one above's rows
+        above = grow(box, trows, taken, down=0)[0]
+        taken |= set(above)
+        ups.append(above)
+    for (box, cells_raw, cols), above in zip(boxes, ups):
+        below = grow(box, trows, taken, up=0)[1]
+        taken |= set(below)
+        if above or below:
+            box = union([box, *(trows[i].bbox for i in above + below)])
+        if cells_raw is None:  # a stack: its rows are the text lines inside the grown box
+            inner = [ln for ln in (lines or []) if inside(ln.bbox, box)]
             cells = [[ln.text for ln in r] for r in rows(inner)]
             if len(cells) >= 2:
-                merged |= set(group)
                 out.append(TableItem(page=page_no, bbox=box, rows=cells, html=rows_to_html(cells)))
-    for i, (bbox, cells) in enumerate(raw):
-        if i in merged:
             continue
+        assert cols is not None
+        body = _merge_units(cells_raw)
+        used = [j for j in range(len(cols)) if any(j < len(r) and r[j] for r in body)]
+        grown = [to_cells(trows[i], cols, used) for i in reversed(above)] + list(cells_raw) + \
+            [to_cells(trows[i], cols, used) for i in below]
+        cells = clean_rows(grown)
         if len(cells) < 2 or max((sum(1 for c in r if c) for r in cells), default=0) < 2:
             continue
-        out.append(TableItem(page=page_no, bbox=bbox, rows=cells, html=rows_to_html(cells)))
+        out.append(TableItem(page=page_no, bbox=box, rows=cells, html=rows_to_html(cells)))
     return sorted(out, key=lambda t: (t.bbox[1], t.bbox[0]))

@@ -158,7 +158,8 @@ STATEMENT_NOTE = ("Net sales rose in the third quarter because services grew fas
 def statement_pdf(path: Path, *, style: str = "unruled") -> tuple[Path, dict]:
     """A 10-Q-like page: a title in capitals (regular weight, not bold), an intro paragraph, a statement table
     drawn as ``style`` (``unruled``: aligned text only, totals in bold; ``shaded``: alternate rows on grey
-    strips; ``ruled``: every cell boxed), a note heading in bold and a paragraph. Returns the path and the truth
+    strips; ``ruled``: every cell boxed; ``partial``: as a filing rules or shades only part of a table, the column
+    headings and the first two rows plain text, the other rows boxed), a note heading in bold and a paragraph. Returns the path and the truth
     (reading-order text, headings, table rows)."""
     import pymupdf
 
@@ -178,7 +179,7 @@ def statement_pdf(path: Path, *, style: str = "unruled") -> tuple[Path, dict]:
         for c, cell in enumerate(row):
             if not cell:
                 continue
-            if style == "ruled":
+            if style == "ruled" or (style == "partial" and r >= 3):
                 page.draw_rect(pymupdf.Rect(x[c] - 4, y - 11, (*x, 560)[c + 1] - 4, y + 5), color=(0, 0, 0), width=0.5)
             page.insert_text((x[c], y), cell, fontsize=9, fontname="hebo" if bold and c == 0 else "helv")
         y += 16
@@ -231,5 +232,6 @@ TRUTH_MAKERS = [
     lambda folder: statement_pdf(folder / "statement-unruled.pdf", style="unruled"),
     lambda folder: statement_pdf(folder / "statement-shaded.pdf", style="shaded"),
     lambda folder: statement_pdf(folder / "statement-ruled.pdf", style="ruled"),
+    lambda folder: statement_pdf(folder / "statement-partial.pdf", style="partial"),
     lambda folder: small_amounts_pdf(folder / "small-amounts.pdf"),
 ]

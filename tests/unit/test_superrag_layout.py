@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("pymupdf")
 
 from htmlrag.errors import InputError
+from htmlrag.superrag.model import Paragraph
 from htmlrag.superrag.parse import parse_pdf
 from tests.helpers import superrag_pdfs as mk
 
@@ -124,3 +125,47 @@ def test_a_page_of_small_amounts_is_not_a_contents_page(tmp_path: Path) -> None:
     assert doc.toc_source == "none"
     text = " ".join(p.text for s in doc.sections for p in s.paragraphs)
     assert "Americas revenue 412" in text and "Total segment revenue 322" in text  # its rows stay in the text
+
+
+@pytest.mark.parametrize("style", ["partial", "ruled"])
+def test_table_keeps_its_headings_and_rows_outside_the_ruled_part(tmp_path: Path, style: str) -> None:
+    """Filings rule or shade only part of a table: the detector's box starts below the column headings and the
+    first rows. The table grows over those aligned rows (headings in the value columns), the rows leave the
+    text flow (no duplicate), and the title and the paragraph above stay text."""
+    path, truth = mk.statement_pdf(tmp_path / f"st-{style}.pdf", style=style)
+    doc = parse_pdf(path)
+    assert [t.rows for t in doc.tables] == truth["tables"]
+    flow = "\n".join(i.text for s in doc.sections for i in s.items if isinstance(i, Paragraph))
+    assert "July 1, 2023" not in flow and "Products" not in flow and "Net sales:" not in flow
+    assert "CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS" in doc.headings[0].text
+    assert "The following table shows net sales" in flow
+
+
+def test_table_growth_stops_at_prose_headings_and_other_tables() -> None:
+    """The row grower takes aligned rows next to a table and nothing else: a paragraph line or a lone heading
+    at the outer end ends it, rows of another table are never taken, and a lone label between rows is kept."""
+    from htmlrag.superrag.tables import TextRow, grow, text_rows, to_cells
+
+    def row(y: float, *cells: tuple[float, str]) -> list[tuple[float, float, float, float, str]]:
+        words = []
+        for x, text in cells:
+            for w in text.split():
+                words.append((x, y, x + 5.0 * len(w), y + 9.0, w))
+                x += 5.0 * len(w) + 2.5
+        return words
+
+    words = (row(10, (60, "A paragraph of prose that runs across the whole width of the table and beyond it"))
+             + row(30, (60, "Operating Expenses"))
+             + row(45, (380, "July 1, 2023"), (480, "June 25, 2022"))
+             + row(57, (60, "Net sales:"))
+             + row(69, (60, "Products"), (380, "60,584"), (480, "63,355")))
+    rows_ = text_rows(words)
+    assert [len(r.phrases) for r in rows_] == [1, 1, 2, 1, 3]
+    box = (56.0, 80.0, 556.0, 200.0)  # the ruled part starts below "Products"
+    above, below = grow(box, rows_, set())
+    assert [rows_[i].phrases[0][2] for i in above] == ["Products", "Net sales:", "July 1, 2023"]
+    assert below == []
+    assert grow(box, rows_, {4})[0] == []  # a row taken by another table stops the growth
+    cols = [(56.0, 376.0), (376.0, 476.0), (476.0, 556.0)]
+    assert to_cells(rows_[2], cols) == ["", "July 1, 2023", "June 25, 2022"]
+    assert to_cells(TextRow((0, 0, 1, 1), [(390.0, 395.0, "$"), (420.0, 450.0, "7,442")]), cols) == ["", "$7,442", ""]
