@@ -9,8 +9,10 @@ below the column headings ("Three Months Ended" / "July 1, 2023") and the first 
 the last. Each table is grown over the aligned text rows directly above and below it (:func:`grow`): a row
 belongs to the table when it lies within the table's width, sits at most ``1.6`` row heights from the box,
 and is split into cells by wide gaps (two or more phrases; a single phrase is taken only between such rows,
-so a heading or a paragraph above a table ends the growth). The new rows' phrases go to the detector's
-columns by position.
+so a heading or a paragraph above a table ends the growth; a lone phrase of 8 or more words, or wider than 60%
+of the table, is prose and ends it too). The new rows' phrases go to the detector's
+columns by position. Tables that then touch (same edges, same columns, at most a row apart) are joined
+(:func:`join_touching`): some statements come out of the detector a row or two at a time.
 
 Statements with alternately shaded rows come out of the detector as a stack of one- or two-row tables of the
 same width. Stacks of at least ``min_stack`` such strips (same left/right edges within 4 points, at most
@@ -119,7 +121,7 @@ def text_rows(words: list[Word], tol: float = 2.5) -> list[TextRow]:
 
 
 def grow(box: BBox, rows_: list[TextRow], taken: set[int], *, up: int = 6, down: int = 3,
-         reach: float = 1.6, tol: float = 6.0) -> tuple[list[int], list[int]]:
+         reach: float = 1.6, tol: float = 6.0, prose_words: int = 8) -> tuple[list[int], list[int]]:
     """Indices of the text rows (``rows_`` top to bottom) that extend ``box`` upwards and downwards, nearest
     first; rows in ``taken`` (inside this or another table) stop the growth. See the module docstring."""
     x0, x1 = box[0] - tol, box[2] + tol
@@ -135,7 +137,8 @@ def grow(box: BBox, rows_: list[TextRow], taken: set[int], *, up: int = 6, down:
             gap = (edge - r.bbox[3]) if sign < 0 else (r.bbox[1] - edge)
             if gap > reach * height:
                 break
-            if len(r.phrases) < 2 and (r.phrases[0][1] - r.phrases[0][0]) > 0.6 * (x1 - x0):
+            if len(r.phrases) < 2 and ((r.phrases[0][1] - r.phrases[0][0]) > 0.6 * (x1 - x0)
+                                       or len(r.phrases[0][2].split()) >= prose_words):
                 break  # a line of prose
             got.append(i)
             edge = r.bbox[1] if sign < 0 else r.bbox[3]
@@ -259,4 +262,20 @@ def page_tables(
         if len(cells) < 2 or max((sum(1 for c in r if c) for r in cells), default=0) < 2:
             continue
         out.append(TableItem(page=page_no, bbox=box, rows=cells, html=rows_to_html(cells)))
-    return sorted(out, key=lambda t: (t.bbox[1], t.bbox[0]))
+    return join_touching(sorted(out, key=lambda t: (t.bbox[1], t.bbox[0])))
+
+
+def join_touching(tables: list[TableItem], *, gap: float = 12.0, tol: float = 8.0) -> list[TableItem]:
+    """Tables (top to bottom) that touch after growing are one table cut up by the detector: consecutive tables
+    with the same left and right edges (within ``tol`` points), at most ``gap`` points apart and with the same
+    number of columns are joined (statements whose rows the detector finds in groups of one or two)."""
+    out: list[TableItem] = []
+    for t in tables:
+        last = out[-1] if out else None
+        if (last is not None and abs(last.bbox[0] - t.bbox[0]) <= tol and abs(last.bbox[2] - t.bbox[2]) <= tol
+                and -gap <= t.bbox[1] - last.bbox[3] <= gap and len(last.rows[0]) == len(t.rows[0])):
+            rows_ = last.rows + t.rows
+            out[-1] = TableItem(page=t.page, bbox=union([last.bbox, t.bbox]), rows=rows_, html=rows_to_html(rows_))
+        else:
+            out.append(t)
+    return out

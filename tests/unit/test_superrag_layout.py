@@ -169,3 +169,29 @@ def test_table_growth_stops_at_prose_headings_and_other_tables() -> None:
     cols = [(56.0, 376.0), (376.0, 476.0), (476.0, 556.0)]
     assert to_cells(rows_[2], cols) == ["", "July 1, 2023", "June 25, 2022"]
     assert to_cells(TextRow((0, 0, 1, 1), [(390.0, 395.0, "$"), (420.0, 450.0, "7,442")]), cols) == ["", "$7,442", ""]
+
+
+def test_table_growth_stops_at_a_short_line_of_prose_and_touching_fragments_join() -> None:
+    """A lone phrase of 8+ words is prose even when narrow; fragments of one statement that touch after
+    growing (same edges and columns) become one table, other neighbours stay apart."""
+    from htmlrag.superrag.model import TableItem
+    from htmlrag.superrag.tables import grow, join_touching, text_rows
+
+    words = [(16.0 + 20 * i, 353.0, 32.0 + 20 * i, 363.0, w)
+             for i, w in enumerate("The following table outlines maturities of our lease liabilities:".split())]
+    words += [(16.0, 388.0, 84.0, 396.0, "Year"), (433.0, 388.0, 490.0, 396.0, "Operating"),
+              (522.0, 388.0, 573.0, 396.0, "Finance")]
+    rows_ = text_rows(words)
+    above, _ = grow((16.0, 400.0, 578.0, 505.0), rows_, set())
+    assert [rows_[i].phrases[0][2] for i in above] == ["Year"]
+
+    def t(y0: float, y1: float, rows: list[list[str]], x1: float = 578.0) -> TableItem:
+        return TableItem(page=1, bbox=(16.0, y0, x1, y1), rows=rows, html="")
+
+    a, b = t(100, 150, [["", "2022", "2021"], ["A", "1", "2"]]), t(156, 200, [["B", "3", "4"], ["C", "5", "6"]])
+    joined = join_touching([a, b])
+    assert len(joined) == 1 and joined[0].rows == a.rows + b.rows and joined[0].bbox == (16.0, 100, 578.0, 200)
+    assert "<td>C</td>" in joined[0].html
+    assert len(join_touching([a, t(180, 220, [["B", "3", "4"]])])) == 2  # too far apart
+    assert len(join_touching([a, t(156, 200, [["B", "3"], ["C", "5"]])])) == 2  # other columns
+    assert len(join_touching([a, t(156, 200, [["B", "3", "4"]], x1=400.0)])) == 2  # other edges
