@@ -177,8 +177,10 @@ def test_table_growth_stops_at_a_short_line_of_prose_and_touching_fragments_join
     from htmlrag.superrag.model import TableItem
     from htmlrag.superrag.tables import grow, join_touching, text_rows
 
-    words = [(16.0 + 20 * i, 353.0, 32.0 + 20 * i, 363.0, w)
+    words = [(16.0 + 20 * i, 365.0, 32.0 + 20 * i, 375.0, w)
              for i, w in enumerate("The following table outlines maturities of our lease liabilities:".split())]
+    words += [(16.0, 353.0, 60.0, 361.0, "Finance"), (469.0, 353.0, 490.0, 361.0, "3.2%"),
+              (552.0, 353.0, 573.0, 361.0, "3.1%")]  # a row of the table above, not taken by it
     words += [(16.0, 388.0, 84.0, 396.0, "Year"), (433.0, 388.0, 490.0, 396.0, "Operating"),
               (522.0, 388.0, 573.0, 396.0, "Finance")]
     rows_ = text_rows(words)
