@@ -170,8 +170,13 @@ class BaseReader:
         """Key of a response: model name (+ :meth:`cache_identity`), prompt hash, generation parameters."""
         return content_key("reader", self.name, self.cache_identity(), content_key(messages), asdict(self.generation))
 
+    #: Prompts generated between two stores to the response cache; ``None``: the whole call at once (readers
+    #: that run a call's prompts concurrently: vLLM, HTTP endpoints). Sequential readers set a slice, so that
+    #: a run killed in the middle of a chunk of slow CPU generations keeps the answers it already has.
+    store_every: int | None = None
+
     def read(self, requests: Sequence[ReadRequest]) -> list[ReaderOutput]:
-        """Fit, look up the cache (greedy only), generate what is missing, store it."""
+        """Fit, look up the cache (greedy only), generate what is missing (``store_every`` at a time), store it."""
         fitted = [self.fit(r) for r in requests]
         msgs = [self.messages(r) for r in fitted]
         outs: list[ReaderOutput | None] = [None] * len(fitted)
@@ -183,9 +188,11 @@ class BaseReader:
                 outs[i] = ReaderOutput(hit["text"], fitted[i].context, hit.get("prompt_tokens", 0), cached=True)
             else:
                 todo.append(i)
-        if todo:
-            results = self._generate([msgs[i] for i in todo])
-            for i, (text, ptoks) in zip(todo, results, strict=True):
+        step = self.store_every or len(todo) or 1
+        for start in range(0, len(todo), step):  # stored as they come: a killed run keeps what was answered
+            part = todo[start : start + step]
+            results = self._generate([msgs[i] for i in part])
+            for i, (text, ptoks) in zip(part, results, strict=True):
                 outs[i] = ReaderOutput(text, fitted[i].context, ptoks)
                 if use_cache:
                     self.cache.put(self.cache_key(msgs[i]), {"text": text, "prompt_tokens": ptoks})  # type: ignore[union-attr]
@@ -236,9 +243,11 @@ class FakeReader(BaseReader):
     """
 
     def __init__(self, window: int | None = None, tokenizer: Any = None, cache: ResponseCache | None = None,
-                 max_words: int = 30, fail_on: str | None = None, delay: float = 0.0, **_: Any) -> None:
+                 max_words: int = 30, fail_on: str | None = None, delay: float = 0.0, store_every: int | None = None,
+                 **_: Any) -> None:
         super().__init__(f"fake-{max_words}w", window, GenerationConfig(max_new_tokens=32), tokenizer, cache)
         self.max_words = max_words
+        self.store_every = store_every
         self.fail_on = fail_on
         self.delay = delay
         self.calls = 0

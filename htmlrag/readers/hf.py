@@ -85,6 +85,7 @@ class HFReader(BaseReader):
         self.prompt_style = ("completion" if is_base_model(model) else "chat") if prompt == "auto" else prompt
         self.model_name, self.revision, self.device, self.dtype = model, revision, device, dtype
         self.batch_size, self.trust_remote_code = batch_size, trust_remote_code
+        self.store_every = max(1, int(batch_size))  # generation is sequential by batch: store each
         self._model: Any = None
         self._tok: Any = None
         name = model if revision is None else f"{model}@{revision}"
