@@ -169,6 +169,8 @@ def to_cells(row: TextRow, columns: list[tuple[float, float]], used: list[int] |
     heading centred over a ``$`` column and its amount lands on the amount."""
     cells = [""] * len(columns)
     cand = [k for k in (used if used else range(len(columns))) if columns[k][0] <= columns[k][1]]
+    if not cand:  # no column with a cell: keep the row's text in the first column
+        return [" ".join(t for _, _, t in row.phrases), *cells[1:]] if cells else []
     for a, b, text in row.phrases:
         cx = (a + b) / 2
         j = min(cand, key=lambda k: 0.0 if columns[k][0] <= cx <= columns[k][1]
@@ -217,10 +219,13 @@ def page_tables(
     columns: list[list[tuple[float, float]]] = []
     for tab in found.tables:
         try:
-            raw.append((tuple(float(v) for v in tab.bbox), tab.extract()))  # type: ignore[arg-type]
-            columns.append(_columns(tab))
+            item = (tuple(float(v) for v in tab.bbox), tab.extract())
+            cols = _columns(tab)
         except Exception as exc:
             log.warning("page %d: table extraction failed: %s", page_no, exc)
+            continue
+        raw.append(item)  # type: ignore[arg-type]
+        columns.append(cols)
     try:
         trows = text_rows([tuple(w[:5]) for w in page.get_text("words")]) if raw else []
     except Exception as exc:  # the words are only needed to grow tables
@@ -236,15 +241,12 @@ def page_tables(
             merged |= set(group)
             boxes.append((union(raw[i][0] for i in group), None, None))
     boxes += [(b, r, columns[i]) for i, (b, r) in enumerate(raw) if i not in merged]
-    taken = {i for i, r in enumerate(trows) for b, _, _ in boxes if inside(r.bbox, b)}
-    ups: list[list[int]] = []
-    for box, _, _ in boxes:  # headings above first: a table's column headings are not the one above's rows
-        above = grow(box, trows, taken, down=0)[0]
-        taken |= set(above)
-        ups.append(above)
-    for (box, cells_raw, cols), above in zip(boxes, ups):
-        below = grow(box, trows, taken, up=0)[1]
-        taken |= set(below)
+    try:
+        ups, downs = _grow_all([b for b, _, _ in boxes], trows)
+    except Exception as exc:  # growing is an improvement: never lose the detected tables over it
+        log.warning("page %d: growing tables failed: %s", page_no, exc)
+        ups = downs = [[] for _ in boxes]
+    for (box, cells_raw, cols), above, below in zip(boxes, ups, downs):
         if above or below:
             box = union([box, *(trows[i].bbox for i in above + below)])
         if cells_raw is None:  # a stack: its rows are the text lines inside the grown box
@@ -263,6 +265,21 @@ def page_tables(
             continue
         out.append(TableItem(page=page_no, bbox=box, rows=cells, html=rows_to_html(cells)))
     return join_touching(sorted(out, key=lambda t: (t.bbox[1], t.bbox[0])))
+
+
+def _grow_all(boxes: list[BBox], trows: list[TextRow]) -> tuple[list[list[int]], list[list[int]]]:
+    """Rows grown above, then below, each table (:func:`grow`); upward first for all tables, so that the
+    column headings of a table are not taken as the last rows of the table above it."""
+    taken = {i for i, r in enumerate(trows) for b in boxes if inside(r.bbox, b)}
+    ups: list[list[int]] = []
+    for box in boxes:
+        ups.append(grow(box, trows, taken, down=0)[0])
+        taken |= set(ups[-1])
+    downs: list[list[int]] = []
+    for box in boxes:
+        downs.append(grow(box, trows, taken, up=0)[1])
+        taken |= set(downs[-1])
+    return ups, downs
 
 
 def join_touching(tables: list[TableItem], *, gap: float = 12.0, tol: float = 8.0) -> list[TableItem]:

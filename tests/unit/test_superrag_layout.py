@@ -197,3 +197,21 @@ def test_table_growth_stops_at_a_short_line_of_prose_and_touching_fragments_join
     assert len(join_touching([a, t(180, 220, [["B", "3", "4"]])])) == 2  # too far apart
     assert len(join_touching([a, t(156, 200, [["B", "3"], ["C", "5"]])])) == 2  # other columns
     assert len(join_touching([a, t(156, 200, [["B", "3", "4"]], x1=400.0)])) == 2  # other edges
+
+
+def test_a_failure_while_growing_keeps_the_detected_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    """Growing is an improvement on the detector's tables: if it fails, the page keeps the detected rows and
+    the log names the page."""
+    import htmlrag.superrag.tables as tables
+
+    def boom(*a, **k):
+        raise ValueError("bad geometry")
+
+    path, truth = mk.statement_pdf(tmp_path / "st.pdf", style="partial")
+    monkeypatch.setattr(tables, "grow", boom)
+    with caplog.at_level("WARNING"):
+        doc = parse_pdf(path)
+    assert [len(t.rows) for t in doc.tables] == [len(truth["tables"][0]) - 3]  # the ruled rows only
+    assert "page 1: growing tables failed: bad geometry" in caplog.text
+    assert "Products" in "\n".join(i.text for s in doc.sections for i in s.items if isinstance(i, Paragraph))
