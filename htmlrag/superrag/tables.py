@@ -235,7 +235,7 @@ def page_tables(
     out: list[TableItem] = []
     boxes: list[tuple[BBox, list[list[str]] | None, list[tuple[float, float]] | None]] = []
     if lines:
-        for group in _stacks([(b, len(r)) for b, r in raw], stack_gap):
+        for group in _stacks([(b, len(clean_rows(r))) for b, r in raw], stack_gap):  # rows with text
             if len(group) < min_stack:
                 continue
             merged |= set(group)
