@@ -258,7 +258,7 @@ def page_tables(
         assert cols is not None
         body = _merge_units(cells_raw)
         used = [j for j in range(len(cols)) if any(j < len(r) and r[j] for r in body)]
-        grown = [to_cells(trows[i], cols, used) for i in reversed(above)] + list(cells_raw) + \
+        grown = [to_cells(trows[i], cols, used) for i in reversed(above)] + body + \
             [to_cells(trows[i], cols, used) for i in below]
         cells = clean_rows(grown)
         if len(cells) < 2 or max((sum(1 for c in r if c) for r in cells), default=0) < 2:
