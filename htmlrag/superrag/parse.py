@@ -42,6 +42,8 @@ class ParseOptions:
 
     Attributes:
         table_strategy: PyMuPDF ``find_tables`` strategy (``"lines"``: ruled tables; ``"text"``: aligned text).
+        aligned_tables: also find tables set as aligned text without ruling, from the page's words
+            (:func:`~htmlrag.superrag.tables.aligned_tables`; conservative: runs of 3+ aligned rows of amounts).
         furniture_band: fraction of the page height at top and bottom searched for headers/footers.
         size_ratio: a line at least this many times the body size may be a heading.
         max_heading_words: longest heading, in words.
@@ -57,6 +59,7 @@ class ParseOptions:
     """
 
     table_strategy: str = "lines"
+    aligned_tables: bool = True
     furniture_band: float = 0.1
     size_ratio: float = 1.15
     max_heading_words: int = 16
@@ -113,7 +116,8 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
             lines = _ocr(page, pno, opts, name, warnings)
             chars = sum(len(ln.text) for ln in lines)
         toc = i < opts.toc_search_pages and is_toc_page(lines, n_pages=doc.page_count)
-        tables = [] if (scanned or not lines) else page_tables(page, pno, lines, strategy=opts.table_strategy)
+        tables = [] if (scanned or not lines) else page_tables(page, pno, lines, strategy=opts.table_strategy,
+                                                                         aligned=opts.aligned_tables)
         if toc:  # a ruled contents page is a table too: it is the ToC, not content
             rows_in = toc_line_ids(lines)
             tables = [t for t in tables if sum(inside(lines[j].bbox, t.bbox) for j in rows_in) < 3]

@@ -18,11 +18,19 @@ Statements with alternately shaded rows come out of the detector as a stack of o
 same width. Stacks of at least ``min_stack`` such strips (same left/right edges within 4 points, at most
 ``stack_gap`` points apart) are merged into one table whose rows are the visual rows of text inside the
 stack's box, one cell per text line.
+
+Tables drawn with no ruling at all (aligned text only, or rows on fill-only strips the detector does not see)
+are found from the text (:func:`aligned_tables`): a run of at least ``3`` consecutive rows of two or more
+phrases, none of them prose, whose phrases line up into the same columns (the rows with the run's most
+frequent phrase count define the columns; their phrases must not straddle two columns) and whose value cells
+are mostly numbers (a statement, not a two-column list of words). Short lone phrases inside the run ("Net
+sales:") are rows too; at the run's ends they are headings and stay in the text.
 """
 
 from __future__ import annotations
 
 import html
+import itertools
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -86,6 +94,17 @@ def rows_to_text(rows: list[list[str]]) -> str:
 Word = tuple[float, float, float, float, str]
 
 
+def _join_words(words: list[str]) -> str:
+    """Words joined by spaces, none after a currency sign ("$ 51,728" -> "$51,728")."""
+    out: list[str] = []
+    for w in words:
+        if out and out[-1] in {"$", "€", "£", "¥"}:
+            out[-1] += w
+        else:
+            out.append(w)
+    return " ".join(out)
+
+
 @dataclass
 class TextRow:
     """A visual row of words: its box and its phrases (runs of words without a wide gap), left to right."""
@@ -97,7 +116,8 @@ class TextRow:
 def text_rows(words: list[Word], tol: float = 2.5) -> list[TextRow]:
     """Words (``page.get_text("words")`` tuples) grouped into visual rows, top to bottom, each split into
     phrases at horizontal gaps wider than the row's height (a wide gap separates table cells; word spaces,
-    even in justified prose, are far narrower)."""
+    even in justified prose, are far narrower). A currency sign or opening parenthesis just before a wide gap
+    starts the next phrase (statements set ``$`` right after the amount of the column before)."""
     groups: list[list[Word]] = []
     for w in sorted(words, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
         cy = (w[1] + w[3]) / 2
@@ -116,7 +136,10 @@ def text_rows(words: list[Word], tol: float = 2.5) -> list[TextRow]:
                 phrases.append([w])
             else:
                 phrases[-1].append(w)
-        out.append(TextRow(box, [(p[0][0], p[-1][2], " ".join(w[4] for w in p)) for p in phrases]))
+        for a, b in itertools.pairwise(phrases):  # "52,747 $ | 51,728": the sign belongs to the amount after the gap
+            if len(a) > 1 and a[-1][4] in _UNITS_BEFORE:
+                b.insert(0, a.pop())
+        out.append(TextRow(box, [(p[0][0], p[-1][2], _join_words([w[4] for w in p])) for p in phrases]))
     return out
 
 
@@ -152,6 +175,106 @@ def grow(box: BBox, rows_: list[TextRow], taken: set[int], *, up: int = 6, down:
              and (first is None or i < first)]
     below = [i for i in range(len(rows_)) if rows_[i].bbox[1] >= box[3] - 2 and (last is None or i > last)]
     return walk(above, box[1], up, -1), walk(below, box[3], down, 1)
+
+
+def _is_prose(phrase: tuple[float, float, str], width: float, prose_words: int) -> bool:
+    return len(phrase[2].split()) >= prose_words or (phrase[1] - phrase[0]) > width
+
+
+def _numeric(text: str) -> bool:
+    """An amount, a percentage, a year or a dash: mostly digits once signs and separators are set aside."""
+    core = [ch for ch in text if ch not in " $€£¥,.()%+-—–"]
+    return not core or sum(ch.isdigit() for ch in core) >= 0.6 * len(core)
+
+
+def aligned_tables(trows: list[TextRow], taken: set[int], page_no: int, page_width: float, *,
+                   min_rows: int = 3, reach: float = 1.6, prose_words: int = 8, prose_width: float = 0.45,
+                   value_width: float = 0.25, numeric_share: float = 0.5) -> list[TableItem]:
+    """Tables of aligned text without ruling (see the module docstring) among ``trows`` (top to bottom); rows
+    in ``taken`` (inside a detected table) are not used and end a run.
+
+    Args:
+        trows: the page's text rows (:func:`text_rows`).
+        taken: indices of rows already inside a table.
+        page_no: physical page number (1-based).
+        page_width: the page's width in points (a phrase wider than ``prose_width`` of it is prose).
+        min_rows: fewest rows with the run's most frequent phrase count (two or more).
+        reach: largest gap between consecutive rows, in row heights.
+        prose_words: a phrase of this many words is prose.
+        prose_width: a phrase wider than this share of the page is prose.
+        value_width: a value phrase (any but a row's first) wider than this share of the page is prose (the
+            two columns of a two-column page are not a table).
+        numeric_share: least share of value cells (all but the first column) of the rows with the run's most
+            frequent phrase count that are amounts (:func:`_numeric`).
+    """
+    wide = prose_width * page_width
+    runs: list[list[int]] = []
+    cur: list[int] = []
+    for i, r in enumerate(trows):
+        ok = (i not in taken and not any(_is_prose(p, wide, prose_words) for p in r.phrases)
+              and not any(b - a > value_width * page_width for a, b, _ in r.phrases[1:]))
+        if ok and cur:
+            prev = trows[cur[-1]]
+            ok_gap = r.bbox[1] - prev.bbox[3] <= reach * max(prev.bbox[3] - prev.bbox[1], 1.0)
+            if not ok_gap:
+                runs.append(cur)
+                cur = []
+        if ok:
+            cur.append(i)
+        else:
+            if cur:
+                runs.append(cur)
+            cur = []
+    if cur:
+        runs.append(cur)
+    out: list[TableItem] = []
+    for run in runs:
+        while run and len(trows[run[0]].phrases) < 2:  # lone phrases at the ends: headings or captions
+            run = run[1:]
+        while run and len(trows[run[-1]].phrases) < 2:
+            run = run[:-1]
+        multi = [i for i in run if len(trows[i].phrases) >= 2]
+        if len(multi) < min_rows:
+            continue
+        table = _aligned(trows, run, multi, page_no, numeric_share, min_rows)
+        if table is not None:
+            out.append(table)
+    return out
+
+
+def _aligned(trows: list[TextRow], run: list[int], multi: list[int], page_no: int,
+             numeric_share: float, min_rows: int) -> TableItem | None:
+    counts: dict[int, int] = {}
+    for i in multi:
+        counts[len(trows[i].phrases)] = counts.get(len(trows[i].phrases), 0) + 1
+    k = max((n for n, c in counts.items() if c >= 2), default=0)
+    if k < 2:
+        return None
+    spans = sorted((a, b) for i in multi if len(trows[i].phrases) == k for a, b, _ in trows[i].phrases)
+    columns: list[tuple[float, float]] = []
+    for a, b in spans:
+        if columns and a <= columns[-1][1]:
+            columns[-1] = (columns[-1][0], max(columns[-1][1], b))
+        else:
+            columns.append((a, b))
+    if len(columns) != k:  # the defining rows' phrases do not line up: not a table
+        return None
+    first = next(i for i in multi if len(trows[i].phrases) == k)
+    for i in multi:  # below the headings, no phrase may straddle two columns (text that merely has gaps)
+        if i < first:
+            continue
+        for a, b, _ in trows[i].phrases:
+            if sum(1 for c0, c1 in columns if a < c1 and b > c0) > 1:
+                return None
+    body = [i for i in multi if len(trows[i].phrases) == k]
+    values = [t for i in body for _, _, t in trows[i].phrases[1:]]
+    if len(body) < min_rows or sum(map(_numeric, values)) < numeric_share * len(values):
+        return None
+    cells = clean_rows([to_cells(trows[i], columns) for i in run])
+    if len(cells) < 2:
+        return None
+    box = union(trows[i].bbox for i in run)
+    return TableItem(page=page_no, bbox=box, rows=cells, html=rows_to_html(cells))
 
 
 def _columns(tab: Any) -> list[tuple[float, float]]:
@@ -198,7 +321,7 @@ def _stacks(strips: list[tuple[BBox, int]], gap: float) -> list[list[int]]:
 
 def page_tables(
     page: Any, page_no: int, lines: list[Line] | None = None, *, strategy: str = "lines",
-    min_stack: int = 3, stack_gap: float = 30.0,
+    min_stack: int = 3, stack_gap: float = 30.0, aligned: bool = True,
 ) -> list[TableItem]:
     """Tables of one PyMuPDF page (``strategy`` as ``Page.find_tables``); failures are logged, never raised.
 
@@ -209,6 +332,7 @@ def page_tables(
         strategy: ``find_tables`` strategy.
         min_stack: fewest strips that make a stacked table.
         stack_gap: largest vertical gap between strips of one stack, in points.
+        aligned: also find tables of aligned text without ruling (:func:`aligned_tables`).
     """
     try:
         found = page.find_tables(strategy=strategy)
@@ -227,7 +351,7 @@ def page_tables(
         raw.append(item)  # type: ignore[arg-type]
         columns.append(cols)
     try:
-        trows = text_rows([tuple(w[:5]) for w in page.get_text("words")]) if raw else []
+        trows = text_rows([tuple(w[:5]) for w in page.get_text("words")]) if raw or aligned else []
     except Exception as exc:  # the words are only needed to grow tables
         log.warning("page %d: words for table rows failed: %s", page_no, exc)
         trows = []
@@ -264,7 +388,14 @@ def page_tables(
         if len(cells) < 2 or max((sum(1 for c in r if c) for r in cells), default=0) < 2:
             continue
         out.append(TableItem(page=page_no, bbox=box, rows=cells, html=rows_to_html(cells)))
-    return join_touching(sorted(out, key=lambda t: (t.bbox[1], t.bbox[0])))
+    out = join_touching(sorted(out, key=lambda t: (t.bbox[1], t.bbox[0])))
+    if aligned and trows:
+        try:
+            taken = {i for i, r in enumerate(trows) for t in out if inside(r.bbox, t.bbox)}
+            out += aligned_tables(trows, taken, page_no, float(page.rect.width))
+        except Exception as exc:  # an extra: never lose the ruled tables over it
+            log.warning("page %d: aligned-text tables failed: %s", page_no, exc)
+    return sorted(out, key=lambda t: (t.bbox[1], t.bbox[0]))
 
 
 def _grow_all(boxes: list[BBox], trows: list[TextRow]) -> tuple[list[list[int]], list[list[int]]]:

@@ -193,8 +193,8 @@ def statement_pdf(path: Path, *, style: str = "unruled") -> tuple[Path, dict]:
 
 
 def small_amounts_pdf(path: Path) -> tuple[Path, dict]:
-    """Page 1: a table of small amounts (labels, then 1-3 digit numbers: looks like contents rows but the
-    numbers point past the last page), page 2: body text. Nothing on it is a table of contents."""
+    """Page 1: an unruled table of small amounts (labels, then 1-3 digit numbers: looks like contents rows but
+    the numbers point past the last page), page 2: body text. Nothing on it is a table of contents."""
     import pymupdf
 
     doc = pymupdf.open()
@@ -210,7 +210,7 @@ def small_amounts_pdf(path: Path) -> tuple[Path, dict]:
     doc.save(path)
     doc.close()
     text = "\n".join(["Segment Results", *(f"{a} {b}" for a, b in rows), (LOREM * 2).strip()])
-    return path, {"text": text, "headings": ["Segment Results"], "tables": []}
+    return path, {"text": text, "headings": ["Segment Results"], "tables": [[list(r) for r in rows]]}
 
 
 def _report_truth(folder: Path) -> tuple[Path, dict]:

@@ -123,8 +123,9 @@ def test_a_page_of_small_amounts_is_not_a_contents_page(tmp_path: Path) -> None:
     path, _ = mk.small_amounts_pdf(tmp_path / "amounts.pdf")
     doc = parse_pdf(path)
     assert doc.toc_source == "none"
-    text = " ".join(p.text for s in doc.sections for p in s.paragraphs)
-    assert "Americas revenue 412" in text and "Total segment revenue 322" in text  # its rows stay in the text
+    assert len(doc.tables) == 1  # an unruled table of amounts, kept as a table
+    assert doc.tables[0].rows[0] == ["Americas revenue", "412"] and doc.tables[0].rows[-1] == [
+        "Total segment revenue", "322"]
 
 
 @pytest.mark.parametrize("style", ["partial", "ruled"])
@@ -139,6 +140,71 @@ def test_table_keeps_its_headings_and_rows_outside_the_ruled_part(tmp_path: Path
     assert "July 1, 2023" not in flow and "Products" not in flow and "Net sales:" not in flow
     assert "CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS" in doc.headings[0].text
     assert "The following table shows net sales" in flow
+
+
+@pytest.mark.parametrize("style", ["unruled", "shaded"])
+def test_a_table_without_ruling_is_found_from_its_aligned_text(tmp_path: Path, style: str) -> None:
+    """Statements set as aligned text only, or on fill-only strips the ruling detector does not see, are
+    tables too: rows and columns as the truth, the rows leave the text flow, the title, the paragraph above and
+    the note below stay text."""
+    path, truth = mk.statement_pdf(tmp_path / f"st-{style}.pdf", style=style)
+    doc = parse_pdf(path)
+    assert [t.rows for t in doc.tables] == truth["tables"]
+    flow = "\n".join(i.text for s in doc.sections for i in s.items if isinstance(i, Paragraph))
+    assert "60,584" not in flow and "Net sales:" not in flow and "July 1, 2023" not in flow
+    assert "The following table shows net sales" in flow and "Net sales rose in the third quarter" in flow
+    assert [h.text for h in doc.headings][-1] == "Note 1 - Revenue"
+
+
+def _words(y: float, *cells: tuple[float, str], w: float = 5.0) -> list[tuple[float, float, float, float, str]]:
+    out = []
+    for x, text in cells:
+        for word in text.split():
+            out.append((x, y, x + w * len(word), y + 9.0, word))
+            x += w * len(word) + 2.5
+    return out
+
+
+def test_aligned_text_tables_need_aligned_columns_of_amounts() -> None:
+    """The text-table finder takes runs of aligned rows of amounts and nothing else: two columns of prose, a
+    two-column list of words, phrases that straddle the columns, too few rows and rows already inside a table
+    give no table; lone labels inside the run are rows, lone phrases at its ends are not."""
+    from htmlrag.superrag.tables import aligned_tables, text_rows
+
+    def found(words, taken=frozenset()):
+        return aligned_tables(text_rows(words), set(taken), 1, 612.0)
+
+    rows = [("Products", "60,584", "63,355"), ("Services", "21,213", "19,604"), ("Total", "81,797", "82,959")]
+    table = (_words(10, (60, "Net Sales by Category"))
+             + _words(24, (380, "2023"), (480, "2022"))
+             + _words(36, (60, "Net sales:"))
+             + [w for i, r in enumerate(rows) for w in _words(48 + 12 * i, (60, r[0]), (380, r[1]), (480, r[2]))]
+             + _words(90, (60, "See Note 2")))
+    got = found(table)
+    assert len(got) == 1
+    assert got[0].rows == [["", "2023", "2022"], ["Net sales:", "", ""], *[list(r) for r in rows]]
+    assert found(table, taken={4}) == []  # a row inside another table cuts the run below three rows
+    assert found(table[: -len(_words(0, (60, "Total 81,797 82,959 See Note 2")))]) == []  # two rows of amounts
+
+    prose = [w for i in range(5) for w in _words(
+        100 + 12 * i, (60, "of revenue grew in 2023 because"), (320, "(2019-2023) 12.5% 3,400 7,800"), w=9.0)]
+    assert found(prose) == []  # two columns of text: the value phrases are too wide, even when numbers
+    names = [w for i, (a, b) in enumerate([("Chair", "Ann Lee"), ("Audit", "Bo Kim"), ("Risk", "Cy Ng")])
+             for w in _words(100 + 12 * i, (60, a), (380, b))]
+    assert found(names) == []  # words, not amounts
+    ragged = (_words(100, (60, "A"), (380, "1,000"), (480, "2,000")) + _words(112, (60, "B"), (380, "3,000"), (480, "4,000"))
+              + _words(124, (60, "C"), (390, "5,000 and 6,000 more")) + _words(136, (60, "D"), (380, "7"), (480, "8")))
+    assert found(ragged) == []  # a phrase across two columns: text with gaps, not a table
+
+    signs = [(60.0, 200.0, 95.0, 209.0, "Revenue"), (370.0, 200.0, 375.0, 209.0, "$"),
+             (376.0, 200.0, 406.0, 209.0, "52,747"), (410.0, 200.0, 415.0, 209.0, "$"),
+             (470.0, 200.0, 500.0, 209.0, "51,728")]  # the column's "$" set right after the amount before it
+    assert [t for _, _, t in text_rows(signs)[0].phrases] == ["Revenue", "$52,747", "$51,728"]
+
+
+def test_a_two_column_page_has_no_text_tables(tmp_path: Path) -> None:
+    doc = parse_pdf(mk.two_column_pdf(tmp_path / "two.pdf"))
+    assert doc.tables == []
 
 
 def test_table_growth_stops_at_prose_headings_and_other_tables() -> None:
