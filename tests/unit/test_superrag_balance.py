@@ -25,30 +25,35 @@ def test_only_a_scope_of_several_documents_is_spread() -> None:
 
 
 class _Index:
-    """Six chunks; d1's all outscore d2's for every query. search() honours doc_ids like the real indexes."""
+    """Six chunks; d1's all outscore d2's for every query. search() honours doc_ids (and the full-text index
+    kinds) like the real indexes; the vector index knows no kinds, as the real ones."""
 
     hits = [("x1", "d1", 0.9), ("x2", "d1", 0.8), ("x3", "d1", 0.7), ("x4", "d1", 0.6),
             ("y1", "d2", 0.5), ("y2", "d2", 0.4)]
+    kinds: dict[str, str] = {}
 
     def search(self, *args):
+        kinds = None
         if isinstance(args[0], str) and args[0] in ("content", "flat", "titles"):  # vectors: (coll, q, k, docs)
             k, doc_ids = args[2], args[3]
         else:  # fulltext: (query, k, docs, kinds)
-            k, doc_ids = args[1], args[2]
-        return [(i, s) for i, d, s in self.hits if not doc_ids or d in doc_ids][:k]
+            k, doc_ids, kinds = args[1], args[2], args[3]
+        return [(i, s) for i, d, s in self.hits if (not doc_ids or d in doc_ids)
+                and (not kinds or self.kinds.get(i, "SectionChunk") in kinds)][:k]
 
 
 class _Corpus:
-    def __init__(self) -> None:
+    def __init__(self, kinds: dict[str, str] | None = None) -> None:
         self.vectors = self.fulltext = _Index()
+        self.vectors.kinds = kinds or {}
 
     def embed_query(self, q):
         return np.ones(2, dtype=np.float32)
 
     def nodes(self, ids):
         doc = {i: d for i, d, _ in _Index.hits}
-        return {i: {"id": i, "kind": "SectionChunk", "doc_id": doc[i], "page_start": 1, "page_end": 1, "text": i}
-                for i in ids}
+        return {i: {"id": i, "kind": self.vectors.kinds.get(i, "SectionChunk"), "doc_id": doc[i], "page_start": 1,
+                    "page_end": 1, "text": i} for i in ids}
 
 
 def test_hybrid_gives_every_scoped_document_a_turn() -> None:
@@ -57,6 +62,29 @@ def test_hybrid_gives_every_scoped_document_a_turn() -> None:
     global_order = [e.node_id for e in HybridRetriever(_Corpus(), balance=False)("q", k=4, doc_ids=["d1", "d2"])]
     assert global_order == ["x1", "x2", "x3", "x4"]
     assert [e.node_id for e in HybridRetriever(_Corpus())("q", k=2, doc_ids=["d2"])] == ["y1", "y2"]
+
+
+def test_tables_and_text_take_turns_in_the_evidence() -> None:
+    """A filing's figures sit in tables, its explanations in text: the evidence takes the best of each in
+    turns (with one document, with several, for each search alone), every id once; ``mix_tables=False`` keeps
+    one ranking over both, where the higher-scored text fills every slot."""
+    kinds = {"x3": "TableChunk", "x4": "TableChunk", "y2": "TableChunk"}
+    for use in (("vector", "bm25"), ("vector",), ("bm25",)):
+        one = [e for e in HybridRetriever(_Corpus(kinds), use=use)("q", k=4, doc_ids=["d1"])]
+        ids = [e.node_id for e in one]
+        assert sorted(ids[:2]) == ["x1", "x3"] and sorted(ids[2:]) == ["x2", "x4"], use  # best of each, then next
+        assert {e.kind for e in one[:2]} == {e.kind for e in one[2:]} == {"SectionChunk", "TableChunk"}
+        both = [e.node_id for e in HybridRetriever(_Corpus(kinds), use=use)("q", k=6, doc_ids=["d1", "d2"])]
+        assert sorted(both) == sorted(set(both)) and set(both) == {"x1", "y1", "x2", "x3", "y2", "x4"}, use
+        assert sorted(both[:2]) == ["x1", "x3"] and both[:4].count("y1") + both[:4].count("y2") == 2
+    deaf = _Corpus(kinds)  # a full-text index that ignores kinds: still every id once
+    deaf.fulltext = type("Deaf", (), {"search": lambda self, q, k, docs, kinds: _Index().search(q, k, docs, None)})()
+    ids = [e.node_id for e in HybridRetriever(deaf, use=("bm25",))("q", k=6, doc_ids=["d1"])]
+    assert sorted(ids) == ["x1", "x2", "x3", "x4"]
+    plain = [e.node_id for e in HybridRetriever(_Corpus(kinds), mix_tables=False)("q", k=2, doc_ids=["d1"])]
+    assert plain == ["x1", "x2"]
+    flat = [e.node_id for e in HybridRetriever(_Corpus(kinds), nodes="flat")("q", k=2, doc_ids=["d1"])]
+    assert flat == ["x1", "x2"]  # flat chunks have one kind: nothing to mix
 
 
 class _Cosine:
