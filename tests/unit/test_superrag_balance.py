@@ -107,3 +107,20 @@ def test_reranking_cannot_undo_the_balance() -> None:
     assert [e.doc_id for e in balanced] == ["d1", "d2", "d1", "d2"]
     plain = Rerank(_pool, EmbeddingReranker(_Cosine()), pool=6, balance=False)("q", 4, ["d1", "d2"])
     assert [e.doc_id for e in plain] == ["d1", "d1", "d1", "d2"]
+
+
+def test_reranking_cannot_undo_the_table_text_mix() -> None:
+    """The reranker sorts text above tables here (its cosine prefers d1 texts); the evidence still takes a
+    table and a text in turns, each kind in the reranker's order, interleaved by document when scoped to
+    several; with no table in the pool it is the reranked order; ``mix_tables=False`` gives the old order."""
+    def pool(question, k, doc_ids):
+        return [Evidence(f"n{i}", "TableChunk" if i >= 3 else "SectionChunk", "d1" if i < 3 else "d2", (1,), 1.0,
+                         f"t{i} d{1 if i < 3 else 2}") for i in range(6)][:k]
+
+    mixed = Rerank(pool, EmbeddingReranker(_Cosine()), pool=6)("q", 4, ["d1"])
+    assert [e.kind for e in mixed] == ["SectionChunk", "TableChunk"] * 2
+    assert [e.node_id for e in mixed] == ["n0", "n3", "n1", "n4"]
+    plain = Rerank(pool, EmbeddingReranker(_Cosine()), pool=6, mix_tables=False)("q", 4, ["d1"])
+    assert [e.node_id for e in plain] == ["n0", "n1", "n2", "n3"]
+    text_only = Rerank(_pool, EmbeddingReranker(_Cosine()), pool=6)("q", 4, ["d1", "d2"])
+    assert [e.doc_id for e in text_only] == ["d1", "d2", "d1", "d2"]

@@ -109,6 +109,24 @@ def take_turns(lists: Sequence[Sequence[Any]], k: int, score: Any = None) -> lis
     return out
 
 
+TABLE_KINDS = ("Table", "TableChunk")
+
+
+def mix_tables(ranked: Sequence[Evidence], k: int, *, by_doc: bool = False) -> list[Evidence]:
+    """The best ``k`` of ``ranked`` (best first) with tables and the other evidence in turns: each kind keeps
+    its order (interleaved by document first when ``by_doc``), and the kinds take turns, the one with the
+    better first score first. Where ``ranked`` holds one kind only this is ``ranked[:k]`` (or its document
+    interleave). A filing states its figures in tables and explains them in text: a stage that re-sorts
+    evidence (a reranker) must not let the wordier kind take every slot (see
+    :class:`~htmlrag.superrag.retrieve.hybrid.HybridRetriever` ``mix_tables``)."""
+    tabs = [e for e in ranked if e.kind in TABLE_KINDS]
+    rest = [e for e in ranked if e.kind not in TABLE_KINDS]
+    if by_doc:
+        tabs = interleave_by_doc(tabs, lambda e: e.doc_id, len(tabs))
+        rest = interleave_by_doc(rest, lambda e: e.doc_id, len(rest))
+    return take_turns([v for v in (tabs, rest) if v], k, score=lambda e: e.score)
+
+
 def interleave_by_doc(ranked: Sequence[Any], doc_of: Any, k: int) -> list[Any]:
     """The best ``k`` of ``ranked`` (best first) taken in turns from each document: every document's best item,
     then every document's second best, and so on; within a turn, documents in the order of their best item.

@@ -19,6 +19,7 @@ from htmlrag.superrag.retrieve.evidence import (
     Evidence,
     encode_texts,
     interleave_by_doc,
+    mix_tables,
     rrf,
     spread_over,
 )
@@ -92,13 +93,20 @@ class EmbeddingReranker:
 class Rerank:
     """Take ``pool`` (20) from the base retriever, rerank, return ``k`` (10). With ``balance`` and a question
     scoped to several documents, the reranked pool is interleaved by document before the cut (as
-    :class:`~htmlrag.superrag.retrieve.hybrid.HybridRetriever` does), so reranking cannot undo the balance."""
+    :class:`~htmlrag.superrag.retrieve.hybrid.HybridRetriever` does), so reranking cannot undo the balance;
+    with ``mix_tables``, tables and the other evidence take turns after reranking
+    (:func:`~htmlrag.superrag.retrieve.evidence.mix_tables`), for the same reason."""
 
-    def __init__(self, base: Retriever, reranker: Reranker, *, pool: int = 20, balance: bool = True) -> None:
+    def __init__(self, base: Retriever, reranker: Reranker, *, pool: int = 20, balance: bool = True,
+                 mix_tables: bool = True) -> None:
         self.base, self.reranker, self.pool, self.name, self.balance = base, reranker, pool, "rerank", balance
+        self.mix_tables = mix_tables
 
     def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
         pool = self.base(question, max(self.pool, k), doc_ids)
+        if self.mix_tables:
+            ranked = self.reranker.rerank(question, pool, len(pool))
+            return mix_tables(ranked, k, by_doc=self.balance and bool(spread_over(doc_ids)))
         if self.balance and spread_over(doc_ids):
             return interleave_by_doc(self.reranker.rerank(question, pool, len(pool)), lambda e: e.doc_id, k)
         return self.reranker.rerank(question, pool, k)
