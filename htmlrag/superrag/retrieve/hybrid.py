@@ -64,7 +64,8 @@ class HybridRetriever:
         if len(ranked) == 1:
             return ranked[0]
         mixed = take_turns(ranked, sum(map(len, ranked)), score=lambda hit: hit[1])
-        return list({i: (i, v) for i, v in reversed(mixed)}.values())[::-1]  # first occurrence of each id
+        seen: set[str] = set()
+        return [h for h in mixed if not (h[0] in seen or seen.add(h[0]))]  # each id once, first occurrence
 
     def _rank_docs(self, question: str, doc_ids: Sequence[str] | None,
                    kinds: tuple[str, ...]) -> list[tuple[str, float]]:
