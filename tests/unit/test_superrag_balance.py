@@ -87,6 +87,38 @@ def test_tables_and_text_take_turns_in_the_evidence() -> None:
     assert flat == ["x1", "x2"]  # flat chunks have one kind: nothing to mix
 
 
+def test_kind_groups_share_one_vector_search_per_document() -> None:
+    """With tables and text ranked apart, the vector side searches each scoped document once (and fetches
+    its hits' nodes once) and splits the hits by kind, instead of searching again for every kind; the
+    evidence is the same as with a search per kind."""
+    kinds = {"x3": "TableChunk", "x4": "TableChunk", "y2": "TableChunk"}
+    calls: list[tuple] = []
+
+    class Counting(_Corpus):
+        def __init__(self) -> None:
+            super().__init__(kinds)
+            index = self.vectors
+            self.vectors = type("V", (), {"kinds": kinds,
+                                          "search": lambda _, *a: calls.append(("search", a[3])) or index.search(*a)})()
+
+        def nodes(self, ids):
+            calls.append(("nodes", tuple(ids)))
+            return super().nodes(ids)
+
+    for docs in (["d1"], ["d1", "d2"], None):
+        calls.clear()
+        ranked = HybridRetriever(Counting(), use=("vector",)).rank("q", docs)
+        searches = [c[1] for c in calls if c[0] == "search"]
+        assert len(searches) == len(set(map(str, searches))) == max(1, len(spread_over(docs))), (docs, calls)
+        assert sum(c[0] == "nodes" for c in calls) == len(searches)
+        assert [i for i, _ in ranked] == [i for i, _ in HybridRetriever(_Corpus(kinds), use=("vector",)).rank("q", docs)]
+    two = HybridRetriever(Counting(), use=("vector",))
+    calls.clear()
+    two.rank("q", ["d1"])
+    two.rank("q", ["d1"])
+    assert sum(c[0] == "search" for c in calls) == 2  # nothing kept from one question to the next
+
+
 class _Cosine:
     """Cosine order: every d1 text above every d2 text."""
 

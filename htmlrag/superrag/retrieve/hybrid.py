@@ -37,7 +37,8 @@ class HybridRetriever:
             over both lets the wordier kind win: BM25 puts certifications and MD&A prose that repeat the
             question's words ("reported", "change", "quarters") above the statement that holds the numbers.
             The vector side of a kind is taken from ``candidates * 8`` hits filtered by kind (the vector
-            indexes store no kind). See docs/superrag.md for the measured effect.
+            indexes store no kind; one search per document scope, split by kind). See docs/superrag.md for the
+            measured effect.
     """
 
     name = "hybrid"
@@ -60,33 +61,35 @@ class HybridRetriever:
     def rank(self, question: str, doc_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """Fused (id, score) list, best first, over content nodes (interleaved by document with ``balance``,
         tables and text in turns with ``mix_tables``)."""
-        ranked = [self._rank_docs(question, doc_ids, kinds) for kinds in self.groups]
+        shared: dict[Any, Any] = {}  # vector hits per document scope, shared by the kind groups
+        ranked = [self._rank_docs(question, doc_ids, kinds, shared) for kinds in self.groups]
         if len(ranked) == 1:
             return ranked[0]
         mixed = take_turns(ranked, sum(map(len, ranked)), score=lambda hit: hit[1])
         seen: set[str] = set()
         return [h for h in mixed if not (h[0] in seen or seen.add(h[0]))]  # each id once, first occurrence
 
-    def _rank_docs(self, question: str, doc_ids: Sequence[str] | None,
-                   kinds: tuple[str, ...]) -> list[tuple[str, float]]:
+    def _rank_docs(self, question: str, doc_ids: Sequence[str] | None, kinds: tuple[str, ...],
+                   shared: dict[Any, Any]) -> list[tuple[str, float]]:
         docs = spread_over(doc_ids) if self.balance else []
         if not docs:
-            return self._rank(question, doc_ids, kinds)
-        per_doc = [self._rank(question, [d], kinds) for d in docs]
+            return self._rank(question, doc_ids, kinds, shared)
+        per_doc = [self._rank(question, [d], kinds, shared) for d in docs]
         return take_turns(per_doc, sum(map(len, per_doc)), score=lambda hit: hit[1])
 
-    def _rank(self, question: str, doc_ids: Sequence[str] | None,
-              kinds: tuple[str, ...] | None = None) -> list[tuple[str, float]]:
+    def _rank(self, question: str, doc_ids: Sequence[str] | None, kinds: tuple[str, ...] | None = None,
+              shared: dict[Any, Any] | None = None) -> list[tuple[str, float]]:
         kinds = kinds or self.kinds
         lists: list[list[str]] = []
         raw: dict[str, float] = {}
         if "vector" in self.use:
             some = kinds != self.kinds
-            hits = self.corpus.vectors.search(self.collection, self.corpus.embed_query(question),
-                                              self.candidates * (8 if some else 1), doc_ids)
             if some:  # the vector indexes store no kind: keep the hits of these kinds
-                known = self.corpus.nodes([i for i, _ in hits])
+                hits, known = self._kinded_hits(question, doc_ids, {} if shared is None else shared)
                 hits = [(i, v) for i, v in hits if (known.get(i) or {}).get("kind") in kinds][: self.candidates]
+            else:
+                hits = self.corpus.vectors.search(self.collection, self.corpus.embed_query(question),
+                                                  self.candidates, doc_ids)
             lists.append([i for i, _ in hits])
             raw.update(hits)
         if "bm25" in self.use:
@@ -96,6 +99,17 @@ class HybridRetriever:
         if len(lists) == 1:
             return [(i, raw[i]) for i in lists[0]]
         return rrf(lists, self.rrf_k)
+
+    def _kinded_hits(self, question: str, doc_ids: Sequence[str] | None,
+                     shared: dict[Any, Any]) -> tuple[list[tuple[str, float]], dict[str, Any]]:
+        """``candidates * 8`` vector hits and their nodes (for their kinds), searched once per document scope
+        in one :meth:`rank` call (``shared``) and split by kind there, not searched again for each kind."""
+        key = tuple(doc_ids) if doc_ids is not None else None
+        if key not in shared:
+            hits = self.corpus.vectors.search(self.collection, self.corpus.embed_query(question),
+                                              self.candidates * 8, doc_ids)
+            shared[key] = (hits, self.corpus.nodes([i for i, _ in hits]))
+        return shared[key]
 
     def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
         ranked = self.rank(question, doc_ids)[:k]
