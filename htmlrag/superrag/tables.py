@@ -16,8 +16,10 @@ columns by position. Tables that then touch (same edges, same columns, at most a
 
 Statements with alternately shaded rows come out of the detector as a stack of one- or two-row tables of the
 same width. Stacks of at least ``min_stack`` such strips (same left/right edges within 4 points, at most
-``stack_gap`` points apart) are merged into one table whose rows are the visual rows of text inside the
-stack's box, one cell per text line.
+``stack_gap`` points apart) are merged into one table whose rows are the visual rows of words inside the
+stack's box (the strips hold only the shaded rows; the rows between them are plain text), placed in the
+columns of the strip that fills the most columns (:func:`to_cells`); a stack whose strips have fewer than two
+filled columns keeps one cell per text line.
 
 Tables drawn with no ruling at all (aligned text only, or rows on fill-only strips the detector does not see)
 are found from the text (:func:`aligned_tables`): a run of at least ``3`` consecutive rows of two or more
@@ -303,6 +305,11 @@ def to_cells(row: TextRow, columns: list[tuple[float, float]], used: list[int] |
     return cells
 
 
+def _used(body: list[list[str]], width: int) -> list[int]:
+    """Columns (of ``width``) that some row of ``body`` fills."""
+    return [j for j in range(width) if any(j < len(r) and r[j] for r in body)]
+
+
 def _stacks(strips: list[tuple[BBox, int]], gap: float) -> list[list[int]]:
     order = sorted(range(len(strips)), key=lambda i: strips[i][0][1])
     groups: list[list[int]] = []
@@ -358,11 +365,15 @@ def page_tables(
     merged: set[int] = set()
     out: list[TableItem] = []
     boxes: list[tuple[BBox, list[list[str]] | None, list[tuple[float, float]] | None]] = []
+    stack_cols: dict[int, tuple[list[tuple[float, float]], list[int]]] = {}
     if lines:
         for group in _stacks([(b, len(clean_rows(r))) for b, r in raw], stack_gap):  # rows with text
             if len(group) < min_stack:
                 continue
             merged |= set(group)
+            filled = {i: _used(_merge_units(raw[i][1]), len(columns[i])) for i in group}
+            best = max(group, key=lambda i: (len(filled[i]), -i))  # the strip that fills the most columns
+            stack_cols[len(boxes)] = (columns[best], filled[best])
             boxes.append((union(raw[i][0] for i in group), None, None))
     boxes += [(b, r, columns[i]) for i, (b, r) in enumerate(raw) if i not in merged]
     try:
@@ -370,18 +381,23 @@ def page_tables(
     except Exception as exc:  # growing is an improvement: never lose the detected tables over it
         log.warning("page %d: growing tables failed: %s", page_no, exc)
         ups = downs = [[] for _ in boxes]
-    for (box, cells_raw, cols), above, below in zip(boxes, ups, downs):
+    for b, ((box, cells_raw, cols), above, below) in enumerate(zip(boxes, ups, downs)):
         if above or below:
             box = union([box, *(trows[i].bbox for i in above + below)])
-        if cells_raw is None:  # a stack: its rows are the text lines inside the grown box
-            inner = [ln for ln in (lines or []) if inside(ln.bbox, box)]
-            cells = [[ln.text for ln in r] for r in rows(inner)]
+        if cells_raw is None:  # a stack: its rows are the rows of words inside the grown box
+            scols, sused = stack_cols[b]
+            inner_rows = [r for r in trows if inside(r.bbox, box)]
+            if len(sused) >= 2 and inner_rows:
+                cells = clean_rows([to_cells(r, scols, sused) for r in inner_rows])
+            else:  # no strip with columns: one cell per text line
+                inner = [ln for ln in (lines or []) if inside(ln.bbox, box)]
+                cells = [[ln.text for ln in r] for r in rows(inner)]
             if len(cells) >= 2:
                 out.append(TableItem(page=page_no, bbox=box, rows=cells, html=rows_to_html(cells)))
             continue
         assert cols is not None
         body = _merge_units(cells_raw)
-        used = [j for j in range(len(cols)) if any(j < len(r) and r[j] for r in body)]
+        used = _used(body, len(cols))
         grown = [to_cells(trows[i], cols, used) for i in reversed(above)] + body + \
             [to_cells(trows[i], cols, used) for i in below]
         cells = clean_rows(grown)

@@ -159,7 +159,9 @@ def statement_pdf(path: Path, *, style: str = "unruled") -> tuple[Path, dict]:
     """A 10-Q-like page: a title in capitals (regular weight, not bold), an intro paragraph, a statement table
     drawn as ``style`` (``unruled``: aligned text only, totals in bold; ``shaded``: alternate rows on grey
     strips; ``ruled``: every cell boxed; ``partial``: as a filing rules or shades only part of a table, the column
-    headings and the first two rows plain text, the other rows boxed), a note heading in bold and a paragraph. Returns the path and the truth
+    headings and the first two rows plain text, the other rows boxed; ``strips``: as the MSFT filings, alternate
+    rows on shaded cells the ruling detector finds as a stack of one-row tables, the rows between them plain
+    text), a note heading in bold and a paragraph. Returns the path and the truth
     (reading-order text, headings, table rows)."""
     import pymupdf
 
@@ -175,6 +177,11 @@ def statement_pdf(path: Path, *, style: str = "unruled") -> tuple[Path, dict]:
     for r, row in enumerate(rows):
         if style == "shaded" and r % 2 == 1:
             page.draw_rect(pymupdf.Rect(55, y - 10, 560, y + 4), color=None, fill=(0.88, 0.88, 0.88))
+        if style == "strips" and r % 2 == 1:
+            edges = (55, 370, 470, 560)
+            for c in range(3):
+                page.draw_rect(pymupdf.Rect(edges[c] + 1, y - 10, edges[c + 1] - 1, y + 4), color=None,
+                               fill=(0.85, 0.9, 0.95))
         bold = row[0].startswith(("Total", "Net income", "Gross"))
         for c, cell in enumerate(row):
             if not cell:
@@ -233,5 +240,6 @@ TRUTH_MAKERS = [
     lambda folder: statement_pdf(folder / "statement-shaded.pdf", style="shaded"),
     lambda folder: statement_pdf(folder / "statement-ruled.pdf", style="ruled"),
     lambda folder: statement_pdf(folder / "statement-partial.pdf", style="partial"),
+    lambda folder: statement_pdf(folder / "statement-strips.pdf", style="strips"),
     lambda folder: small_amounts_pdf(folder / "small-amounts.pdf"),
 ]

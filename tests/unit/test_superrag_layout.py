@@ -128,11 +128,13 @@ def test_a_page_of_small_amounts_is_not_a_contents_page(tmp_path: Path) -> None:
         "Total segment revenue", "322"]
 
 
-@pytest.mark.parametrize("style", ["partial", "ruled"])
+@pytest.mark.parametrize("style", ["partial", "ruled", "strips"])
 def test_table_keeps_its_headings_and_rows_outside_the_ruled_part(tmp_path: Path, style: str) -> None:
     """Filings rule or shade only part of a table: the detector's box starts below the column headings and the
-    first rows. The table grows over those aligned rows (headings in the value columns), the rows leave the
-    text flow (no duplicate), and the title and the paragraph above stay text."""
+    first rows, or finds only the shaded rows (a stack of one-row strips, the rows between them plain text).
+    The table grows over those aligned rows (headings in the value columns), every row is split into the
+    strips' columns (not one cell per text line), the rows leave the text flow (no duplicate), and the title and
+    the paragraph above stay text."""
     path, truth = mk.statement_pdf(tmp_path / f"st-{style}.pdf", style=style)
     doc = parse_pdf(path)
     assert [t.rows for t in doc.tables] == truth["tables"]
