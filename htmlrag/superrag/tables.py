@@ -362,20 +362,8 @@ def page_tables(
     except Exception as exc:  # the words are only needed to grow tables
         log.warning("page %d: words for table rows failed: %s", page_no, exc)
         trows = []
-    merged: set[int] = set()
     out: list[TableItem] = []
-    boxes: list[tuple[BBox, list[list[str]] | None, list[tuple[float, float]] | None]] = []
-    stack_cols: dict[int, tuple[list[tuple[float, float]], list[int]]] = {}
-    if lines:
-        for group in _stacks([(b, len(clean_rows(r))) for b, r in raw], stack_gap):  # rows with text
-            if len(group) < min_stack:
-                continue
-            merged |= set(group)
-            filled = {i: _used(_merge_units(raw[i][1]), len(columns[i])) for i in group}
-            best = max(group, key=lambda i: (len(filled[i]), -i))  # the strip that fills the most columns
-            stack_cols[len(boxes)] = (columns[best], filled[best])
-            boxes.append((union(raw[i][0] for i in group), None, None))
-    boxes += [(b, r, columns[i]) for i, (b, r) in enumerate(raw) if i not in merged]
+    boxes, stack_cols = _stack_boxes(raw, columns, stack_gap, min_stack) if lines else ([], {})
     try:
         ups, downs = _grow_all([b for b, _, _ in boxes], trows)
     except Exception as exc:  # growing is an improvement: never lose the detected tables over it
@@ -385,13 +373,7 @@ def page_tables(
         if above or below:
             box = union([box, *(trows[i].bbox for i in above + below)])
         if cells_raw is None:  # a stack: its rows are the rows of words inside the grown box
-            scols, sused = stack_cols[b]
-            inner_rows = [r for r in trows if inside(r.bbox, box)]
-            if len(sused) >= 2 and inner_rows:
-                cells = clean_rows([to_cells(r, scols, sused) for r in inner_rows])
-            else:  # no strip with columns: one cell per text line
-                inner = [ln for ln in (lines or []) if inside(ln.bbox, box)]
-                cells = [[ln.text for ln in r] for r in rows(inner)]
+            cells = _stack_cells(box, *stack_cols[b], trows, lines or [])
             if len(cells) >= 2:
                 out.append(TableItem(page=page_no, bbox=box, rows=cells, html=rows_to_html(cells)))
             continue
@@ -412,6 +394,35 @@ def page_tables(
         except Exception as exc:  # an extra: never lose the ruled tables over it
             log.warning("page %d: aligned-text tables failed: %s", page_no, exc)
     return sorted(out, key=lambda t: (t.bbox[1], t.bbox[0]))
+
+
+def _stack_boxes(raw: list[tuple[BBox, list[list[str]]]], columns: list[list[tuple[float, float]]],
+                 gap: float, min_stack: int) -> tuple[list[tuple[BBox, Any, Any]], dict[int, Any]]:
+    """The page's tables as (box, cells or None, columns or None): each stack of ``min_stack``+ strips one box
+    (cells None; its fullest strip's columns and filled columns in the dict, by box index), then the tables
+    in no stack."""
+    merged: set[int] = set()
+    boxes: list[tuple[BBox, Any, Any]] = []
+    stack_cols: dict[int, tuple[list[tuple[float, float]], list[int]]] = {}
+    for group in _stacks([(b, len(clean_rows(r))) for b, r in raw], gap):  # rows with text
+        if len(group) < min_stack:
+            continue
+        merged |= set(group)
+        filled = {i: _used(_merge_units(raw[i][1]), len(columns[i])) for i in group}
+        best = max(group, key=lambda i: (len(filled[i]), -i))  # the strip that fills the most columns
+        stack_cols[len(boxes)] = (columns[best], filled[best])
+        boxes.append((union(raw[i][0] for i in group), None, None))
+    return boxes + [(b, r, columns[i]) for i, (b, r) in enumerate(raw) if i not in merged], stack_cols
+
+
+def _stack_cells(box: BBox, cols: list[tuple[float, float]], used: list[int], trows: list[TextRow],
+                 lines: list[Line]) -> list[list[str]]:
+    """A stack's rows: the rows of words inside its (grown) box placed in its fullest strip's columns; when no
+    strip fills two columns, one cell per text line."""
+    inner = [r for r in trows if inside(r.bbox, box)]
+    if len(used) >= 2 and inner:
+        return clean_rows([to_cells(r, cols, used) for r in inner])
+    return [[ln.text for ln in r] for r in rows([ln for ln in lines if inside(ln.bbox, box)])]
 
 
 def _grow_all(boxes: list[BBox], trows: list[TextRow]) -> tuple[list[list[int]], list[list[int]]]:
