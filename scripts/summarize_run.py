@@ -61,7 +61,8 @@ def compare_runs(run_dir: Path, rows: list[dict], other_dir: Path, systems: list
     and the paired two-sided t-test p-value."""
     from htmlrag.stats import paired_ttest
 
-    other = {r["id"]: r for r in map(json.loads, (other_dir / "predictions.jsonl").read_text().splitlines()) if r}
+    lines_b = (other_dir / "predictions.jsonl").read_text().splitlines()
+    other = {r["id"]: r for r in (json.loads(x) for x in lines_b if x.strip())}  # as this run's rows are read
     mine = {r["id"]: r for r in rows}
     lines = [f"{run_dir.name} (A) vs {other_dir.name} (B), paired by question id",
              "| system | metric | questions | A | B | A - B | t-test p |", "|---|---|---:|---:|---:|---:|---:|"]
