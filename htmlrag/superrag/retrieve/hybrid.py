@@ -10,6 +10,7 @@ from htmlrag.superrag.graph.schema import CONTENT, FLAT, TITLED
 from htmlrag.superrag.retrieve.evidence import (
     Backend,
     Evidence,
+    mix_tables,
     rrf,
     spread_over,
     take_turns,
@@ -124,8 +125,14 @@ class TocRetriever:
     BM25 search fused with RRF; or by a language model (``selector``, :class:`LLMTocSelector`: the paper's
     few-shot ToC prompt). Their content (chunks, tables and figures up to 4 levels below) is returned.
 
-    ``order="similarity"`` (default): the chosen sections' content ordered by its own vector similarity to the
-    question (score = the cosine; content the vector search did not reach comes last, in section order).
+    ``order="hybrid"`` (default): the chosen sections' content ordered as :class:`HybridRetriever` orders it,
+    restricted to those sections: the vector order and the BM25 order fused with RRF (score = the fused score;
+    content neither search reached comes last, in section order), then tables and the other content in turns
+    (:func:`~htmlrag.superrag.retrieve.evidence.mix_tables`). The sections act as a filter on the same lexical
+    and semantic evidence, so the ToC side does not drop what only BM25 finds (figures and line items of a
+    statement whose wording the embedding misses).
+    ``order="similarity"``: by the content's vector similarity to the question alone (score = the cosine;
+    content the vector search did not reach comes last, in section order).
     ``order="section"``: by section rank first, then by cosine (score = the section's score + 0.001 x cosine):
     the first section's content then fills the top k.
     ``balance``: with a question scoped to several documents, ``sections`` are chosen in each document and the
@@ -135,9 +142,9 @@ class TocRetriever:
     name = "toc"
 
     def __init__(self, corpus: Backend, *, sections: int = 20, candidates: int = 30, rrf_k: int = 60,
-                 selector: Any = None, order: str = "similarity", balance: bool = True) -> None:
-        if order not in ("similarity", "section"):
-            raise ValueError(f"order must be 'similarity' or 'section', not {order!r}")
+                 selector: Any = None, order: str = "hybrid", balance: bool = True) -> None:
+        if order not in ("hybrid", "similarity", "section"):
+            raise ValueError(f"order must be 'hybrid', 'similarity' or 'section', not {order!r}")
         self.corpus, self.sections, self.candidates, self.rrf_k = corpus, sections, candidates, rrf_k
         self.selector, self.order, self.balance = selector, order, balance
 
@@ -163,6 +170,8 @@ class TocRetriever:
             return []
         rows = cypher.section_content(self.corpus.store, [i for i, _ in top], CONTENT)
         sims = dict(self.corpus.vectors.search("content", self.corpus.embed_query(question), 200, doc_ids))
+        if self.order == "hybrid":
+            return self._hybrid_order(question, rows, sims, k, doc_ids)
         sec_rank = {i: r for r, (i, _) in enumerate(top)}
         sec_score = dict(top)
         scored: dict[str, tuple[float, float]] = {}  # id -> (sort key, score)
@@ -177,6 +186,21 @@ class TocRetriever:
         best = sorted(scored.items(), key=lambda x: -x[1][0])[:k]
         nodes = self.corpus.nodes([i for i, _ in best])
         return [to_evidence(nodes[i], s, self.name) for i, (_, s) in best if i in nodes]
+
+    def _hybrid_order(self, question: str, rows: list[dict[str, Any]], sims: dict[str, float], k: int,
+                      doc_ids: Sequence[str] | None) -> list[Evidence]:
+        """``order="hybrid"``: RRF of the vector and BM25 orders over the sections' content, tables and text in
+        turns; unreached content last, in section order."""
+        inside = list(dict.fromkeys(r["id"] for r in rows))  # section order, each id once
+        member = set(inside)
+        vec = [i for i, _ in sorted(sims.items(), key=lambda x: -x[1]) if i in member]
+        lex = [i for i, _ in self.corpus.fulltext.search(question, 400, doc_ids, CONTENT) if i in member]
+        fused = rrf([vec, lex], self.rrf_k)
+        reached = {i for i, _ in fused}
+        ranked = fused + [(i, -1.0 - n * 1e-6) for n, i in enumerate(i for i in inside if i not in reached)]
+        nodes = self.corpus.nodes([i for i, _ in ranked])
+        evidence = [to_evidence(nodes[i], s, self.name) for i, s in ranked if i in nodes]
+        return mix_tables(evidence, k)
 
 
 #: Sections of one document in reading order, for the contents listing the ToC prompt shows.
