@@ -99,7 +99,7 @@ class GraphSystemConfig:
     reflect_reader: str = "keyword"
     merge: bool = True
     rerank: bool = True
-    rerank_fuse: bool = False
+    rerank_fuse: bool = True
     pool: int = rng(20, ge=1)
     k: int = rng(10, ge=1)
     expand_top: int = rng(3, ge=0)

@@ -33,7 +33,7 @@ RETRIEVERS = ("vector", "bm25", "hybrid", "toc", "tables", "reflect", "merge", "
 class _Full:
     name = "full"
 
-    def __init__(self, corpus: Any, reader: Any, rerank_fuse: bool = False) -> None:
+    def __init__(self, corpus: Any, reader: Any, rerank_fuse: bool = True) -> None:
         from htmlrag.superrag.settings import FusedRetriever
 
         candidates = FusedRetriever([HybridRetriever(corpus), TocRetriever(corpus)], depth=20)
@@ -46,11 +46,13 @@ class _Full:
 
 
 def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer: Any = None,
-                   toc_reader: Any = None, rerank_fuse: bool = False) -> Any:
+                   toc_reader: Any = None, rerank_fuse: bool = True) -> Any:
     """The retriever called ``name`` over ``corpus``; a callable ``(question, k=10, doc_ids=None)``.
 
-    ``rerank_fuse``: the reranking stages fuse the first-stage order with the embedding order
-    (:class:`~htmlrag.superrag.retrieve.merge.EmbeddingReranker`) instead of replacing it."""
+    ``rerank_fuse`` (default ``True``): the reranking stages fuse the first-stage order with the embedding order
+    (:class:`~htmlrag.superrag.retrieve.merge.EmbeddingReranker`); ``False``: the cosine order replaces it (the
+    paper's shape, with a cross-encoder there; our reranker is a second pass of the corpus's bi-encoder, and
+    replacing lost to fusing on both companies of the held-out benchmark, docs/superrag.md)."""
     if name in ("vector", "bm25"):
         return HybridRetriever(corpus, use=(name,))
     if name == "hybrid":

@@ -9,7 +9,8 @@ A :class:`GraphSetting` switches the stages on and off; :func:`setting_retriever
    (question vs section titles -> those sections' content), the two lists fused with RRF;
 2. ``merge``: cross-page merging along ``HAS_NEXT`` (a paragraph or table cut by a page break is joined);
 3. ``rerank``: ``pool`` (20) candidates re-scored by embedding cosine, the best ``k`` (10) kept (with
-   ``rerank_fuse``: ordered by RRF of the candidates' order and the cosine order);
+   ``rerank_fuse``, the default: ordered by RRF of the candidates' order and the cosine order; ``False``: the
+   cosine order alone);
 4. ``expand``: the ``expand_top`` (3) tables/figures most similar to the question among those related to the
    evidence (same section or page, the whole table of a table chunk) are appended;
 5. ``reflect``: step 4 is kept only when a reader, shown the candidate tables/figures' captions, answers
@@ -46,7 +47,7 @@ class GraphSetting:
     reflect: bool = False
     merge: bool = True
     rerank: bool = True
-    rerank_fuse: bool = False
+    rerank_fuse: bool = True
     pool: int = 20
     k: int = 10
     expand_top: int = 3

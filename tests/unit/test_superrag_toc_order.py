@@ -3,6 +3,8 @@ text in turns) by default, so that what only the lexical search finds in a chose
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -54,7 +56,7 @@ def test_default_order_fuses_both_searches_inside_the_sections_with_tables_and_t
     assert {e.kind for e in ev[:2]} == {"TableChunk", "SectionChunk"}  # the table takes a turn at once
     everything = [e.node_id for e in _toc()("q", k=10)]
     assert sorted(everything) == ["c1", "c2", "c3", "c4", "t1"] and everything.index("c4") > everything.index("c3")
-    assert all(a.score >= b.score for a, b in zip(ev, ev[1:], strict=False) if a.kind == b.kind)
+    assert all(a.score >= b.score for a, b in itertools.pairwise(ev) if a.kind == b.kind)
 
 
 def test_similarity_order_ranks_by_the_embedding_alone() -> None:
