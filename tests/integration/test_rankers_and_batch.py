@@ -13,13 +13,16 @@ from htmlrag.cli import main
 from htmlrag.rankers.embedding import EmbeddingCache, EmbeddingRanker
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "pages"
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 pytest.importorskip("sentence_transformers")
 
 
 @pytest.fixture(scope="module")
 def minilm():
-    return EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2")
+    # float32 pinned: the default ``dtype="auto"`` is bfloat16 on CPUs with AVX512-BF16/AMX (CI runners often
+    # have them), and the tests below compare vectors at float32 tolerances.
+    return EmbeddingRanker(MINILM, dtype="float32")
 
 
 def _trees():
@@ -124,8 +127,8 @@ def test_parallel_cpu_streams_give_the_same_vectors_in_order_and_restore_threads
     import torch
 
     texts = _many_texts()
-    one = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cpu_workers=1)
-    two = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", cpu_workers=2, cpu_batch_size=2)
+    one = EmbeddingRanker(MINILM, dtype="float32", cpu_workers=1)
+    two = EmbeddingRanker(MINILM, dtype="float32", cpu_workers=2, cpu_batch_size=2)
     before = torch.get_num_threads()
     if before < 2:
         torch.set_num_threads(2)  # the streams need two threads to split
@@ -158,10 +161,10 @@ def test_candidates_embed_only_bm25s_best_blocks_and_rank_the_rest_below_them(mi
     question = "Which club won the dragon boat race?"
     n = sum(len(t) for t in trees)
     assert n > 8
-    full = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", candidates=None)
+    full = EmbeddingRanker(MINILM, dtype="float32", candidates=None)
     every = np.concatenate(full.score(question, trees))
     lexical = np.concatenate(BM25Ranker(page_prior=0.0).score(question, trees))
-    few = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", candidates=5)
+    few = EmbeddingRanker(MINILM, dtype="float32", candidates=5)
     few._load()
     encoded: list[str] = []
     real = few._encode_docs
@@ -175,7 +178,7 @@ def test_candidates_embed_only_bm25s_best_blocks_and_rank_the_rest_below_them(mi
     assert list(rest[np.argsort(-got[rest], kind="stable")]) == list(rest[np.argsort(-lexical[rest], kind="stable")])
     texts = [b.text for t in trees for b in t.blocks]              # ... in BM25's order
     assert "dragon boat" in texts[int(np.argmax(got))]              # the answer block still first
-    as_many = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", candidates=n)
+    as_many = EmbeddingRanker(MINILM, dtype="float32", candidates=n)
     np.testing.assert_allclose(np.concatenate(as_many.score(question, trees)), every, atol=1e-6)
 
 
@@ -207,7 +210,7 @@ def test_a_question_is_encoded_once_per_ranker_and_scores_do_not_change(monkeypa
 
     trees = _trees()
     questions = [f"Which club won race number {i}?" for i in range(emb.QUERY_MEMORY + 2)]
-    ranker = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", candidates=None)  # every block: comparable
+    ranker = EmbeddingRanker(MINILM, dtype="float32", candidates=None)  # every block: comparable
     ranker._load()
     seen: list[str] = []
     real = emb._encode
@@ -216,7 +219,7 @@ def test_a_question_is_encoded_once_per_ranker_and_scores_do_not_change(monkeypa
     again = ranker.score(questions[0], trees[:1])
     assert [t for t in seen if "race number 0" in t] == [questions[0]]       # encoded once for both calls
     np.testing.assert_allclose(again[0], first[0], atol=1e-6)
-    fresh = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", candidates=None)
+    fresh = EmbeddingRanker(MINILM, dtype="float32", candidates=None)
     for a, b in zip(fresh.score(questions[0], trees), first, strict=True):
         np.testing.assert_allclose(a, b, atol=1e-6)
     for q in questions[1:]:                                                  # older questions are forgotten
