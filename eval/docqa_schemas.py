@@ -98,7 +98,7 @@ class GraphSystemConfig:
     reflect: bool = False
     reflect_reader: str = "keyword"
     merge: bool = True
-    rerank: bool = True
+    rerank: bool = False  # the bi-encoder second pass: off, as measured best (docs/superrag.md, seventh round)
     rerank_fuse: bool = True
     pool: int = rng(20, ge=1)
     k: int = rng(10, ge=1)

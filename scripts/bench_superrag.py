@@ -27,7 +27,7 @@ Usage::
 
     python scripts/bench_superrag.py                 # both parts
     python scripts/bench_superrag.py --part docling  # (a) only, a few seconds
-    python scripts/bench_superrag.py --db /tmp/secdb --retrievers hybrid,toc,full
+    python scripts/bench_superrag.py --db /tmp/secdb --retrievers hybrid,toc,full:off
 """
 
 from __future__ import annotations
@@ -129,6 +129,14 @@ def build(pdfs: list[Path], root: Path, config: Any, emb: Any, cache: Path) -> P
     return folder
 
 
+#: Rerank modes by the retriever name's suffix: "full" reranks with the cosine order replacing the first stage's
+#: (the paper's shape), "full:fuse" fuses both orders (RRF), "full:off" has no rerank stage (the library's
+#: default for ``full``/``nonlayout``). The ``rerank`` retriever always reranks (its ":off" is ":fuse").
+RERANK_MODES: dict[str, dict[str, bool]] = {"": {"rerank": True, "rerank_fuse": False},
+                                            "fuse": {"rerank": True, "rerank_fuse": True},
+                                            "off": {"rerank": False, "rerank_fuse": True}}
+
+
 def evaluate(folder: Path, pdfs: list[Path], retrievers: list[str], emb: Any, k: int = 10) -> list[dict[str, Any]]:
     """Per question: company, type, and the recall of every retriever's top-k evidence (and of flat chunks)."""
     from htmlrag.superrag.corpus import open_corpus
@@ -154,8 +162,8 @@ def evaluate(folder: Path, pdfs: list[Path], retrievers: list[str], emb: Any, k:
                    "qtype": row["Question Type"].strip(), "recall": {}}
             rec["recall"]["flat"] = recall("", items, " \n ".join(c for _, c in sorted(cands, key=lambda x: -x[0])[:k]))
             for name in retrievers:
-                base, _, option = name.partition(":")  # "full:fuse": rerank fusing first-stage and cosine orders
-                ev = corpus.retrieve(q, retriever=base, k=k, doc_ids=ids, rerank_fuse=option == "fuse")
+                base, _, mode = name.partition(":")
+                ev = corpus.retrieve(q, retriever=base, k=k, doc_ids=ids, **RERANK_MODES[mode])
                 rec["recall"][name] = recall("", items, " \n ".join(f"{e.title}\n{e.text}" for e in ev))
             out.append(rec)
     return out
@@ -183,22 +191,24 @@ def report(recs: list[dict[str, Any]], retrievers: list[str], title: str) -> Non
 
 
 def heldout_report(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
-    """The held-out protocol: the reranker mode (replace, or ``:fuse``) is chosen on one company's questions by
-    ``full``'s hit rate (ties: replace, the paper's), then every retriever is read on the OTHER company's
-    questions with that mode; both ways."""
+    """The held-out protocol: the rerank mode (replace, ``:fuse`` or ``:off``, those measured) is chosen on one
+    company's questions by ``full``'s hit rate (ties: the paper's replace, then fuse, then off), then every
+    retriever is read on the OTHER company's questions with that mode; both ways."""
     def rate(rs: list[dict[str, Any]], name: str) -> float:
         return float(np.mean([r["recall"][name] >= 0.5 for r in rs if not np.isnan(r["recall"]["flat"])]))
 
-    if "full" not in retrievers or "full:fuse" not in retrievers:
+    modes = [m for m in ("", "fuse", "off") if (f"full:{m}" if m else "full") in retrievers]
+    if len(modes) < 2:
         return
     for tune, test in (("AAPL", "MSFT"), ("MSFT", "AAPL")):
         t = [r for r in recs if r["company"] == tune]
-        a, b = rate(t, "full"), rate(t, "full:fuse")
-        fuse = b > a
-        print(f"\n  held out {test}: reranker chosen on {tune}'s questions by full's hit rate (replace {a:.2f}, "
-              f"fuse {b:.2f}) -> {'fuse' if fuse else 'replace'}")
+        rates = {m: rate(t, f"full:{m}" if m else "full") for m in modes}
+        best = max(modes, key=lambda m: rates[m])  # first of the best: the order above breaks ties
+        shown = ", ".join(f"{m or 'replace'} {v:.2f}" for m, v in rates.items())
+        print(f"\n  held out {test}: rerank mode chosen on {tune}'s questions by full's hit rate ({shown}) "
+              f"-> {best or 'replace'}")
         names = [n for n in retrievers if ":" not in n]
-        chosen = [f"{n}:fuse" if fuse and f"{n}:fuse" in retrievers else n for n in names]
+        chosen = [f"{n}:{best}" if best and f"{n}:{best}" in retrievers else n for n in names]
         report([r for r in recs if r["company"] == test], chosen, f"{test} questions, held out")
 
 
@@ -238,7 +248,9 @@ def main() -> int:
     ap.add_argument("--part", choices=["all", "docling", "sec"], default="all")
     ap.add_argument("--db", type=Path, default=Path(tempfile.gettempdir()) / "superrag-bench",
                     help="corpora (one per setting and code version), parse and embedding caches")
-    ap.add_argument("--retrievers", default="vector,bm25,hybrid,toc,tables,merge,rerank,full,nonlayout")
+    ap.add_argument("--retrievers", default="vector,bm25,hybrid,toc,tables,merge,rerank,full,nonlayout,rerank:fuse,"
+                    "full:fuse,nonlayout:fuse,full:off,nonlayout:off",
+                    help="names; a suffix picks the rerank mode: none = replace, :fuse, :off (no rerank stage)")
     ap.add_argument("--vector-backend", default="numpy", help="numpy (exact, fast to open) or milvus-lite")
     ap.add_argument("--out", type=Path, help="per-question recalls as JSON (default: <db>/last_run.json)")
     ap.add_argument("--from-json", type=Path, help="print the tables of an earlier --out file (nothing is run)")

@@ -9,9 +9,10 @@
 * ``merge``: hybrid with cross-page merging along ``HAS_NEXT``.
 * ``rerank``: hybrid top-20 reranked (embedding cosine) to top-k.
 * ``full``: hybrid and ``toc`` fused with RRF (the paper's layout-aware candidates) -> cross-page merge ->
-  rerank top-20 to top-k -> self-reflection on tables/figures.
+  (with ``rerank=True``: rerank top-20 to top-k) -> self-reflection on tables/figures.
 * ``nonlayout``: the paper's setting 1 over the non-layout FlatChunks (fixed windows of each page's plain text,
-  built with ``CorpusConfig.flat_words``): hybrid top-20 -> cross-page merge -> rerank to top-k.
+  built with ``CorpusConfig.flat_words``): hybrid top-20 -> cross-page merge (-> rerank to top-k with
+  ``rerank=True``).
 * ``cypher``: a model writes a read-only Cypher query from the schema (needs ``cypher_writer``).
 """
 
@@ -33,26 +34,32 @@ RETRIEVERS = ("vector", "bm25", "hybrid", "toc", "tables", "reflect", "merge", "
 class _Full:
     name = "full"
 
-    def __init__(self, corpus: Any, reader: Any, rerank_fuse: bool = True) -> None:
+    def __init__(self, corpus: Any, reader: Any, rerank: bool = False, rerank_fuse: bool = True) -> None:
         from htmlrag.superrag.settings import FusedRetriever
 
         candidates = FusedRetriever([HybridRetriever(corpus), TocRetriever(corpus)], depth=20)
-        self.ranked = Rerank(CrossPageMerge(corpus, candidates), EmbeddingReranker(corpus, fuse=rerank_fuse),
-                             pool=20)
+        self.ranked = _maybe_rerank(corpus, CrossPageMerge(corpus, candidates), rerank, rerank_fuse)
         self.reflect = SelfReflection(TableFigureExpansion(corpus, self.ranked), reader)
 
     def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
         return self.reflect(question, k, doc_ids)
 
 
+def _maybe_rerank(corpus: Any, base: Any, rerank: bool, fuse: bool) -> Any:
+    return Rerank(base, EmbeddingReranker(corpus, fuse=fuse), pool=20) if rerank else base
+
+
 def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer: Any = None,
-                   toc_reader: Any = None, rerank_fuse: bool = True) -> Any:
+                   toc_reader: Any = None, rerank: bool = False, rerank_fuse: bool = True) -> Any:
     """The retriever called ``name`` over ``corpus``; a callable ``(question, k=10, doc_ids=None)``.
 
-    ``rerank_fuse`` (default ``True``): the reranking stages fuse the first-stage order with the embedding order
+    ``rerank`` (default ``False``): whether ``full`` and ``nonlayout`` run the paper's rerank stage (top-20 ->
+    top-k). Our reranker is a second pass of the corpus's own bi-encoder (no cross-encoder installs offline):
+    it brings no model the first stage lacked, and on the held-out benchmark (docs/superrag.md, seventh round)
+    ``full`` without it beat both reranking modes on each company. The ``rerank`` retriever always reranks.
+    ``rerank_fuse`` (default ``True``): a reranking stage fuses the first-stage order with the embedding order
     (:class:`~htmlrag.superrag.retrieve.merge.EmbeddingReranker`); ``False``: the cosine order replaces it (the
-    paper's shape, with a cross-encoder there; our reranker is a second pass of the corpus's bi-encoder, and
-    replacing lost to fusing on both companies of the held-out benchmark, docs/superrag.md)."""
+    paper's shape, with a cross-encoder there; replacing lost to fusing on both companies)."""
     if name in ("vector", "bm25"):
         return HybridRetriever(corpus, use=(name,))
     if name == "hybrid":
@@ -68,10 +75,10 @@ def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer:
     if name == "rerank":
         return Rerank(HybridRetriever(corpus), EmbeddingReranker(corpus, fuse=rerank_fuse), pool=20)
     if name == "full":
-        return _Full(corpus, reader, rerank_fuse)
+        return _Full(corpus, reader, rerank, rerank_fuse)
     if name == "nonlayout":
-        return Rerank(CrossPageMerge(corpus, HybridRetriever(corpus, nodes="flat")),
-                      EmbeddingReranker(corpus, fuse=rerank_fuse), pool=20)
+        return _maybe_rerank(corpus, CrossPageMerge(corpus, HybridRetriever(corpus, nodes="flat")), rerank,
+                             rerank_fuse)
     if name == "cypher":
         if cypher_writer is None:
             raise HtmlRagError("the cypher retriever needs a cypher_writer (a model, or a fixed query)")

@@ -8,9 +8,11 @@ A :class:`GraphSetting` switches the stages on and off; :func:`setting_retriever
    the paper's few-shot ToC prompt)
    (question vs section titles -> those sections' content), the two lists fused with RRF;
 2. ``merge``: cross-page merging along ``HAS_NEXT`` (a paragraph or table cut by a page break is joined);
-3. ``rerank``: ``pool`` (20) candidates re-scored by embedding cosine, the best ``k`` (10) kept (with
-   ``rerank_fuse``, the default: ordered by RRF of the candidates' order and the cosine order; ``False``: the
-   cosine order alone);
+3. ``rerank`` (off by default): ``pool`` (20) candidates re-scored by embedding cosine, the best ``k`` (10)
+   kept (with ``rerank_fuse``, the default: ordered by RRF of the candidates' order and the cosine order;
+   ``False``: the cosine order alone). The reranker is a second pass of the corpus's own bi-encoder, and on the
+   held-out benchmark the pipelines without it beat both modes on each company (docs/superrag.md, seventh
+   round); switch it on with a distinct reranking model in mind or to reproduce the earlier settings;
 4. ``expand``: the ``expand_top`` (3) tables/figures most similar to the question among those related to the
    evidence (same section or page, the whole table of a table chunk) are appended;
 5. ``reflect``: step 4 is kept only when a reader, shown the candidate tables/figures' captions, answers
@@ -46,7 +48,7 @@ class GraphSetting:
     expand: bool = False
     reflect: bool = False
     merge: bool = True
-    rerank: bool = True
+    rerank: bool = False
     rerank_fuse: bool = True
     pool: int = 20
     k: int = 10

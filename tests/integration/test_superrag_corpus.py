@@ -92,12 +92,18 @@ def test_every_retriever_returns_evidence_with_ids_pages_scores(built) -> None:
             ev = c.retrieve(Q, retriever=name, k=5)
             assert ev, name
             assert all(e.node_id and e.pages and isinstance(e.score, float) for e in ev), name
-        for name in ("rerank", "full"):  # the fused reranker through the corpus API (the benchmark's ":fuse")
-            fused = c.retrieve(Q, retriever=name, k=5, rerank_fuse=True)
+        for name in ("rerank", "full"):  # the rerank modes through the corpus API (the benchmark's)
+            fused = c.retrieve(Q, retriever=name, k=5, rerank=True, rerank_fuse=True)
             assert fused and all(e.retriever.endswith("+rerank") for e in fused[:5] if e.kind != "Table"), name
-            replaced = c.retrieve(Q, retriever=name, k=5, rerank_fuse=False)
+            replaced = c.retrieve(Q, retriever=name, k=5, rerank=True, rerank_fuse=False)
             assert [e.score for e in fused[:5]] != [e.score for e in replaced[:5]], name
-            assert [e.score for e in c.retrieve(Q, retriever=name, k=5)[:5]] == [e.score for e in fused[:5]], name
+            default = c.retrieve(Q, retriever=name, k=5)
+            if name == "rerank":  # the rerank retriever always reranks, fused by default
+                assert [e.score for e in default[:5]] == [e.score for e in fused[:5]]
+            else:  # full (and nonlayout): no rerank stage by default
+                assert default and not any(e.retriever.endswith("+rerank") for e in default), name
+                assert [e.node_id for e in default] == [e.node_id for e in c.retrieve(Q, retriever=name, k=5,
+                                                                                      rerank=False)], name
         tables = c.retrieve(Q, retriever="tables", k=3)
         assert any(e.kind == "Table" and "7,890" in e.text for e in tables)
         toc = c.retrieve("Methods", retriever="toc", k=3)

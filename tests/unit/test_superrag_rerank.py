@@ -34,3 +34,23 @@ def test_fused_order_keeps_the_first_stage_leader() -> None:
     # n0: ranks 1 and 2 -> 1/61 + 1/62; n3: ranks 4 and 1 -> 1/64 + 1/61; n1: 2 and 3; n2: 3 and 4
     assert [e.node_id for e in out] == ["n0", "n3", "n1", "n2"]
     assert out[0].score == 1 / 61 + 1 / 62 and out[0].retriever.endswith("+rerank")
+
+
+def test_rerank_stage_is_off_by_default_in_the_pipelines_and_settings() -> None:
+    """``full``/``nonlayout`` and the harness settings have no rerank stage unless asked (the bi-encoder second
+    pass lost to none on the held-out benchmark); the ``rerank`` retriever always reranks, fused by default."""
+    from htmlrag.superrag.pipelines import make_retriever
+    from htmlrag.superrag.retrieve.merge import CrossPageMerge, Rerank
+    from htmlrag.superrag.settings import GraphSetting, setting_retriever
+
+    c = _Corpus()
+    full = make_retriever(c, "full")
+    assert not isinstance(full.ranked, Rerank) and isinstance(full.ranked, CrossPageMerge)
+    on = make_retriever(c, "full", rerank=True, rerank_fuse=False)
+    assert isinstance(on.ranked, Rerank) and on.ranked.reranker.fuse is False
+    assert isinstance(make_retriever(c, "nonlayout"), CrossPageMerge)
+    assert isinstance(make_retriever(c, "nonlayout", rerank=True), Rerank)
+    always = make_retriever(c, "rerank")
+    assert isinstance(always, Rerank) and always.reranker.fuse is True
+    assert isinstance(setting_retriever(c, GraphSetting()), CrossPageMerge)
+    assert isinstance(setting_retriever(c, GraphSetting(rerank=True)), Rerank)
