@@ -190,6 +190,14 @@ def report(recs: list[dict[str, Any]], retrievers: list[str], title: str) -> Non
         print(f"  {name:14s} " + " ".join(f"{c:>30s}" for c in cells))
 
 
+def _with_mode(name: str, mode: str, retrievers: list[str]) -> str:
+    """``name`` read in rerank ``mode`` where that was measured; the ``rerank`` retriever always reranks, so
+    under ``off`` it is read as the library runs it (``:fuse``)."""
+    if name == "rerank" and mode == "off":
+        mode = "fuse"
+    return f"{name}:{mode}" if mode and f"{name}:{mode}" in retrievers else name
+
+
 def heldout_report(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
     """The held-out protocol: the rerank mode (replace, ``:fuse`` or ``:off``, those measured) is chosen on one
     company's questions by ``full``'s hit rate (ties: the paper's replace, then fuse, then off), then every
@@ -208,7 +216,7 @@ def heldout_report(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
         print(f"\n  held out {test}: rerank mode chosen on {tune}'s questions by full's hit rate ({shown}) "
               f"-> {best or 'replace'}")
         names = [n for n in retrievers if ":" not in n]
-        chosen = [f"{n}:{best}" if best and f"{n}:{best}" in retrievers else n for n in names]
+        chosen = [_with_mode(n, best, retrievers) for n in names]
         report([r for r in recs if r["company"] == test], chosen, f"{test} questions, held out")
 
 
