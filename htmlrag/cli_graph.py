@@ -53,7 +53,8 @@ def _cmd_query(args: argparse.Namespace) -> int:
     try:
         with open_corpus(args.db) as corpus:
             ev = corpus.retrieve(args.question, retriever=retriever, k=args.k, doc_ids=args.doc or None,
-                                 cypher_writer=writer)
+                                 cypher_writer=writer, rerank=args.rerank != "off",
+                                 rerank_fuse=args.rerank != "replace")
     except HtmlRagError as exc:
         print(f"htmlrag: error: {exc}", file=sys.stderr)
         return 1
@@ -95,6 +96,10 @@ def add_graph_parser(subparsers: Any) -> None:
     q.add_argument("--db", required=True, help="corpus folder")
     q.add_argument("--retriever", choices=RETRIEVERS, default="hybrid")
     q.add_argument("-k", type=int, default=10, help="evidence to return (default 10)")
+    q.add_argument("--rerank", choices=["off", "fuse", "replace"], default="off",
+                   help="the rerank stage of full/nonlayout: off (default, measured best), fuse (RRF of the "
+                        "first-stage and cosine orders) or replace (cosine order); the rerank retriever always "
+                        "reranks (off = fuse)")
     q.add_argument("--doc", action="append", help="restrict to this document id (repeatable)")
     q.add_argument("--cypher", help="run this Cypher query (read-only) instead of a model-written one")
     q.add_argument("--json", action="store_true", help="print the evidence as JSON")

@@ -237,6 +237,12 @@ def test_cli_build_and_query(tmp_path: Path) -> None:
                          capture_output=True, text=True, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     ev = json.loads(out.stdout)
     assert len(ev) == 3 and all(e["node_id"] and e["pages"] for e in ev)
+    for mode, reranked in (("off", False), ("fuse", True), ("replace", True)):  # full's rerank stage
+        out = subprocess.run([sys.executable, "-m", "htmlrag", "graph", "query", "--db", str(db), Q, "--json",
+                              "-k", "3", "--retriever", "full", "--rerank", mode],
+                             capture_output=True, text=True, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        got = [e["retriever"].endswith("+rerank") for e in json.loads(out.stdout) if e["kind"] != "Table"]
+        assert got and all(g == reranked for g in got), mode
 
 
 @pytest.mark.shared_data
