@@ -73,7 +73,7 @@ def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer:
     if name == "merge":
         return CrossPageMerge(corpus, HybridRetriever(corpus))
     if name == "rerank":
-        return Rerank(HybridRetriever(corpus), EmbeddingReranker(corpus, fuse=rerank_fuse), pool=20)
+        return _maybe_rerank(corpus, HybridRetriever(corpus), True, rerank_fuse)
     if name == "full":
         return _Full(corpus, reader, rerank, rerank_fuse)
     if name == "nonlayout":

@@ -10,10 +10,10 @@ import pytest
 
 from htmlrag import build_block_tree, clean_html
 from htmlrag.cli import main
+from htmlrag.models import MINILM
 from htmlrag.rankers.embedding import EmbeddingCache, EmbeddingRanker
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "pages"
-MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 pytest.importorskip("sentence_transformers")
 
