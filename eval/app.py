@@ -3,7 +3,7 @@
     htmlrag-bench experiment=quickstart
     htmlrag-bench --help                                   # lists the config groups
     htmlrag-bench -m experiment=quickstart pruner.max_words=64,128,256,512
-    accelerate launch --num_processes 2 --cpu -m eval.app experiment=quickstart   # sharded
+    accelerate launch --num_processes 2 --cpu -m htmlrag_bench.eval.app experiment=quickstart   # sharded
 
 Sharding: each process takes the examples ``i % WORLD_SIZE == RANK`` (``RANK``/``WORLD_SIZE`` as set by
 ``accelerate launch`` or ``torchrun``), appends to its own shard file, and rank 0 merges the shards and
@@ -11,9 +11,9 @@ writes ``metrics.json`` once every rank is done; the merged result equals a sing
 
 Exit status: 0 when every example has a row without an error; 1 when any example or system failed (the rows,
 ``metrics.json`` and tables are still written; ``run.allow_failures=true`` accepts failures and exits 0), when
-a service the run needs is down (:class:`~htmlrag.errors.ServiceError`: it stops at once, saved rows are kept),
+a service the run needs is down (:class:`~htmlrag.core.errors.ServiceError`: it stops at once, saved rows are kept),
 or on any other error. A rerun recomputes failed rows (``run.retry_failed``, on by default) and resumes the
-rest. Log lines, error messages and rows never hold a configured secret (:mod:`htmlrag.redact`).
+rest. Log lines, error messages and rows never hold a configured secret (:mod:`htmlrag.core.redact`).
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 import hydra
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 from omegaconf import DictConfig, OmegaConf
 
-from eval.schemas import CONF_DIR, register_configs
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError
 
 log = logging.getLogger("htmlrag-bench")
 
@@ -40,7 +40,7 @@ def _rank_world() -> tuple[int, int]:
     rank = int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")) or 0)
     world = int(os.environ.get("WORLD_SIZE", os.environ.get("SLURM_NTASKS", "1")) or 1)
     if not 0 <= rank < world:
-        from htmlrag.errors import HtmlRagError
+        from htmlrag.core.errors import HtmlRagError
 
         raise HtmlRagError(f"RANK={rank} is not in [0, WORLD_SIZE={world})")
     return rank, world
@@ -71,14 +71,14 @@ def _overrides() -> list[str]:
 
 def _point_hydra_job_to(run_dir: Path) -> None:
     """In a Hydra job, write ``htmlrag_run.json`` (the run folder) into the job's output folder, so that the
-    sweep's combined table (:class:`eval.table.SweepTable`) finds every job's run."""
+    sweep's combined table (:class:`htmlrag_bench.eval.table.SweepTable`) finds every job's run."""
     try:
         from hydra.core.hydra_config import HydraConfig
 
         out = Path(HydraConfig.get().runtime.output_dir)
     except (ImportError, ValueError):
         return
-    from htmlrag.results import atomic_write
+    from htmlrag.evaluation.store import atomic_write
 
     atomic_write(out / "htmlrag_run.json", json.dumps({"run_dir": str(run_dir), "overrides": _overrides()}) + "\n")
 
@@ -86,8 +86,10 @@ def _point_hydra_job_to(run_dir: Path) -> None:
 def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str],
              reader: dict[str, Any] | None = None) -> dict[str, Any]:
     """Merge rows, write ``metrics.json`` and ``tables/`` (rank 0, or the single process)."""
-    from eval import docqa, fidelity
-    from htmlrag.summary import summarize, write_tables
+    from htmlrag_bench.eval import fidelity
+    from htmlrag_bench.eval.systems import docqa
+
+    from htmlrag.evaluation.summary import summarize, write_tables
 
     rows = store.merge()
     rows, metrics = docqa.judge_rows(cfg, store, rows, metrics)  # LLM judge scores (judge.enabled)
@@ -106,7 +108,7 @@ class RunFailedError(HtmlRagError):
 
 
 def _check_failures(cfg: DictConfig, store: Any) -> None:
-    from htmlrag.results import has_error
+    from htmlrag.evaluation.store import has_error
 
     rows = store.all_rows()
     failed = [r for r in rows if has_error(r)]
@@ -127,10 +129,12 @@ def run(cfg: DictConfig) -> float | None:
         RunFailedError: examples failed and ``run.allow_failures`` is false (results are written first).
         ServiceError: the reader's service is down; the run stopped (saved rows are kept).
     """
-    from eval import build, fidelity
-    from eval.schemas import validate
-    from htmlrag import redact
-    from htmlrag.evaluate import EvalSettings, evaluate
+    from htmlrag_bench.eval import fidelity
+    from htmlrag_bench.eval.schemas import validate
+    from htmlrag_bench.eval.systems import build
+
+    from htmlrag.core import redact
+    from htmlrag.evaluation.scoring.loop import EvalSettings, evaluate
 
     redact.install()
     t0 = time.perf_counter()
@@ -147,7 +151,7 @@ def run(cfg: DictConfig) -> float | None:
     if env_path.exists():
         before = json.loads(env_path.read_text(encoding="utf-8")).get("dataset", {}).get("sha256")
         if before and before != env["dataset"]["sha256"] and store.done_ids():
-            from htmlrag.errors import HtmlRagError
+            from htmlrag.core.errors import HtmlRagError
 
             raise HtmlRagError(f"{store.dir}: the dataset changed since this run started (hash {before[:12]} -> "
                                f"{env['dataset']['sha256'][:12]}); move the run folder away to start over")
@@ -158,7 +162,9 @@ def run(cfg: DictConfig) -> float | None:
     log.info("run %s/%s: %d examples, rank %d of %d", cfg.name, store.run_id, len(examples), rank, world)
     systems = build.build_systems(cfg, cache_dir)
     caches = build.build_caches(cache_dir)
-    from eval.refiners import precompute_heavy  # large refiner models run and are released before the reader
+    from htmlrag_bench.eval.systems.refiners import (
+        precompute_heavy,  # large refiner models run and are released before the reader
+    )
 
     precompute_heavy(examples, systems, caches, store, rank=rank, world=world, retry_failed=cfg.run.retry_failed,
                      progress=cfg.run.progress)
@@ -180,7 +186,7 @@ def run(cfg: DictConfig) -> float | None:
         deadline = time.monotonic() + cfg.run.shard_timeout_s
         while not store.shards_done(world):
             if time.monotonic() > deadline:
-                from htmlrag.errors import HtmlRagError
+                from htmlrag.core.errors import HtmlRagError
 
                 raise HtmlRagError(f"{store.dir}: not every shard finished within {cfg.run.shard_timeout_s}s")
             time.sleep(0.5)
@@ -209,8 +215,8 @@ def _wandb(cfg: DictConfig, summary: dict[str, Any]) -> None:
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _hydra_main(cfg: DictConfig) -> float | None:
-    from htmlrag.logs import quiet_third_party
-    from htmlrag.redact import redact
+    from htmlrag.core.logs import quiet_third_party
+    from htmlrag.core.redact import redact
 
     quiet_third_party()  # only our INFO lines; other packages' warnings and errors still show
     try:
@@ -226,7 +232,7 @@ def _hydra_main(cfg: DictConfig) -> float | None:
 
 def main() -> None:
     """Console-script entry point: register the schemas, then hand over to Hydra."""
-    from htmlrag import redact
+    from htmlrag.core import redact
 
     redact.install()
     register_configs()

@@ -26,9 +26,8 @@ def data_dir(override: str | None) -> Path:
     """``override``, else ``paths.data`` of the composed ``htmlrag-bench`` config (local settings included)."""
     if override:
         return Path(override).expanduser().resolve()
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from hydra import compose, initialize_config_dir
-
-    from eval.schemas import CONF_DIR, register_configs
 
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -51,8 +50,8 @@ def _list(root: Path) -> int:
 
 
 def _download(names: Sequence[str], root: Path, force: bool, keep: bool) -> int:
+    from htmlrag.core.errors import HtmlRagError
     from htmlrag.data.download import SourceUnreachable, download
-    from htmlrag.errors import HtmlRagError
 
     status = 0
     for name in names:
@@ -71,8 +70,8 @@ def _download(names: Sequence[str], root: Path, force: bool, keep: bool) -> int:
 
 
 def _verify(names: Sequence[str], root: Path) -> int:
+    from htmlrag.core.errors import HtmlRagError
     from htmlrag.data.download import get, verify
-    from htmlrag.errors import HtmlRagError
 
     status = 0
     for name in names:
@@ -110,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``htmlrag-data``."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
-    from htmlrag.logs import quiet_third_party
+    from htmlrag.core.logs import quiet_third_party
 
     quiet_third_party(verbose=args.verbose)
     root = data_dir(args.data_dir)

@@ -1,5 +1,5 @@
 """Typed schemas of the document-QA (SuperRAG) parts of the config: PDF datasets, graph systems, the corpus,
-the LLM judge. Registered with the other schemas by :func:`eval.schemas.register_configs`.
+the LLM judge. Registered with the other schemas by :func:`htmlrag_bench.eval.schemas.register_configs`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from omegaconf import II, MISSING
 
 
 def rng(default: Any, *, ge: float | None = None, gt: float | None = None, le: float | None = None) -> Any:
-    """A field with a range (see :func:`eval.schemas.check_ranges`)."""
+    """A field with a range (see :func:`htmlrag_bench.eval.schemas.check_ranges`)."""
     return field(default=default, metadata={"range": (ge, gt, le)})
 
 
@@ -108,7 +108,7 @@ class GraphSystemConfig:
 
 @dataclass
 class CorpusSchema:
-    """:class:`htmlrag.superrag.corpus.CorpusConfig`: one corpus (graph + indexes) per distinct setting."""
+    """:class:`htmlrag.superrag.build.corpus.CorpusConfig`: one corpus (graph + indexes) per distinct setting."""
 
     embedding_model: str = MINILM
     chunk_words: int = rng(150, ge=1)

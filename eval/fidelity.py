@@ -79,7 +79,7 @@ KNOBS = ("keep_hidden", "pack_siblings", "split_to_fill", "split_oversize", "fil
 
 def preset(name: str) -> dict[str, Any]:
     """The knob values of the preset ``conf/fidelity/<name>.yaml`` (schema defaults under its own values)."""
-    from eval.schemas import CONF_DIR
+    from htmlrag_bench.eval.schemas import CONF_DIR
 
     path = CONF_DIR / "fidelity" / f"{name}.yaml"
     if not path.is_file():
@@ -182,8 +182,8 @@ def describe(cfg: DictConfig) -> dict[str, Any]:
 
 
 def label(record: Any) -> str:
-    """A one-line label of a recorded fidelity (see :func:`htmlrag.summary.fidelity_label`)."""
-    from htmlrag.summary import fidelity_label
+    """A one-line label of a recorded fidelity (see :func:`htmlrag.evaluation.summary.fidelity_label`)."""
+    from htmlrag.evaluation.summary import fidelity_label
 
     return fidelity_label(record)
 

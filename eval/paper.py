@@ -11,7 +11,7 @@ figure can be redrawn at any time without rerunning anything::
 The paper-experiment configs (``conf/experiment/paper/``) also attach :class:`PaperArtifacts` as a Hydra
 callback, which writes the same files when a run or a sweep ends.
 
-Run selection (:mod:`eval.runs`): every ``metrics.json`` below the given folders is read (``_hydra`` log
+Run selection (:mod:`htmlrag_bench.eval.runs`): every ``metrics.json`` below the given folders is read (``_hydra`` log
 folders skipped). Runs with identical settings are one run written by different code: the one written last
 fills the cells. Runs with different settings never share a cell: one row group per reader model (the paper
 prints Llama-3.1-8B and -70B as row groups of Table 1), one column group per dataset, and runs of one dataset
@@ -24,7 +24,7 @@ with the paper's printed columns for that dataset, filled as the authors' notebo
 printed "EM" holds our ``hit1`` and the column printed "Hit@1" our ``em`` (:data:`COLUMN_WORDS` says it in
 words under every table). Best **bold**, second underlined per column and row group; † as the paper: on the
 system under test where its paired t-test against every other system of the row group shows it better with
-p < alpha (:mod:`htmlrag.tables`). The caption ends with the runs' fidelity.
+p < alpha (:mod:`htmlrag.evaluation.tables`). The caption ends with the runs' fidelity.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.runs import (
+from htmlrag_bench.eval.runs import (
     Run,
     deciding,
     differing,
@@ -87,7 +87,7 @@ KINDS = ("table", "info_loss", "cost", "figure5")
 
 def paper_metrics(dataset: str) -> list[str]:
     """Metric names for ``dataset`` in the paper experiments (ASQA and ELI5 have their own; else short QA)."""
-    from htmlrag.metrics import get_metric
+    from htmlrag.evaluation.scoring.metrics import get_metric
 
     names = PAPER_METRICS.get(str(dataset), SHORT_METRICS)
     for n in names:
@@ -135,7 +135,7 @@ def _not_reader(key: str) -> bool:
 
 
 def arrange(runs: Sequence[Run]) -> list[tuple[str, str, Run]]:
-    """``(column group, row group, run)`` for the runs that fill a table (:func:`eval.runs.select`): row
+    """``(column group, row group, run)`` for the runs that fill a table (:func:`htmlrag_bench.eval.runs.select`): row
     group = the reader model, column group = the dataset plus the non-reader settings that differ among
     its runs; paper dataset order, then row groups in order of appearance."""
     runs = select(runs)
@@ -152,10 +152,10 @@ def _order(systems: Sequence[str], ours: str | None) -> list[str]:
 
 
 def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str] = ()) -> Any:
-    """A :class:`htmlrag.tables.Table` over :func:`arrange`'s placement of ``runs``; ``pick(run)`` gives the
+    """A :class:`htmlrag.evaluation.tables.Table` over :func:`arrange`'s placement of ``runs``; ``pick(run)`` gives the
     columns of a run: ``[(metric, header, Column keyword arguments)]``."""
-    from htmlrag.summary import fidelity_caption
-    from htmlrag.tables import Column, Table
+    from htmlrag.evaluation.summary import fidelity_caption
+    from htmlrag.evaluation.tables import Column, Table
 
     placed = arrange(runs)
     columns: list[Column] = []
@@ -187,7 +187,7 @@ def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str
 
 def main_table(runs: Sequence[Run], caption: str = "", metrics: Sequence[str] | None = None) -> Any:
     """The paper-layout table (Tables 1-3, 6, 7) of ``runs`` (see the module docstring)."""
-    from htmlrag.metrics import get_metric
+    from htmlrag.evaluation.scoring.metrics import get_metric
 
     def pick(r: Run) -> list[tuple[str, str, dict]]:
         names = r.summary.get("metric_names", [])
@@ -256,9 +256,9 @@ def cost_values(run: Run) -> tuple[list[str], dict[str, dict[str, float]]]:
 
 
 def cost_table(runs: Sequence[Run], caption: str = "") -> Any:
-    """Table 4 as a :class:`htmlrag.tables.Table`: one column group per run (no ranking, no daggers)."""
-    from htmlrag.summary import fidelity_caption
-    from htmlrag.tables import Column, Table
+    """Table 4 as a :class:`htmlrag.evaluation.tables.Table`: one column group per run (no ranking, no daggers)."""
+    from htmlrag.evaluation.summary import fidelity_caption
+    from htmlrag.evaluation.tables import Column, Table
 
     placed = arrange(runs)
     columns, values, prov, rows = [], {}, {}, []
@@ -278,7 +278,7 @@ def cost_table(runs: Sequence[Run], caption: str = "") -> Any:
 
 def write_table(table: Any, out_dir: Path, stem: str = "paper") -> dict[str, Path]:
     """``<stem>.md``, ``.csv``, ``.tex`` and ``<stem>.provenance.csv`` of ``table`` in ``out_dir``."""
-    from htmlrag.results import atomic_write
+    from htmlrag.evaluation.store import atomic_write
 
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"md": out_dir / f"{stem}.md", "csv": out_dir / f"{stem}.csv", "tex": out_dir / f"{stem}.tex",
@@ -407,13 +407,13 @@ def write_artifacts(kind: str, folder: Path, caption: str = "", metric: str | No
     if not runs:
         raise FileNotFoundError(f"no runs (metrics.json) below {folder}")
     if kind == "figure5":
-        from htmlrag.summary import fidelity_caption
+        from htmlrag.evaluation.summary import fidelity_caption
 
         points = figure5_points(runs, metric)
         points["fidelity"] = fidelity_caption([r.summary for r in select(runs)])
         png = out or folder / "figure5.png"
         plot_figure5(points, png, " ".join(x for x in (caption or _caption(runs), points["fidelity"]) if x))
-        from htmlrag.results import atomic_write
+        from htmlrag.evaluation.store import atomic_write
 
         atomic_write(png.with_suffix(".json"), json.dumps(points, indent=1, default=_json_default) + "\n")
         return [png, png.with_suffix(".json")]

@@ -25,7 +25,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-#: Config keys that do not change results (as eval.schemas.NOT_HASHED).
+#: Config keys that do not change results (as htmlrag_bench.eval.schemas.NOT_HASHED).
 IGNORED = ("paths", "run", "wandb", "hydra", "caption")
 #: Short names of common keys in labels.
 SHORT = {"pruner.budget": "budget", "pruner.budget1": "budget1", "reader.window": "window",

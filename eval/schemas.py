@@ -9,20 +9,17 @@ config, so a misspelt key or a wrong type fails when the config composes.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
-from pathlib import Path
 from typing import Any
 
+from htmlrag_bench.eval.docqa_schemas import DATASET_SCHEMAS, DocQAConfig, GraphSystemConfig, JudgeConfig
+from htmlrag_bench.eval.fidelity import FidelityConfig
+from htmlrag_bench.eval.locations import conf_dir, register_resolvers
 from omegaconf import II, MISSING, OmegaConf
 
-from eval.docqa_schemas import DATASET_SCHEMAS, DocQAConfig, GraphSystemConfig, JudgeConfig
-from eval.fidelity import FidelityConfig
-
 log = logging.getLogger(__name__)
-ROOT = Path(__file__).resolve().parents[1]
-CONF_DIR = ROOT / "conf"
+CONF_DIR = conf_dir()
 
 
 def rng(default: Any, *, ge: float | None = None, gt: float | None = None, le: float | None = None) -> Any:
@@ -33,7 +30,7 @@ def rng(default: Any, *, ge: float | None = None, gt: float | None = None, le: f
 
 def _metric_enum() -> type[Enum]:
     import htmlrag.docqa.metrics  # noqa: F401 - registers the document-QA metrics
-    from htmlrag.metrics import METRICS
+    from htmlrag.evaluation.scoring.metrics import METRICS
 
     return Enum("MetricName", {name: name for name in METRICS})  # type: ignore[return-value]
 
@@ -165,7 +162,7 @@ class GenerationSchema:
 class NoneReaderConfig:
     _target_: str = "htmlrag.readers.NoneReader"
     model: str | None = None  # unused: lets an experiment that names its reader model run with reader=none
-    window: int | None = rng(None, ge=1)  # None: derived from the budgets (eval.build.fit_reader_window)
+    window: int | None = rng(None, ge=1)  # None: derived from the budgets (htmlrag_bench.eval.systems.build.fit_reader_window)
     tokenizer: str | None = II("pruner.tokenizer")
     cache: bool = False
 
@@ -263,7 +260,7 @@ class PrunerConfig:
     split_to_fill: int = II("fidelity.split_to_fill")
     split_oversize: bool = II("fidelity.split_oversize")
     ranker2: Any = None
-    refiner: Any = None  # a `refiner` group option replacing the block-tree pipeline (eval/refiners.py)
+    refiner: Any = None  # a `refiner` group option replacing the block-tree pipeline (eval/systems/refiners.py)
 
 
 @dataclass
@@ -281,8 +278,8 @@ class SystemConfig:
     pack_siblings: bool = II("pruner.pack_siblings")
     split_to_fill: int = II("pruner.split_to_fill")
     split_oversize: bool = II("pruner.split_oversize")
-    graph: GraphSystemConfig | None = None  # a SuperRAG graph system instead of block-tree pruning (eval/docqa.py)
-    refiner: Any = None  # a `refiner` group option (baselines of eval/refiners.py)
+    graph: GraphSystemConfig | None = None  # a SuperRAG graph system instead of block-tree pruning (eval/systems/docqa.py)
+    refiner: Any = None  # a `refiner` group option (baselines of eval/systems/refiners.py)
 
 
 @dataclass
@@ -295,15 +292,20 @@ class MetricConfig:
 
 @dataclass
 class PathsConfig:
-    """``samples``: the project's own data (in git); ``data``: downloaded datasets (``htmlrag-data download``;
-    ``$HTMLRAG_DATA`` or ``conf/local`` move it); ``shared_data``: a development machine's real data."""
+    """Locations on this machine (never part of the run id, never stored in a run folder as typed).
+
+    ``root``: where the user works (``$HTMLRAG_ROOT``, else the current folder; never the installed code's
+    folder); ``samples``: the project's own sample data (shipped with the package); ``data``: downloaded datasets
+    (``htmlrag-data download``; ``$HTMLRAG_DATA`` or ``conf/local`` move it); ``shared_data``: a development
+    machine's real data; ``results``: run folders (``$HTMLRAG_RESULTS``); ``cache``: content-keyed caches
+    (``$HTMLRAG_CACHE``)."""
 
     root: str = "${project_root:}"
-    samples: str = "${paths.root}/data"
+    samples: str = "${samples_dir:}"
     data: str = "${oc.env:HTMLRAG_DATA,${paths.root}/.data}"
-    shared_data: str = "${paths.root}/../shared/data"
-    results: str = "${paths.root}/results"
-    cache: str = "${paths.root}/.cache/htmlrag-bench"
+    shared_data: str = "${oc.env:HTMLRAG_SHARED_DATA,${paths.root}/../shared/data}"
+    results: str = "${oc.env:HTMLRAG_RESULTS,${paths.root}/results}"
+    cache: str = "${oc.env:HTMLRAG_CACHE,${paths.root}/.cache/htmlrag-bench}"
 
 
 @dataclass
@@ -377,16 +379,16 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
 def validate(cfg: Any) -> None:
     """Check what composition cannot, before anything is loaded: every baseline against
     :class:`SystemConfig` (misspelt or mistyped keys raise here; the entries are replaced by typed nodes), the
-    applied fidelity knobs (:func:`eval.fidelity.apply`; deviations from the fidelity are logged), then every
+    applied fidelity knobs (:func:`htmlrag_bench.eval.fidelity.apply`; deviations from the fidelity are logged), then every
     value against its field's range (:func:`check_ranges`).
 
     Raises:
         HtmlRagError: naming the baseline or the field (``pruner.budget: must be >= 1, got 0``).
     """
+    from htmlrag_bench.eval import fidelity
     from omegaconf import open_dict
 
-    from eval import fidelity
-    from htmlrag.errors import HtmlRagError
+    from htmlrag.core.errors import HtmlRagError
 
     with open_dict(cfg):
         for name in list(cfg.baselines):
@@ -471,18 +473,13 @@ def check_ranges(cfg: Any) -> None:
     Raises:
         HtmlRagError: one message naming every field out of range (``pruner.budget: must be >= 1, got 0``).
     """
-    from htmlrag.errors import HtmlRagError
+    from htmlrag.core.errors import HtmlRagError
 
     problems: list[str] = []
     _walk_ranges(cfg, "", problems)
     problems += _two_step_problems(cfg)
     if problems:
         raise HtmlRagError("invalid configuration: " + "; ".join(problems))
-
-
-def project_root() -> str:
-    """``$HTMLRAG_ROOT`` or the folder holding ``conf/``."""
-    return os.environ.get("HTMLRAG_ROOT", str(ROOT))
 
 
 #: Short names of well-known embedding models in system labels.
@@ -508,11 +505,10 @@ def ranker_label(node: Any) -> str:
 
 
 def register_configs() -> None:
-    """Register the schemas in the ConfigStore and the ``project_root`` resolver (idempotent)."""
+    """Register the schemas in the ConfigStore and the resolvers (idempotent)."""
     from hydra.core.config_store import ConfigStore
 
-    if not OmegaConf.has_resolver("project_root"):
-        OmegaConf.register_new_resolver("project_root", project_root)
+    register_resolvers()
     if not OmegaConf.has_resolver("ranker_label"):
         OmegaConf.register_new_resolver("ranker_label", ranker_label)
     cs = ConfigStore.instance()
@@ -520,6 +516,6 @@ def register_configs() -> None:
     for group, schemas in _SCHEMAS.items():
         for name, node in schemas.items():
             cs.store(group=group, name=name, node=node)
-    from eval.refiners import register as register_refiners
+    from htmlrag_bench.eval.systems.refiners import register as register_refiners
 
     register_refiners(cs)  # refiner group and generative ranker schemas

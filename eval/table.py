@@ -6,7 +6,7 @@
 One column group per run: its dataset, and where several runs share a dataset, the settings that tell them
 apart (``sample_pages (budget=128, window=128)``); with several reader models, one row group per reader. Runs
 with identical settings (the same configuration run by different code) are one column group, filled by the
-run written last (see :mod:`eval.runs`). Beside ``results.md/.csv/.tex`` goes ``provenance.csv``: the run
+run written last (see :mod:`htmlrag_bench.eval.runs`). Beside ``results.md/.csv/.tex`` goes ``provenance.csv``: the run
 folder each cell was read from.
 
 After a Hydra multirun (``htmlrag-bench -m ...``), :class:`SweepTable` (a callback in ``conf/hydra``) writes
@@ -23,15 +23,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from htmlrag_bench.eval.runs import Run, find_runs, label_apart, place, reader_label, select
+
 import htmlrag.docqa.metrics  # noqa: F401 - registers the document-QA metrics (SuperRAG runs)
-from eval.runs import Run, find_runs, label_apart, place, reader_label, select
-from htmlrag.summary import write_tables
+from htmlrag.evaluation.summary import write_tables
 
 log = logging.getLogger("htmlrag-bench-table")
 
 
 def layout(runs: Sequence[Run]) -> tuple[list[Run], list[str]]:
-    """The runs that fill the table (see :func:`eval.runs.select`) and their column-group labels: the
+    """The runs that fill the table (see :func:`htmlrag_bench.eval.runs.select`) and their column-group labels: the
     dataset, the settings that differ among runs of one dataset, and the reader when several are present."""
     runs = select(runs)
     readers = {reader_label(r) for r in runs}

@@ -6,10 +6,10 @@ rankers, readers) import their dependencies lazily, so cleaning and BM25 pruning
 
 from __future__ import annotations
 
-from htmlrag.blocktree import Block, BlockTree, build_block_tree
-from htmlrag.clean import clean_html
-from htmlrag.errors import BudgetError, HtmlRagError, InputError
-from htmlrag.lossless import check_lossless
+from htmlrag.core.errors import BudgetError, HtmlRagError, InputError
+from htmlrag.html.blocktree import Block, BlockTree, build_block_tree
+from htmlrag.html.clean import clean_html
+from htmlrag.html.lossless import check_lossless
 
 __all__ = [
     "Block",

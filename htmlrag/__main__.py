@@ -2,6 +2,6 @@
 
 import sys
 
-from htmlrag.cli import main
+from htmlrag.cli.main import main
 
 sys.exit(main())

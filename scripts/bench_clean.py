@@ -29,7 +29,7 @@ from pathlib import Path
 import lxml.etree as etree
 
 from htmlrag import build_block_tree, check_lossless, clean_html
-from htmlrag.encoding import decode_html
+from htmlrag.html.encoding import decode_html
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -103,7 +103,7 @@ def main() -> None:
 
     tok = None
     if args.tokenizer:
-        from htmlrag.tokens import load_tokenizer
+        from htmlrag.pruning.tokens import load_tokenizer
 
         tok = load_tokenizer(args.tokenizer)
         in_tokens = sum(tok.count_many(texts))

@@ -51,8 +51,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # for tests.helpers.tiny
 
 from htmlrag import build_block_tree, clean_html  # noqa: E402
-from htmlrag.errors import HtmlRagError  # noqa: E402
-from htmlrag.io import read_page  # noqa: E402
+from htmlrag.core.errors import HtmlRagError  # noqa: E402
+from htmlrag.core.io import read_page  # noqa: E402
 from htmlrag.rankers.generative import block_paths, path_string, pruner_prompt_ids  # noqa: E402
 from htmlrag.rankers.token_tree import TokenTree, tree_stats, walk_token_tree  # noqa: E402
 
@@ -69,7 +69,7 @@ def load_tokenizer(kind: str) -> Any:
         return tiny_tokenizer()
     from transformers import LlamaTokenizer
 
-    from htmlrag.models import mistral_tokenizer_path
+    from htmlrag.core.models import mistral_tokenizer_path
 
     folder = tempfile.mkdtemp(prefix="bench-tok-")
     try:
@@ -163,7 +163,7 @@ def load_model(name: str) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from htmlrag.model_aliases import resolve_model
+    from htmlrag.core.models.aliases import resolve_model
 
     path = resolve_model(name)
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
@@ -172,9 +172,9 @@ def load_model(name: str) -> tuple[Any, Any]:
 
 def _prune_first(html: str, budget: int, tok: Any) -> str:
     """Step 1 of the two-step pipeline: BM25 over 256-word blocks, pruned to ``budget`` tokens of ``tok``."""
-    from htmlrag.pipeline import HtmlRagPipeline
+    from htmlrag.pruning.pipeline import HtmlRagPipeline
+    from htmlrag.pruning.tokens import HFCounter
     from htmlrag.rankers.bm25 import BM25Ranker
-    from htmlrag.tokens import HFCounter
 
     pipe = HtmlRagPipeline(BM25Ranker(), None, HFCounter(tok, "pruner"), budget2=budget, max_words1=256,
                            clean=False, count_stages=False, keep_stages=False)

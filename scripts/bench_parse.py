@@ -1,9 +1,9 @@
 """Parser quality of our layout parser against ground truth, with PyPI parsers run on the same files in the same run.
 
 Files: the 5 docling PDFs in ``../shared/data/pdf/docling`` (truth: their docling JSON, read with
-``docling-core``), and PDFs generated here with known content (:mod:`tests.helpers.superrag_pdfs`: a report with
+``docling-core``), and PDFs generated here with known content (:mod:`htmlrag.testing.pdfs`: a report with
 a ruled table, a two-column page, a contents page, unruled and shaded statement tables; truth: what was drawn).
-Measures (:mod:`htmlrag.superrag.quality`): NID over the reading-order text (tables included, row by row), TEDS
+Measures (:mod:`htmlrag.evaluation.parse_quality`): NID over the reading-order text (tables included, row by row), TEDS
 and TEDS-S over tables (a parser without table output scores 0 on files that have tables; "-" when a file has
 none), heading recall/precision (parsers that mark no headings: "-"), seconds per file.
 
@@ -40,8 +40,8 @@ PEERS = ("pymupdf4llm", "pdfplumber", "pypdf", "pdfminer", "pypdfium2")
 
 def ours(path: Path) -> dict[str, Any]:
     """Our parse of one PDF as reading-order text, headings and tables (rows of cells)."""
-    from htmlrag.superrag.model import FigureItem, Paragraph, TableItem
-    from htmlrag.superrag.parse import parse_pdf
+    from htmlrag.superrag.parse.document import parse_pdf
+    from htmlrag.superrag.parse.model import FigureItem, Paragraph, TableItem
 
     t0 = time.perf_counter()
     doc = parse_pdf(path)
@@ -74,7 +74,7 @@ def run_peer(python: str, parser: str, paths: list[Path]) -> dict[str, dict[str,
 
 
 def score(truth: dict[str, Any], got: dict[str, Any], marks_headings: bool, has_tables: bool) -> dict[str, float]:
-    from htmlrag.superrag.quality import heading_scores, match_tables, nid
+    from htmlrag.evaluation.parse_quality import heading_scores, match_tables, nid
 
     if got.get("error"):
         return {"nid": 0.0, "teds": 0.0, "teds_s": 0.0, "h_rec": 0.0, "h_prec": 0.0, "seconds": float("nan")}
@@ -93,7 +93,7 @@ def score(truth: dict[str, Any], got: dict[str, Any], marks_headings: bool, has_
 
 def generated(folder: Path) -> dict[Path, dict[str, Any]]:
     """PDFs made here and what was drawn on them (text in reading order, headings, tables)."""
-    from tests.helpers import superrag_pdfs as mk
+    from htmlrag.testing import pdfs as mk
 
     out: dict[Path, dict[str, Any]] = {}
     for fn in mk.TRUTH_MAKERS:

@@ -38,13 +38,13 @@ import time
 from pathlib import Path
 
 from htmlrag import clean_html
-from htmlrag.chunking import chunk_tree, section_chunks
-from htmlrag.formats import html_to_text
-from htmlrag.models import minilm_path, mistral_tokenizer_path
-from htmlrag.pipeline import HtmlRagPipeline
-from htmlrag.prune import prune_to_budget
-from htmlrag.stats import mcnemar_exact
-from htmlrag.tokens import load_tokenizer
+from htmlrag.core.models import minilm_path, mistral_tokenizer_path
+from htmlrag.evaluation.stats import mcnemar_exact
+from htmlrag.html.chunking import chunk_tree, section_chunks
+from htmlrag.html.formats import html_to_text
+from htmlrag.pruning.pipeline import HtmlRagPipeline
+from htmlrag.pruning.prune import prune_to_budget
+from htmlrag.pruning.tokens import load_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The development copy if there is one, else the download (`htmlrag-data download wtq_html_qa`).
@@ -113,8 +113,8 @@ def _forget(ranker) -> None:
 def cli_default_pipeline(kind: str, budget: int):
     """The pipeline ``htmlrag prune --ranker KIND --budget BUDGET`` builds with no other flag (the defaults
     users get: block size, embedding dtype and input length, CPU streams, split-to-fill, format)."""
-    from htmlrag.cli import build_parser
-    from htmlrag.cli_prune import _make_pipeline
+    from htmlrag.cli.main import build_parser
+    from htmlrag.cli.prune import _make_pipeline
 
     args = build_parser().parse_args(["prune", "page.html", "-q", "?", "--ranker", kind, "--budget", str(budget)])
     return _make_pipeline(args), args
@@ -285,7 +285,7 @@ def speed_batch(kind: str, budget: int, items: list[dict], repeats: int) -> dict
         times, rows, summary = [], [], ""
         for k in range(max(1, repeats)):
             out = tmp / f"out{k}.jsonl"
-            cmd = [sys.executable, "-m", "htmlrag.cli", "prune", "--batch", str(tmp / "in.jsonl"), "--out", str(out),
+            cmd = [sys.executable, "-m", "htmlrag.cli.main", "prune", "--batch", str(tmp / "in.jsonl"), "--out", str(out),
                    "--ranker", kind, "--budget", str(budget), *extra]
             err = subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                  env={**os.environ, "TQDM_DISABLE": "1"}).stderr

@@ -65,8 +65,8 @@ def header_match(a: str, b: str) -> bool:
 
 
 def bench_docling() -> None:
-    from htmlrag.superrag.headings import normalise
-    from htmlrag.superrag.parse import parse_pdf
+    from htmlrag.superrag.parse.document import parse_pdf
+    from htmlrag.superrag.parse.headings import normalise
 
     folder = DATA / "docling"
     print("\n(a) docling: section headers, tables, pictures vs groundtruth")
@@ -96,7 +96,7 @@ COMPANIES = {"AAPL": "Apple Inc.", "MSFT": "Microsoft Corporation"}
 
 def flat_chunks(pdf: Path, words: int = 150) -> list[str]:
     """The issue's flat baseline: the whole document's PyMuPDF plain text cut into ``words``-word chunks."""
-    from htmlrag.superrag.pdfio import open_pdf
+    from htmlrag.superrag.parse.pdfio import open_pdf
 
     doc, _ = open_pdf(pdf)
     toks = " ".join(p.get_text() for p in doc).split()
@@ -112,8 +112,8 @@ def build(pdfs: list[Path], root: Path, config: Any, emb: Any, cache: Path) -> P
     """The corpus of ``config`` (built once per config and code version; parses cached under ``cache``)."""
     from dataclasses import asdict
 
-    from htmlrag.cache import content_key
-    from htmlrag.superrag.corpus import open_writable
+    from htmlrag.core.cache import content_key
+    from htmlrag.superrag.build.corpus import open_writable
     from htmlrag.superrag.to_html import CORPUS_MODULES, parse_cached, superrag_fingerprint
 
     folder = root / content_key("bench", asdict(config), superrag_fingerprint(CORPUS_MODULES))[:16]
@@ -139,7 +139,7 @@ RERANK_MODES: dict[str, dict[str, bool]] = {"": {"rerank": True, "rerank_fuse": 
 
 def evaluate(folder: Path, pdfs: list[Path], retrievers: list[str], emb: Any, k: int = 10) -> list[dict[str, Any]]:
     """Per question: company, type, and the recall of every retriever's top-k evidence (and of flat chunks)."""
-    from htmlrag.superrag.corpus import open_corpus
+    from htmlrag.superrag.build.corpus import open_corpus
 
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     name_to_id = {Path(d["path"]).name: did for did, d in manifest["documents"].items()}
@@ -172,7 +172,7 @@ def evaluate(folder: Path, pdfs: list[Path], retrievers: list[str], emb: Any, k:
 def report(recs: list[dict[str, Any]], retrievers: list[str], title: str) -> None:
     """Hit rate (recall >= 0.5) per retriever, all / Table / Text, with the exact McNemar test vs flat; then the
     mean recall over all of them with the paired t-test vs flat (the measure without the 0.5 threshold)."""
-    from htmlrag.stats import mcnemar_exact, paired_ttest
+    from htmlrag.evaluation.stats import mcnemar_exact, paired_ttest
 
     print(f"\n  {title}: evidence hit rate @10 (recall >= 0.5); vs flat: +wins/-losses, McNemar exact p; "
           "mean recall, vs flat, paired t-test p")
@@ -226,8 +226,8 @@ def heldout_report(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
 
 
 def bench_sec(args: argparse.Namespace) -> None:
-    from htmlrag.superrag.corpus import CorpusConfig
-    from htmlrag.superrag.embed import CachedEmbedder, SentenceTransformerEmbedder
+    from htmlrag.superrag.build.corpus import CorpusConfig
+    from htmlrag.superrag.build.embed import CachedEmbedder, SentenceTransformerEmbedder
 
     retrievers = args.retrievers.split(",")
     if args.from_json:

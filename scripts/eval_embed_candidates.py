@@ -19,8 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_prune as bp
 
-from htmlrag.stats import mcnemar_exact
-from htmlrag.tokens import load_tokenizer
+from htmlrag.evaluation.stats import mcnemar_exact
+from htmlrag.pruning.tokens import load_tokenizer
 
 
 def main() -> None:

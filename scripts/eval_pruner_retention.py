@@ -1,14 +1,14 @@
 """Answer retention of step-2 rankers (a trained generative pruner against BM25, MiniLM, the untrained model) on
 held-out WTQ-HTML questions, two-step pruning, several final budgets, McNemar tests.
 
-For each question (``--split heldout`` of :mod:`training.split`: never used for training):
+For each question (``--split heldout`` of :mod:`htmlrag_bench.training.split`: never used for training):
 
 1. the pages are cleaned and pruned by step 1 (``--step1``, BM25 by default, 256-word blocks) to
    ``--budget1`` tokens (deterministic: every run sees the same step-1 pages);
 2. each step-2 ranker scores the 128-word blocks of the step-1 pages once (block trees without sibling packing
    for all rankers, so every ranker ranks the same blocks), and the pages are pruned to each ``--budgets``
-   value by :func:`htmlrag.prune.prune_to_budget` (HTML);
-3. *retention* = reference-text EM of that context (:func:`htmlrag.metrics.ref_em`: a normalised gold answer is
+   value by :func:`htmlrag.pruning.prune.prune_to_budget` (HTML);
+3. *retention* = reference-text EM of that context (:func:`htmlrag.evaluation.scoring.metrics.ref_em`: a normalised gold answer is
    in the context's text).
 
 Budgets count tokens of ``--tokenizer`` (default the pruner's own, ``gemma3-270m``). Rows go to ``--out``
@@ -58,7 +58,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def make_rankers(args: argparse.Namespace) -> dict[str, Any]:
     """Step-2 rankers by name: bm25, minilm, then every ``--gen NAME=MODEL``."""
-    from htmlrag.models import MINILM, resolve_embedding_model
+    from htmlrag.core.models import MINILM, resolve_embedding_model
     from htmlrag.rankers.bm25 import BM25Ranker
     from htmlrag.rankers.embedding import EmbeddingRanker
     from htmlrag.rankers.generative import GenerativeRanker
@@ -74,10 +74,10 @@ def make_rankers(args: argparse.Namespace) -> dict[str, Any]:
 
 def step1_pages(ex: Any, ranker: Any, budget: int, counter: Any) -> list[str]:
     """Step 1: cleaned pages pruned together to ``budget`` tokens (256-word blocks), one HTML string per page."""
-    from htmlrag.blocktree import build_block_tree
-    from htmlrag.clean import clean_html
-    from htmlrag.errors import HtmlRagError
-    from htmlrag.prune import prune_to_budget
+    from htmlrag.core.errors import HtmlRagError
+    from htmlrag.html.blocktree import build_block_tree
+    from htmlrag.html.clean import clean_html
+    from htmlrag.pruning.prune import prune_to_budget
 
     trees = []
     for i, page in enumerate(ex.load_pages()):
@@ -90,7 +90,7 @@ def step1_pages(ex: Any, ranker: Any, budget: int, counter: Any) -> list[str]:
 
 def html_to_text(html: str) -> str:
     """The text of an HTML context, as the harness gives it to reference-text EM."""
-    from htmlrag.formats import convert
+    from htmlrag.html.formats import convert
 
     return convert(html, "text") if html.strip() else ""
 
@@ -99,9 +99,9 @@ def question_row(ex: Any, rankers: dict[str, Any], step1: Any, args: argparse.Na
                  row: dict | None = None) -> dict:
     """Retention of every ranker at every budget for one question (plus step-1 retention and timings);
     rankers already in ``row`` (an earlier run's) are not scored again."""
-    from htmlrag.blocktree import build_block_tree
-    from htmlrag.metrics import MetricInput, ref_em
-    from htmlrag.prune import prune_to_budget
+    from htmlrag.evaluation.scoring.metrics import MetricInput, ref_em
+    from htmlrag.html.blocktree import build_block_tree
+    from htmlrag.pruning.prune import prune_to_budget
 
     pages = step1_pages(ex, step1, args.budget1, counter)
     text1 = html_to_text("\n".join(p for p in pages if p))
@@ -129,7 +129,7 @@ def question_row(ex: Any, rankers: dict[str, Any], step1: Any, args: argparse.Na
 
 def summarize(rows: list[dict], names: list[str], budgets: list[int], ours: str) -> dict:
     """Retention (%) per ranker and budget; McNemar of ``ours`` against each other ranker per budget."""
-    from htmlrag.stats import mcnemar_exact
+    from htmlrag.evaluation.stats import mcnemar_exact
 
     out: dict[str, Any] = {"questions": len(rows), "step1_retention": 100 * sum(r["step1_retained"] for r in rows)
                            / max(len(rows), 1), "retention": {}, "mcnemar": {}, "seconds_per_question": {}}
@@ -163,11 +163,11 @@ def print_table(summary: dict, names: list[str], budgets: list[int], ours: str) 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
+    from htmlrag_bench.training.split import in_split
     from tqdm import tqdm
 
     from htmlrag.data import load_wtq_html
-    from htmlrag.tokens import load_tokenizer
-    from training.split import in_split
+    from htmlrag.pruning.tokens import load_tokenizer
 
     items = [ex for ex in load_wtq_html(args.wtq, order="shuffled") if in_split(ex.id, args.split)]
     items = items[: args.limit] if args.limit else items

@@ -3,7 +3,7 @@
 Every figure comes from a real ``htmlrag-bench`` run (``experiment=fidelity_wtq``: reader=none, reference-text
 EM of the pruned context) saved under ``results/fidelity_wtq/<run-id>/``; this script composes the grid,
 runs what is not saved yet (runs resume), reads each run's ``predictions.jsonl`` and compares runs question
-by question with the exact McNemar test (:func:`htmlrag.stats.mcnemar_exact`)::
+by question with the exact McNemar test (:func:`htmlrag.evaluation.stats.mcnemar_exact`)::
 
     python scripts/fidelity_retention.py                          # BM25, 1K/2K/4K, HTML and text, every knob
     python scripts/fidelity_retention.py --ranker minilm --no-knobs   # MiniLM: paper vs ours only
@@ -36,10 +36,9 @@ KNOBS = [("fidelity.keep_hidden=false", "drop hidden text"), ("fidelity.pack_sib
 
 
 def compose(overrides: list[str]):
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from hydra import compose as hcompose
     from hydra import initialize_config_dir
-
-    from eval.schemas import CONF_DIR, register_configs
 
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -48,9 +47,9 @@ def compose(overrides: list[str]):
 
 def run_one(overrides: list[str]) -> Path:
     """Run (or resume, or find) the configuration; returns its run folder."""
-    from eval import build
-    from eval.app import run
-    from eval.schemas import validate
+    from htmlrag_bench.eval.app import run
+    from htmlrag_bench.eval.schemas import validate
+    from htmlrag_bench.eval.systems import build
 
     cfg = compose(overrides)
     validate(cfg)
@@ -73,7 +72,7 @@ def retained(run_dir: Path) -> dict[str, bool]:
 
 
 def compare(a: dict[str, bool], b: dict[str, bool]) -> str:
-    from htmlrag.stats import mcnemar_exact
+    from htmlrag.evaluation.stats import mcnemar_exact
 
     ids = sorted(set(a) & set(b))
     t = mcnemar_exact([b[i] for i in ids], [a[i] for i in ids])

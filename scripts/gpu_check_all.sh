@@ -43,7 +43,7 @@ for name in ("transformers", "accelerate", "peft", "tokenizers", "hydra", "omega
     except Exception as e:  # reported; the parts below still run
         print(name, "import FAILED:", type(e).__name__, e)
 try:
-    from htmlrag.models import mistral_tokenizer_path
+    from htmlrag.core.models import mistral_tokenizer_path
     print("mistral tokenizer file", mistral_tokenizer_path())
 except Exception as e:
     print("mistral tokenizer file missing:", e)

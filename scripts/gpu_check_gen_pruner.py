@@ -71,7 +71,7 @@ def load_tokenizer() -> Any:
 
         from transformers import LlamaTokenizer
 
-        from htmlrag.models import mistral_tokenizer_path
+        from htmlrag.core.models import mistral_tokenizer_path
 
         folder = tempfile.mkdtemp()
         shutil.copy(mistral_tokenizer_path(), Path(folder) / "tokenizer.model")

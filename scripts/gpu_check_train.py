@@ -1,10 +1,10 @@
 """GPU check of pruner training: DeepSpeed ZeRO-3 on one GPU, a randomly initialised ~0.5B Llama-shaped model,
-samples of about 8K tokens built by the real sample builder, 20 optimizer steps through ``training.train``.
+samples of about 8K tokens built by the real sample builder, 20 optimizer steps through ``htmlrag_bench.training.train``.
 
 Reports tokens/s (overall, and steady state from step 3 on), peak GPU memory, first/last loss and the
 model size; writes them as JSON with ``--out``. Exits 0 with a message when CUDA is absent. Meant to finish
 within 8 minutes on one H200; launched by ``scripts/gpu_check_train.sh`` through ``accelerate launch`` with
-``conf/accelerate/zero3.yaml`` (one process), or directly with ``python`` (``training.train`` then runs
+``conf/accelerate/zero3.yaml`` (one process), or directly with ``python`` (``htmlrag_bench.training.train`` then runs
 DeepSpeed as the single rank of a one-process job).
 
 Samples: synthetic Wikipedia-like pages (tables, lists, sections), several per question, the answer in one
@@ -92,15 +92,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if not torch.cuda.is_available():
         log.warning("gpu_check_train: no CUDA device; nothing to check")
         return {"skipped": "no CUDA"}
+    from htmlrag_bench.training.data import write_jsonl
+    from htmlrag_bench.training.samples import BuildSettings, build_samples
+    from htmlrag_bench.training.schemas import CONF_DIR, register_configs
+    from htmlrag_bench.training.train import train
     from hydra import compose, initialize_config_dir
     from transformers import TrainerCallback
 
-    from htmlrag.tokens import HFCounter
+    from htmlrag.pruning.tokens import HFCounter
     from tests.helpers.tiny import tiny_tokenizer
-    from training.data import write_jsonl
-    from training.samples import BuildSettings, build_samples
-    from training.schemas import CONF_DIR, register_configs
-    from training.train import train
 
     class StepTimer(TrainerCallback):
         def __init__(self) -> None:

@@ -36,9 +36,9 @@ def context_digests(limit: int, budgets: list[int], formats: list[str]) -> tuple
     """(SHA-1 of all contexts in order budget, format, question; per-item SHA-1 keyed ``budget/fmt/id``)."""
     from bench_prune import load_items  # a sibling script
 
-    from htmlrag.pipeline import HtmlRagPipeline
+    from htmlrag.pruning.pipeline import HtmlRagPipeline
+    from htmlrag.pruning.tokens import load_tokenizer
     from htmlrag.rankers.bm25 import BM25Ranker
-    from htmlrag.tokens import load_tokenizer
 
     tok = load_tokenizer()
     items = load_items(SHARED / "wtq-html-qa", limit)
@@ -59,7 +59,7 @@ def clean_digests() -> tuple[str, dict[str, str]]:
     """(SHA-1 over every page's cleaned outputs; per-page SHA-1 keyed by the page's path)."""
     from bench_clean import find_pages, load  # a sibling script
 
-    from htmlrag.clean import clean_html, clean_page_counted
+    from htmlrag.html.clean import clean_html, clean_page_counted
 
     pages = find_pages([str(SHARED / d) for d in ("readability-pages", "article-extraction-benchmark",
                                                   "wtq-html-qa")])

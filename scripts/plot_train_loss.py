@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 def losses(run_dir: Path) -> list[tuple[int, float]]:
     """``(step, loss)`` pairs of the run (finished result first, else the latest complete checkpoint)."""
-    from training.checkpoints import latest_checkpoint
+    from htmlrag_bench.training.checkpoints import latest_checkpoint
 
     result = run_dir / "train_result.json"
     if result.is_file():

@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 
 from htmlrag import build_block_tree, check_lossless, clean_html
-from htmlrag.io import page_stem, read_page
+from htmlrag.core.io import page_stem, read_page
 
 log = logging.getLogger("quickstart")
 ROOT = Path(__file__).resolve().parents[1]

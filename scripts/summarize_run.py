@@ -33,7 +33,7 @@ def main() -> int:
     args = ap.parse_args()
     import yaml
 
-    from htmlrag.summary import summarize, write_tables
+    from htmlrag.evaluation.summary import summarize, write_tables
 
     cfg = yaml.safe_load((args.run_dir / "config.yaml").read_text())
     rows = [json.loads(x) for x in (args.run_dir / "predictions.jsonl").read_text().splitlines() if x.strip()]
@@ -59,7 +59,7 @@ def main() -> int:
 def compare_runs(run_dir: Path, rows: list[dict], other_dir: Path, systems: list[str], metrics: list[str]) -> str:
     """Markdown: per system both runs ran and metric, the two means over the questions both answered (by id)
     and the paired two-sided t-test p-value."""
-    from htmlrag.stats import paired_ttest
+    from htmlrag.evaluation.stats import paired_ttest
 
     lines_b = (other_dir / "predictions.jsonl").read_text().splitlines()
     other = {r["id"]: r for r in (json.loads(x) for x in lines_b if x.strip())}  # as this run's rows are read

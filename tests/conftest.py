@@ -45,6 +45,6 @@ def _no_leftover_log_filters():
     root handlers, pytest's capture handlers among them; take that filter off after each test so a later
     test's ``caplog`` sees every record."""
     yield
-    from htmlrag.logs import restore
+    from htmlrag.core.logs import restore
 
     restore()

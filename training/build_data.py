@@ -1,6 +1,6 @@
 """Build pruner training samples from questions with gold answers and HTML pages.
 
-    python -m training.build_data --wtq ../shared/data/wtq-html-qa --out results/train/data/wtq-demo
+    python -m htmlrag_bench.training.build_data --wtq ../shared/data/wtq-html-qa --out results/train/data/wtq-demo
     htmlrag-train-data --pages data/pages/questions.jsonl --out results/train/data/demo --max-words 32
     htmlrag-train-data --wtq ../shared/data/wtq-html-qa --out results/train/data/wtq-demo --variants every_bucket
     htmlrag-train-data --wtq ../shared/data/wtq-html-qa --split train --tokenizer gemma3-270m \
@@ -11,7 +11,7 @@ sample format, as ``data/pages/questions.jsonl``: one JSON object per line ``{"i
 [...], "pages": ["a.html", ...]}``, page files named relative to that file, plain or ``.gz``).
 
 ``--split train|heldout`` keeps only the questions of that side of the fixed id-hash split
-(:mod:`training.split`), so that a trained pruner can be measured on questions it never saw.
+(:mod:`htmlrag_bench.training.split`), so that a trained pruner can be measured on questions it never saw.
 ``--step1 bm25 --step1-budget N`` first prunes each question's cleaned pages with BM25 (256-word blocks) to
 ``N`` tokens, as step 1 of the two-step pipeline does before the generative pruner sees them: samples then
 look like what the pruner ranks at inference, and fit small buckets (CPU training). A question whose answer
@@ -20,7 +20,7 @@ does not survive step 1 gives no sample (counted as ``no_answer_block``).
 Writes ``<out>/<name>-<bucket>.jsonl`` (the released layout, one file per length bucket) and
 ``<out>/stats.json`` (counts per bucket, label coverage, dropped items by reason), and logs the report.
 Token counts use ``--tokenizer`` (a Hugging Face name or folder; default: the offline Mistral-7B tokenizer of
-:mod:`htmlrag.tokens`): use the target model's tokenizer when it is at hand, since training measures again
+:mod:`htmlrag.pruning.tokens`): use the target model's tokenizer when it is at hand, since training measures again
 with it and drops samples over ``max_length``.
 """
 
@@ -33,11 +33,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from htmlrag.blocktree import build_block_tree
-from htmlrag.errors import HtmlRagError
-from training.data import write_buckets, write_jsonl
-from training.samples import ANSWER_FORMATS, BUCKETS, OVERLENGTH, VARIANTS, BuildSettings, build_samples
-from training.split import HELDOUT_FRACTION, SPLITS, in_split
+from htmlrag_bench.training.data import write_buckets, write_jsonl
+from htmlrag_bench.training.samples import (
+    ANSWER_FORMATS,
+    BUCKETS,
+    OVERLENGTH,
+    VARIANTS,
+    BuildSettings,
+    build_samples,
+)
+from htmlrag_bench.training.split import HELDOUT_FRACTION, SPLITS, in_split
+
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.html.blocktree import build_block_tree
 
 log = logging.getLogger("htmlrag-train-data")
 
@@ -74,8 +82,8 @@ def step1_items(items: list[Any], budget: int, counter: Any, max_words: int = 25
     one string per page, ``""`` where nothing was kept; page order and ``gold_page`` unchanged)."""
     from dataclasses import replace
 
-    from htmlrag.clean import clean_html
-    from htmlrag.prune import prune_to_budget
+    from htmlrag.html.clean import clean_html
+    from htmlrag.pruning.prune import prune_to_budget
     from htmlrag.rankers.bm25 import BM25Ranker
 
     ranker, out = BM25Ranker(), []
@@ -94,7 +102,7 @@ def step1_items(items: list[Any], budget: int, counter: Any, max_words: int = 25
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Build and write the samples; returns the stats report (also written to ``stats.json``)."""
     from htmlrag.data import load_page_questions, load_wtq_html
-    from htmlrag.tokens import load_tokenizer
+    from htmlrag.pruning.tokens import load_tokenizer
 
     if args.wtq is not None:
         items, source = load_wtq_html(args.wtq, order="shuffled"), "wtq-html-qa"

@@ -91,7 +91,7 @@ def run_key(cfg: Any) -> str | None:
     for a config that is not an OmegaConf node (no finished-run check then)."""
     from omegaconf import OmegaConf
 
-    from htmlrag.cache import content_key
+    from htmlrag.core.cache import content_key
 
     if not OmegaConf.is_config(cfg):
         return None

@@ -2,7 +2,7 @@
 
 Format (the released ``zstanjj/HtmlRAG-train`` rows and ours): one JSON object per line with ``messages``, a
 list of ``{"role", "content"}`` ending with the assistant's answer (the block path, then the block's HTML);
-our rows add ``target_path`` and analysis fields (see :mod:`training.samples`). Released files are named
+our rows add ``target_path`` and analysis fields (see :mod:`htmlrag_bench.training.samples`). Released files are named
 ``<dataset>-<bucket>.jsonl`` (``asqa-2k.jsonl`` ... ``musique-32k.jsonl``) and were mixed with one sampling
 rate per file; :func:`load_records` takes the same ``{pattern: rate}`` mix.
 
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.data.schema import open_text, read_records
-from htmlrag.errors import HtmlRagError, InputError
 
 log = logging.getLogger(__name__)
 

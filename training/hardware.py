@@ -21,8 +21,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from htmlrag.errors import HtmlRagError
-from training.schemas import DEEPSPEED_DIR, ROOT
+from htmlrag_bench.eval.locations import project_root
+from htmlrag_bench.training.schemas import DEEPSPEED_DIR
+
+from htmlrag.core.errors import HtmlRagError
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +40,7 @@ def deepspeed_names() -> list[str]:
 
 def resolve_deepspeed(value: str | None) -> Path | None:
     """The DeepSpeed JSON that a run uses: ``value`` as a name in ``conf/accelerate/deepspeed/`` or a path (relative to
-    the working directory, then the project root); without it, the one ``accelerate launch`` passes in
+    the working directory, then ``$HTMLRAG_ROOT``); without it, the one ``accelerate launch`` passes in
     ``ACCELERATE_DEEPSPEED_CONFIG_FILE``; else ``None``.
 
     Raises:
@@ -49,7 +51,7 @@ def resolve_deepspeed(value: str | None) -> Path | None:
         return Path(env) if env and os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() == "true" else None
     if value in deepspeed_names():
         return DEEPSPEED_DIR / f"{value}.json"
-    for cand in (Path(value).expanduser(), ROOT / value):
+    for cand in (Path(value).expanduser(), Path(project_root()) / value):
         if cand.is_file():
             return cand.resolve()
     raise HtmlRagError(f"deepspeed={value!r}: neither a name in {DEEPSPEED_DIR} ({', '.join(deepspeed_names())}) "

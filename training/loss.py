@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from training.data import IGNORE_INDEX
+from htmlrag_bench.training.data import IGNORE_INDEX
 
 
 def answer_positions(labels: Any) -> Any:
@@ -66,7 +66,7 @@ def answer_loss_trainer() -> type:
     from transformers import Trainer
 
     class AnswerLossTrainer(Trainer):
-        """``Trainer`` computing the loss on the answer positions only (see :mod:`training.loss`)."""
+        """``Trainer`` computing the loss on the answer positions only (see :mod:`htmlrag_bench.training.loss`)."""
 
         def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
                          num_items_in_batch: Any = None) -> Any:

@@ -1,10 +1,10 @@
 """Training samples for the generative pruner: (question, gold answers, HTML pages) -> chat sample.
 
-The pipeline per item (no Hydra, no model; the token counter is any :class:`htmlrag.tokens.TokenCounter`):
+The pipeline per item (no Hydra, no model; the token counter is any :class:`htmlrag.pruning.tokens.TokenCounter`):
 
 1. every page is cleaned (:func:`htmlrag.clean_html`) and split into a block tree of ``max_words`` words
    (128, HtmlRAG step 2); pages that fail or hold no block are left out (counted in the stats);
-2. a block *holds* a gold answer when the answer, SQuAD-normalised (:func:`htmlrag.metrics.normalize_answer`),
+2. a block *holds* a gold answer when the answer, SQuAD-normalised (:func:`htmlrag.evaluation.scoring.metrics.normalize_answer`),
    occurs in the block's normalised text on word boundaries (``"2"`` is not in ``"1992"``). Its score is the
    fraction of gold answers it holds; the target is the first block with the best score in block order
    (breadth-first, pages in order), as the authors' sample maker did. When the item names gold pages
@@ -39,13 +39,13 @@ from typing import Any
 
 import lxml.etree as etree
 
-from htmlrag.blocktree import Block, BlockTree, build_block_tree
-from htmlrag.clean import clean_html
-from htmlrag.errors import HtmlRagError, InputError
-from htmlrag.metrics import normalize_answer
+from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.evaluation.scoring.metrics import normalize_answer
+from htmlrag.html.blocktree import Block, BlockTree, build_block_tree
+from htmlrag.html.clean import clean_html
+from htmlrag.html.text import has_cjk
+from htmlrag.pruning.tokens import TokenCounter
 from htmlrag.rankers.generative import block_paths, build_pruner_messages, path_string
-from htmlrag.text import has_cjk
-from htmlrag.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +238,7 @@ class SampleBuilder:
 
     Args:
         counter: counts tokens (the target model's tokenizer, or the offline default of
-            :func:`htmlrag.tokens.load_tokenizer`).
+            :func:`htmlrag.pruning.tokens.load_tokenizer`).
         settings: see :class:`BuildSettings`.
         source: recorded in every row (``"wtq-html-qa"``, ...).
     """
@@ -413,7 +413,7 @@ def build_samples(items: Iterable[Any], counter: TokenCounter, settings: BuildSe
 
     from tqdm import tqdm
 
-    from htmlrag.io import read_page
+    from htmlrag.core.io import read_page
 
     builder = SampleBuilder(counter, settings, source)
     items = list(items)

@@ -9,12 +9,11 @@ submitit). A misspelt key or a wrong type fails when the config composes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from omegaconf import MISSING, OmegaConf
+from htmlrag_bench.eval.locations import conf_dir, register_resolvers
+from omegaconf import MISSING
 
-ROOT = Path(__file__).resolve().parents[1]
-CONF_DIR = ROOT / "conf"
+CONF_DIR = conf_dir()
 DEEPSPEED_DIR = CONF_DIR / "accelerate" / "deepspeed"
 
 
@@ -42,7 +41,7 @@ class TrainRecipe:
     it needs a DeepSpeed config and ``deepspeed>=0.18.2`` (see README, "Training a pruner").
     ``max_minutes``: stop (saving a checkpoint) after this much training wall time, whatever ``max_steps`` says;
     the run then counts as finished. ``answer_logits_only``: apply the output head on the answer positions only
-    (:mod:`training.loss`; the same loss, far less memory with a large vocabulary).
+    (:mod:`htmlrag_bench.training.loss`; the same loss, far less memory with a large vocabulary).
     ``model`` may be a hub name, a folder, or a model alias (``gemma3-270m``).
     """
 
@@ -79,7 +78,7 @@ class TrainRecipe:
 
 @dataclass
 class TrainData:
-    """Where the samples come from (see :func:`training.data.load_records`).
+    """Where the samples come from (see :func:`htmlrag_bench.training.data.load_records`).
 
     ``paths``: local ``.jsonl``/``.json`` files, folders or globs; ``hub``: e.g. ``zstanjj/HtmlRAG-train``
     (with ``revision`` and ``data_files`` patterns); ``sample_rates``: ``{file pattern: rate}`` (the released
@@ -125,15 +124,9 @@ class TrainConfig:
     progress: bool = True
 
 
-def project_root() -> str:
-    """The repository root (resolver ``${project_root:}``)."""
-    return str(ROOT)
-
-
 def register_configs() -> None:
     """Register the schema and the ``project_root`` resolver (idempotent)."""
     from hydra.core.config_store import ConfigStore
 
-    if not OmegaConf.has_resolver("project_root"):
-        OmegaConf.register_new_resolver("project_root", project_root)
+    register_resolvers()
     ConfigStore.instance().store(name="train_schema", node=TrainConfig)

@@ -2,7 +2,7 @@
 
     htmlrag-train train=tiny train.model=/path/to/model data.paths=[results/train/data/wtq-demo]
     htmlrag-train train=phi35_pruner deepspeed=zero3 dry_run=true          # print settings, load nothing
-    accelerate launch --config_file conf/accelerate/zero3.yaml -m training.train train=phi35_pruner data.paths=[...]
+    accelerate launch --config_file conf/accelerate/zero3.yaml -m htmlrag_bench.training.train train=phi35_pruner data.paths=[...]
     htmlrag-train -m train_launcher=slurm train=phi35_pruner deepspeed=zero3 data.paths=[...]
 
 Steps, top to bottom: resolve the DeepSpeed config -> (dry run: log and stop) -> a finished run with the same
@@ -10,7 +10,7 @@ settings stops here (see below) -> load the samples (an empty set stops here, be
 training arguments (this starts torch.distributed when launched on several GPUs) -> tokenize (loss on the
 assistant's tokens only; samples over ``max_length`` dropped) -> load the model (+ LoRA) -> ``Trainer.train``
 (resuming from the latest complete checkpoint; the output head runs on the answer positions only, see
-:mod:`training.loss`) -> export (LoRA merged) to ``export_dir`` -> ``train_result.json``.
+:mod:`htmlrag_bench.training.loss`) -> export (LoRA merged) to ``export_dir`` -> ``train_result.json``.
 
 A finished run is done: when ``<output_dir>/train_result.json`` records the same settings (the whole config
 except ``resume``, ``dry_run``, ``progress``, ``report_to``) and the exported model is in place, a rerun logs
@@ -18,7 +18,7 @@ that and returns the recorded result without touching checkpoints or the export.
 ``train.max_steps`` or ``train.max_minutes``: the run continues from its latest checkpoint) or pass
 ``resume=false`` (train again from scratch) to train more.
 
-``train.model`` may be a model alias (``gemma3-270m``, :mod:`htmlrag.model_aliases`): converted once to a
+``train.model`` may be a model alias (``gemma3-270m``, :mod:`htmlrag.core.models.aliases`): converted once to a
 cached folder, which is then the base model (and the LoRA merge's base).
 """
 
@@ -32,12 +32,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
-
-from htmlrag.errors import HtmlRagError
-from training.checkpoints import export_model, finished_run, latest_checkpoint, run_key
-from training.data import Collator, TokenizeReport, TrainDataError, load_records, tokenize_records
-from training.hardware import (
+from htmlrag_bench.training.checkpoints import export_model, finished_run, latest_checkpoint, run_key
+from htmlrag_bench.training.data import (
+    Collator,
+    TokenizeReport,
+    TrainDataError,
+    load_records,
+    tokenize_records,
+)
+from htmlrag_bench.training.hardware import (
     MODEL_FILLED,
     export_slurm_env,
     fill_auto,
@@ -48,7 +51,10 @@ from training.hardware import (
     single_rank_env,
     zero_stage,
 )
-from training.schemas import CONF_DIR, register_configs
+from htmlrag_bench.training.schemas import CONF_DIR, register_configs
+from omegaconf import DictConfig, OmegaConf
+
+from htmlrag.core.errors import HtmlRagError
 
 log = logging.getLogger("htmlrag-train")
 
@@ -189,11 +195,11 @@ def train(cfg: Any, callbacks: list[Any] | None = None) -> TrainResult | dict[st
 
     # 2. Training arguments (starts torch.distributed under accelerate/torchrun/SLURM).
     import torch
+    from htmlrag_bench.training.hardware import bf16_support
+    from htmlrag_bench.training.loss import answer_loss_trainer, time_limit_callback
     from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments, set_seed
 
-    from htmlrag.model_aliases import resolve_model
-    from training.hardware import bf16_support
-    from training.loss import answer_loss_trainer, time_limit_callback
+    from htmlrag.core.models.aliases import resolve_model
 
     if recipe.bf16 and not bf16_support():
         raise HtmlRagError("train.bf16=true needs a GPU with bf16 support or a CPU with native bf16 (AVX512-BF16 or "

@@ -12,7 +12,7 @@ from htmlrag.app.ask import AskRequest
 from htmlrag.app.playground import prune_page, sample_bytes, samples
 from htmlrag.app.state import AppState
 from htmlrag.app.uploads import Upload, UploadError, check_upload
-from htmlrag.errors import InputError
+from htmlrag.core.errors import InputError
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -91,7 +91,7 @@ def job(request: Request, job_id: str) -> dict[str, Any]:
 @router.get("/documents/{doc_id}/pages/{page}.png", summary="A PDF page rendered as PNG",
             response_class=Response, responses={200: {"content": {"image/png": {}}}})
 def page_png(request: Request, doc_id: str, page: int, zoom: Annotated[float, Query(ge=0.5, le=3.0)] = 1.5) -> Response:
-    from htmlrag.superrag.view import render_page_png
+    from htmlrag.app.pdfview import render_page_png
 
     st = state_of(request)
     png = render_page_png(st.library.pdf_path(doc_id), page, zoom=zoom)

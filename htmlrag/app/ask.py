@@ -1,7 +1,7 @@
 """Ask: retrieve evidence from the chosen documents, optionally answer with a reader, and say where the evidence
 lies (PDF page regions; blocks of HTML pages).
 
-PDFs are searched with a SuperRAG retriever over the layout graph (:meth:`htmlrag.superrag.corpus.Corpus.retrieve`;
+PDFs are searched with a SuperRAG retriever over the layout graph (:meth:`htmlrag.superrag.build.corpus.Corpus.retrieve`;
 the Cypher retriever runs a query the user typed or a model wrote, checked by the read-only guard
 :func:`htmlrag.superrag.graph.readonly.check_read_only` before it reaches the read-only database). HTML pages are
 searched the HtmlRAG way: cleaned, split into blocks, ranked (BM25 or embeddings); the best blocks are the
@@ -20,7 +20,7 @@ from typing import Any
 from htmlrag.app.library import Library
 from htmlrag.app.pages import block_tree, safe_table_html
 from htmlrag.app.readers import Readers
-from htmlrag.errors import InputError
+from htmlrag.core.errors import InputError
 
 #: Retrievers the Ask page offers for PDFs (htmlrag.superrag.pipelines.RETRIEVERS has more).
 PDF_RETRIEVERS = ("full", "hybrid", "toc", "tables", "reflect", "cypher")
@@ -96,13 +96,13 @@ class Asker:
             out["evidence"] += ev
             contexts.append(ctx)
         t1 = time.perf_counter()
-        from htmlrag.tokens import load_tokenizer
+        from htmlrag.pruning.tokens import load_tokenizer
 
         tok = load_tokenizer(self.library.settings.tokenizer)
         context = tok.truncate("\n".join(c for c in contexts if c), req.budget)
         out["context_tokens"] = tok.count(context)
         if reader is not None:
-            from htmlrag.errors import ServiceError
+            from htmlrag.core.errors import ServiceError
             from htmlrag.readers.base import ReadRequest
 
             try:
@@ -140,8 +140,8 @@ class Asker:
         return chat
 
     def _pdf(self, req: AskRequest, doc_ids: list[str]) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+        from htmlrag.app.pdfview import evidence_regions, section_paths
         from htmlrag.superrag.system import render_evidence
-        from htmlrag.superrag.view import evidence_regions, section_paths
 
         writer = self._writer(req)
         chat = self.readers.chat(req.reader) if req.retriever in ("reflect", "full") else None
@@ -174,8 +174,8 @@ class Asker:
         return items, render_evidence(evidence, lambda d: names.get(d, d)), extra
 
     def _html(self, req: AskRequest, page_ids: list[str]) -> tuple[list[dict[str, Any]], str]:
-        from htmlrag.prune import prune_to_budget, rank_blocks
-        from htmlrag.tokens import load_tokenizer
+        from htmlrag.pruning.prune import prune_to_budget, rank_blocks
+        from htmlrag.pruning.tokens import load_tokenizer
 
         manifest = self.library.pages_manifest()
         trees = [block_tree(self.library.page_path(p).read_bytes(), manifest[p]["name"]) for p in page_ids]

@@ -8,7 +8,7 @@ import os
 import urllib.parse
 from pathlib import Path, PurePosixPath
 
-from htmlrag.errors import InputError
+from htmlrag.core.errors import InputError
 
 #: Extension -> media type of what the results browser serves. Text is served as text/plain (never HTML/SVG,
 #: which a browser would run).

@@ -2,7 +2,7 @@
 
 Folder layout (``--db DIR``, the same corpus folder ``htmlrag graph build --db DIR`` makes)::
 
-    manifest.json, graph.kuzu, vectors.db, fulltext/   the corpus (htmlrag.superrag.corpus)
+    manifest.json, graph.kuzu, vectors.db, fulltext/   the corpus (htmlrag.superrag.build.corpus)
     uploads/<sha>-<name>.pdf                           uploaded PDFs (the manifest points at them)
     parse-cache/                                       parsed layouts (htmlrag.superrag.to_html.parse_cached)
     pages/<id>.html, pages.json                        uploaded HTML pages and their facts
@@ -29,7 +29,7 @@ from typing import Any
 from htmlrag.app.jobs import Job, JobRunner
 from htmlrag.app.settings import AppSettings
 from htmlrag.app.uploads import Upload
-from htmlrag.errors import HtmlRagError, InputError
+from htmlrag.core.errors import HtmlRagError, InputError
 
 log = logging.getLogger(__name__)
 _PAGE_ID = re.compile(r"^[0-9a-f]{12}$")
@@ -78,7 +78,7 @@ class Library:
 
     def embedder(self) -> Any:
         """The corpus's embedder, loaded once (the manifest's model for an existing corpus)."""
-        from htmlrag.superrag.embed import make_embedder
+        from htmlrag.superrag.build.embed import make_embedder
 
         name = self.embedding_model()
         if self._embedder is None or self._embedder.name != name:
@@ -115,7 +115,7 @@ class Library:
             if self._corpus is None:
                 if not (self.folder / "manifest.json").is_file() or not self.manifest().get("documents"):
                     raise NoCorpus("no PDF is built yet: upload one on the Documents page")
-                from htmlrag.superrag.corpus import open_corpus
+                from htmlrag.superrag.build.corpus import open_corpus
 
                 self._corpus = open_corpus(self.folder, embedder=self.embedder(), read_only=True)
             yield self._corpus
@@ -125,7 +125,7 @@ class Library:
         (run on a thread at start-up; errors are only logged: a question will report them)."""
         try:
             with self.reading() as corpus:
-                from htmlrag.superrag.view import document_stats
+                from htmlrag.app.pdfview import document_stats
 
                 self._stats = document_stats(corpus)
                 corpus.retrieve("warm-up", retriever="hybrid", k=1)  # embedder, vector and full-text indexes
@@ -144,7 +144,7 @@ class Library:
         """Node counts per document and kind (cached until the next build). Never waits: while the corpus is
         in use (a build, the start-up warm-up, a question) it answers ``{}`` and the counts show later."""
         if self._stats is None:
-            from htmlrag.superrag.view import document_stats
+            from htmlrag.app.pdfview import document_stats
 
             if not self._lock.acquire(blocking=False):
                 return {}
@@ -206,7 +206,7 @@ class Library:
 
     def _add_page(self, up: Upload, path: Path) -> dict[str, Any]:
         from htmlrag.app.pages import page_facts
-        from htmlrag.results import atomic_write
+        from htmlrag.evaluation.store import atomic_write
 
         page_id = path.stem
         try:
@@ -220,7 +220,7 @@ class Library:
         return {"name": up.name, "kind": "html", "ok": True, "id": page_id, **facts}
 
     def _build_pdfs(self, job: Job, pdfs: Sequence[tuple[Upload, Path]]) -> None:
-        from htmlrag.superrag.corpus import CorpusConfig
+        from htmlrag.superrag.build.corpus import CorpusConfig
         from htmlrag.superrag.system import CorpusHandle
         from htmlrag.superrag.to_html import parse_cached
 

@@ -32,10 +32,10 @@ def page_facts(data: bytes, name: str, tokenizer: str | None = None) -> dict[str
     Raises:
         InputError: the page cannot be parsed (the message names it).
     """
-    from htmlrag.blocktree import build_block_tree
-    from htmlrag.clean import clean_html
-    from htmlrag.parse import parse_html
-    from htmlrag.tokens import load_tokenizer
+    from htmlrag.html.blocktree import build_block_tree
+    from htmlrag.html.clean import clean_html
+    from htmlrag.html.parse import parse_html
+    from htmlrag.pruning.tokens import load_tokenizer
 
     cleaned = clean_html(data, name=name)
     tree = build_block_tree(cleaned, EVIDENCE_WORDS, pack_siblings=True, name=name)
@@ -63,8 +63,8 @@ EVIDENCE_WORDS = 64
 
 def block_tree(data: bytes | str, name: str, max_words: int = EVIDENCE_WORDS, *, pack: bool = True) -> Any:
     """The cleaned page's block tree (the same call every time, so block indices are stable)."""
-    from htmlrag.blocktree import build_block_tree
-    from htmlrag.clean import clean_html
+    from htmlrag.html.blocktree import build_block_tree
+    from htmlrag.html.clean import clean_html
 
     return build_block_tree(clean_html(data, name=name), max_words, pack_siblings=pack, name=name)
 
@@ -73,9 +73,9 @@ def mark_blocks(tree: Any, marks: Mapping[Any, str], *, anchor_first: bool = Tru
     """The page of ``tree`` as an HTML document with the given blocks marked.
 
     Args:
-        tree: a :class:`~htmlrag.blocktree.BlockTree` (not modified: a copy is marked).
+        tree: a :class:`~htmlrag.html.blocktree.BlockTree` (not modified: a copy is marked).
         marks: block -> mark (``kept``, ``own`` for a kept non-leaf block's own text, ``evidence``); keys are
-            :class:`~htmlrag.blocktree.Block` objects of ``tree`` (or of trees sharing its root).
+            :class:`~htmlrag.html.blocktree.Block` objects of ``tree`` (or of trees sharing its root).
         anchor_first: give the first marked element (document order) ``id="hr-0"`` so ``#hr-0`` scrolls to it.
     """
     if tree.root is None:

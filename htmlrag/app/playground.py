@@ -1,7 +1,7 @@
 """The pruning playground: one page, one question, one budget, one ranker; every stage shown.
 
-Stages are the library's: :func:`htmlrag.clean.clean_html`, :func:`htmlrag.blocktree.build_block_tree`,
-a ranker's scores, :func:`htmlrag.prune.prune_to_budget` (with the pipeline's defaults: sibling packing and
+Stages are the library's: :func:`htmlrag.html.clean.clean_html`, :func:`htmlrag.html.blocktree.build_block_tree`,
+a ranker's scores, :func:`htmlrag.pruning.prune.prune_to_budget` (with the pipeline's defaults: sibling packing and
 ``split_to_fill=4`` for BM25/embeddings). With ranker ``none`` the cleaned page is cut to the budget (what the
 ``cleaned`` baseline of the quickstart does).
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.app.pages import mark_blocks, standalone
-from htmlrag.errors import InputError
+from htmlrag.core.errors import InputError
 
 RANKERS = ("bm25", "embed", "none")
 MAX_BLOCKS_SHOWN = 2000
@@ -53,7 +53,7 @@ def samples(folder: Path) -> list[str]:
 
 def sample_bytes(folder: Path, name: str) -> bytes:
     """A sample page by name (only names :func:`samples` lists)."""
-    from htmlrag.io import read_page
+    from htmlrag.core.io import read_page
 
     if name not in samples(folder):
         raise InputError(f"unknown sample {name!r}; choose one of {', '.join(samples(folder)) or '(none)'}")
@@ -67,10 +67,10 @@ def prune_page(raw: bytes, question: str, *, budget: int, ranker: str, max_words
     Raises:
         InputError: bad settings, or a page that cannot be parsed.
     """
-    from htmlrag.blocktree import build_block_tree
-    from htmlrag.clean import clean_html
-    from htmlrag.prune import prune_to_budget, rank_blocks
-    from htmlrag.tokens import load_tokenizer
+    from htmlrag.html.blocktree import build_block_tree
+    from htmlrag.html.clean import clean_html
+    from htmlrag.pruning.prune import prune_to_budget, rank_blocks
+    from htmlrag.pruning.tokens import load_tokenizer
 
     if ranker not in RANKERS:
         raise InputError(f"unknown ranker {ranker!r}; choose one of {', '.join(RANKERS)}")

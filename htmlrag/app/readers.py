@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from htmlrag.app.settings import AppSettings
-from htmlrag.errors import InputError
+from htmlrag.core.errors import InputError
 
 READERS = ("none", "openai", "hf")
 

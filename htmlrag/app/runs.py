@@ -1,7 +1,7 @@
-"""The results browser's reading of ``results/`` (layout: :mod:`htmlrag.results`); it never writes there.
+"""The results browser's reading of ``results/`` (layout: :mod:`htmlrag.evaluation.store`); it never writes there.
 
 A run is a folder ``results/<experiment>/<run-id>/`` holding ``config.yaml`` or ``metrics.json`` (a run without
-``metrics.json`` is shown as incomplete). Rows are read with :meth:`htmlrag.results.RunStore.all_rows`, which
+``metrics.json`` is shown as incomplete). Rows are read with :meth:`htmlrag.evaluation.store.RunStore.all_rows`, which
 only reads (a torn last line is skipped, never cut). Experiment-level artefacts (``figure5.png``, ``tables/``) are listed with
 their experiment. A run's fidelity is read from ``metrics.json["fidelity"]`` (``{"name", "deviations"}``), else
 from ``config.yaml``'s ``fidelity`` group; runs from before fidelity existed show ``unrecorded``.
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.app.files import PathRefused, resolve_under
-from htmlrag.errors import InputError
+from htmlrag.core.errors import InputError
 
 ARTEFACT_EXTS = (".png", ".jpg", ".md", ".csv", ".tex", ".json")
 MAX_CSV_ROWS = 500
@@ -153,7 +153,7 @@ class Results:
 
     def rows(self, rel: str) -> list[dict[str, Any]]:
         """The run's rows (merged file and shards, one per id); reading never repairs (only a run's writer does)."""
-        from htmlrag.results import RunStore
+        from htmlrag.evaluation.store import RunStore
 
         d = self.run_dir(rel)
         return RunStore(self.root, d.parent.name, d.name).all_rows()  # reads only: a torn tail is skipped, not cut

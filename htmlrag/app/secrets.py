@@ -1,8 +1,8 @@
 """Keep secrets out of everything the app sends: error messages, answers, pages and JSON.
 
-What a secret is, and how it is replaced, is :mod:`htmlrag.redact`'s business (environment values of credential
-variables, the reader's key variable registered with :func:`htmlrag.redact.register_env`, and credential-shaped
-strings). :class:`RedactBodies` applies :func:`htmlrag.redact.redact` to every text and JSON response body, so a
+What a secret is, and how it is replaced, is :mod:`htmlrag.core.redact`'s business (environment values of credential
+variables, the reader's key variable registered with :func:`htmlrag.core.redact.register_env`, and credential-shaped
+strings). :class:`RedactBodies` applies :func:`htmlrag.core.redact.redact` to every text and JSON response body, so a
 secret echoed by a model endpoint into an error or an answer never reaches the page.
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from htmlrag.redact import redact
+from htmlrag.core.redact import redact
 
 
 class RedactBodies:
-    """ASGI middleware: text and JSON response bodies pass through :func:`htmlrag.redact.redact` (images pass
+    """ASGI middleware: text and JSON response bodies pass through :func:`htmlrag.core.redact.redact` (images pass
     untouched, and so do the app's own static files under ``skip``: shipped code holds no secret, and
     credential-shaped code such as ``Authorization = ...`` in Swagger UI must not be rewritten)."""
 

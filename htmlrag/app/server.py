@@ -3,8 +3,8 @@ safety layers around them.
 
 Safety layers, outermost first:
 
-* :class:`~htmlrag.app.secrets.RedactBodies`: secrets (:mod:`htmlrag.redact`) never leave in a text or JSON
-  body; log lines are redacted too (:func:`htmlrag.redact.install`).
+* :class:`~htmlrag.app.secrets.RedactBodies`: secrets (:mod:`htmlrag.core.redact`) never leave in a text or JSON
+  body; log lines are redacted too (:func:`htmlrag.core.redact.install`).
 * Trusted hosts: only ``127.0.0.1``/``localhost``/``::1`` (and the served host) in the ``Host`` header, which
   defeats DNS rebinding; ``*`` only when the user chose to serve a non-loopback address.
 * :class:`BodyLimit`: a request body over the limit is refused with 413 before it is parsed.
@@ -35,7 +35,7 @@ from htmlrag.app.secrets import RedactBodies
 from htmlrag.app.settings import AppSettings, is_loopback
 from htmlrag.app.state import AppState
 from htmlrag.app.uploads import UploadError
-from htmlrag.errors import HtmlRagError, InputError
+from htmlrag.core.errors import HtmlRagError, InputError
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
@@ -133,7 +133,7 @@ def message_of(exc: Exception, settings: AppSettings) -> str:
     text = str(exc) if isinstance(exc, HtmlRagError | PermissionError) else f"internal error ({type(exc).__name__})"
     for p in (str(settings.db.resolve()), str(settings.results.resolve())):
         text = text.replace(p, "…")
-    from htmlrag.redact import redact
+    from htmlrag.core.redact import redact
 
     return redact(text)
 
@@ -141,8 +141,8 @@ def message_of(exc: Exception, settings: AppSettings) -> str:
 def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, ...] = ("testserver",)) -> Any:
     """The ASGI application for ``settings`` (``extra_hosts``: more accepted Host values; tests use
     ``testserver``)."""
-    from htmlrag import redact
     from htmlrag.app import api, views
+    from htmlrag.core import redact
 
     settings = settings or AppSettings()
     redact.register_env(settings.api_key_env)  # the reader's key is a secret whatever its variable is called

@@ -8,7 +8,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from htmlrag.models import MINILM
+from htmlrag.core.models import MINILM
 
 
 def default_samples() -> Path:

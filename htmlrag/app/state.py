@@ -15,7 +15,7 @@ from htmlrag.app.playground import Rankers
 from htmlrag.app.readers import Readers
 from htmlrag.app.runs import Results
 from htmlrag.app.settings import AppSettings
-from htmlrag.errors import InputError
+from htmlrag.core.errors import InputError
 
 
 @dataclass

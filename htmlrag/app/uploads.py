@@ -15,7 +15,7 @@ import unicodedata
 import zlib
 from dataclasses import dataclass
 
-from htmlrag.errors import InputError
+from htmlrag.core.errors import InputError
 
 PDF_EXTS = (".pdf",)
 HTML_EXTS = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz")

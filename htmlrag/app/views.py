@@ -16,7 +16,7 @@ from htmlrag.app.pages import SANDBOX_CSP, block_tree, mark_blocks
 from htmlrag.app.playground import RANKERS, prune_page, samples
 from htmlrag.app.server import html_response, message_of, status_of
 from htmlrag.app.uploads import UploadError, check_upload
-from htmlrag.errors import HtmlRagError, InputError
+from htmlrag.core.errors import HtmlRagError, InputError
 
 router = APIRouter(include_in_schema=False)
 _FAILURES = (HtmlRagError, PermissionError)

@@ -1,6 +1,6 @@
 """The HtmlRAG paper's baselines as pipeline stages (plain arguments, no configuration framework).
 
-Every refiner has the pipeline interface of :class:`htmlrag.pipeline.HtmlRagPipeline`:
+Every refiner has the pipeline interface of :class:`htmlrag.pruning.pipeline.HtmlRagPipeline`:
 ``run(question, pages) -> PipelineResult`` with the context cut to ``budget`` tokens of the given token
 counter, and a ``fmt`` attribute naming the context format (``html``, ``text`` or ``markdown``):
 

@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 
 from htmlrag.baselines.base import decode_pages, fit_to_budget, make_result, model_size
-from htmlrag.chunking import _cut, chunk_tree
-from htmlrag.errors import BudgetError, HtmlRagError, InputError
-from htmlrag.pipeline import PipelineResult
+from htmlrag.core.errors import BudgetError, HtmlRagError, InputError
+from htmlrag.html.chunking import _cut, chunk_tree
+from htmlrag.pruning.pipeline import PipelineResult
+from htmlrag.pruning.tokens import TokenCounter
 from htmlrag.rankers.base import Ranker
-from htmlrag.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """HtmlRAG's two-step pruning with model-cost counters (Table 4) and explicit sibling packing (Table 3).
 
-:class:`CostedPipeline` is :class:`htmlrag.pipeline.HtmlRagPipeline` plus, per example, the cost of each
+:class:`CostedPipeline` is :class:`htmlrag.pruning.pipeline.HtmlRagPipeline` plus, per example, the cost of each
 ranking step in ``stage_tokens`` (``cost:step1.*``, ``cost:step2.*``; see :mod:`htmlrag.baselines`):
 
 - an embedding ranker: tokens its model reads (every ranked text capped at the model's maximum sequence
@@ -22,11 +22,11 @@ from typing import Any
 
 from htmlrag.baselines.base import cost_keys, model_size
 from htmlrag.baselines.chunk_rerank import ranker_costs
-from htmlrag.blocktree import BlockTree
-from htmlrag.pipeline import HtmlRagPipeline, PipelineResult
-from htmlrag.prune import PruneResult
+from htmlrag.html.blocktree import BlockTree
+from htmlrag.pruning.pipeline import HtmlRagPipeline, PipelineResult
+from htmlrag.pruning.prune import PruneResult
+from htmlrag.pruning.tokens import TokenCounter
 from htmlrag.rankers.base import Ranker
-from htmlrag.tokens import TokenCounter
 
 
 def generative_costs(ranker: Any) -> dict[str, float]:
@@ -41,9 +41,9 @@ def generative_costs(ranker: Any) -> dict[str, float]:
 
 
 class CostedPipeline(HtmlRagPipeline):
-    """:class:`~htmlrag.pipeline.HtmlRagPipeline` that also records each step's model cost.
+    """:class:`~htmlrag.pruning.pipeline.HtmlRagPipeline` that also records each step's model cost.
 
-    Args are those of :class:`~htmlrag.pipeline.HtmlRagPipeline` (``budget`` is the final budget, an alias
+    Args are those of :class:`~htmlrag.pruning.pipeline.HtmlRagPipeline` (``budget`` is the final budget, an alias
     of ``budget2`` so that the harness can pass it by the common name).
     """
 

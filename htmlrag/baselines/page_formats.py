@@ -20,9 +20,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from htmlrag.baselines.base import decode_pages, fit_to_budget, make_result
-from htmlrag.errors import BudgetError, HtmlRagError, InputError
-from htmlrag.pipeline import PipelineResult
-from htmlrag.tokens import TokenCounter
+from htmlrag.core.errors import BudgetError, HtmlRagError, InputError
+from htmlrag.pruning.pipeline import PipelineResult
+from htmlrag.pruning.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def page_text(html: str) -> str:
 
 def page_title(html: str) -> str:
     """The text of a page's ``<title>`` (``""`` when it has none)."""
-    from htmlrag.parse import parse_html
+    from htmlrag.html.parse import parse_html
 
     root = parse_html(html) if html.strip() else None
     if root is None:
@@ -69,7 +69,7 @@ def _without_code(html: str) -> str:
     """``html`` without script/style/noscript/template elements (markdownify would keep their text)."""
     import lxml.etree as etree
 
-    from htmlrag.parse import parse_html
+    from htmlrag.html.parse import parse_html
 
     root = parse_html(html)
     if root is None:

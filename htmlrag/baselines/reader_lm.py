@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from htmlrag.baselines.base import decode_pages, fit_to_budget, make_result, model_size, release_model
-from htmlrag.errors import BudgetError, HtmlRagError, InputError
-from htmlrag.pipeline import PipelineResult
-from htmlrag.tokens import TokenCounter
+from htmlrag.core.errors import BudgetError, HtmlRagError, InputError
+from htmlrag.pruning.pipeline import PipelineResult
+from htmlrag.pruning.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from htmlrag.core.errors import InputError
 from htmlrag.data.schema import Example, as_str_list, check_unique_ids, read_records, sample_examples
-from htmlrag.errors import InputError
 
 
 def load_crag(path: str | Path, *, sample_size: int | None = None, seed: int = 0) -> list[Example]:

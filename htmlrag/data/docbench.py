@@ -16,9 +16,9 @@ import json
 import logging
 from pathlib import Path
 
+from htmlrag.core.errors import InputError
 from htmlrag.data.pdfqa import PdfExample, pdf_example
 from htmlrag.data.schema import check_unique_ids, sample_examples
-from htmlrag.errors import InputError
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError
 
 log = logging.getLogger(__name__)
 

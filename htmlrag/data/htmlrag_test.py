@@ -23,8 +23,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.errors import InputError
 from htmlrag.data.schema import Example, as_str_list, check_unique_ids, read_records, sample_examples
-from htmlrag.errors import InputError
 
 log = logging.getLogger(__name__)
 

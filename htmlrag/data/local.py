@@ -6,8 +6,8 @@ import hashlib
 import random
 from pathlib import Path
 
+from htmlrag.core.errors import InputError
 from htmlrag.data.schema import Example, as_str_list, check_unique_ids, read_records, sample_examples
-from htmlrag.errors import InputError
 
 
 def _resolve(root: Path, rel: str, source: str) -> Path:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.errors import InputError
 from htmlrag.data.schema import Example, check_unique_ids, sample_examples
-from htmlrag.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ class PdfExample(Example):
 
     def load_pages(self) -> list[str | bytes]:
         """Each PDF as one HTML page (parsed once per process, and once per machine with ``parse_cache``)."""
-        from htmlrag.io import read_page
+        from htmlrag.core.io import read_page
 
         out: list[str | bytes] = []
         for p in self.pages:

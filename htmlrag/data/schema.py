@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from htmlrag.errors import InputError
-from htmlrag.io import read_page
+from htmlrag.core.errors import InputError
+from htmlrag.core.io import read_page
 
 #: A retrieved page: the HTML itself (``str`` or ``bytes``) or the path of an ``.html``/``.html.gz`` file.
 Page = str | bytes | Path

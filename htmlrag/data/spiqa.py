@@ -26,9 +26,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.errors import InputError
 from htmlrag.data.pdfqa import PdfExample, pdf_example
 from htmlrag.data.schema import check_unique_ids, sample_examples
-from htmlrag.errors import InputError
 
 log = logging.getLogger(__name__)
 

@@ -68,7 +68,7 @@ def pairs(text: str) -> set[str]:
 def gold_items(question: str, answer: str) -> tuple[str, list[str]]:
     """The key items of ``answer`` for ``question``: ``(kind, items)`` with kind ``numbers``, ``phrases``,
     ``words`` or ``answer`` (see the module docstring); items sorted, never empty for a non-empty answer."""
-    from htmlrag.metrics import normalize_answer
+    from htmlrag.evaluation.scoring.metrics import normalize_answer
 
     ans = _SOURCE.sub(" ", answer)
     nums = numbers(ans) - numbers(question)
@@ -88,7 +88,7 @@ class ItemMatcher:
     """Finds items in one text (the text's numbers, pairs and words are computed once)."""
 
     def __init__(self, text: str) -> None:
-        from htmlrag.metrics import normalize_answer
+        from htmlrag.evaluation.scoring.metrics import normalize_answer
 
         self.text = text
         self._numbers = numbers(text)
@@ -106,7 +106,7 @@ class ItemMatcher:
             return item in self._pairs
         if WORD.fullmatch(item):
             return item in self._words
-        from htmlrag.metrics import normalize_answer
+        from htmlrag.evaluation.scoring.metrics import normalize_answer
 
         norm = normalize_answer(item)
         return bool(norm) and f" {norm} " in self._norm

@@ -20,7 +20,7 @@ verdicts is a metric of its own, and the counts per status are reported.
 
 Replies are cached (SQLite) by model, endpoint identity, messages and generation settings; failed requests
 are not cached, sampled judges (temperature > 0) are never cached. Error texts and log lines go through
-:mod:`htmlrag.redact` (no key in ``judgments.jsonl`` or the log); a :class:`~htmlrag.errors.ServiceError`
+:mod:`htmlrag.core.redact` (no key in ``judgments.jsonl`` or the log); a :class:`~htmlrag.core.errors.ServiceError`
 (endpoint down, key refused) is not recorded per answer: it stops the judging at once.
 """
 
@@ -33,9 +33,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from htmlrag import redact
-from htmlrag.cache import SqliteCache, content_key
-from htmlrag.errors import ServiceError
+from htmlrag.core import redact
+from htmlrag.core.cache import SqliteCache, content_key
+from htmlrag.core.errors import ServiceError
 
 log = logging.getLogger(__name__)
 

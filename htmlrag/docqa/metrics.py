@@ -1,4 +1,4 @@
-"""Document-QA metrics, registered in :data:`htmlrag.metrics.METRICS` on import.
+"""Document-QA metrics, registered in :data:`htmlrag.evaluation.scoring.metrics.METRICS` on import.
 
 Gold key items (see :mod:`htmlrag.docqa.items`) travel in ``MetricInput.answer_groups``: one group per item
 (a group may list aliases; it counts as found when any alias is). Examples without groups use the key items
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from htmlrag.core.errors import HtmlRagError
 from htmlrag.docqa.items import ItemMatcher, gold_items
-from htmlrag.errors import HtmlRagError
-from htmlrag.metrics import METRICS, Metric, MetricInput, normalize_answer, register
+from htmlrag.evaluation.scoring.metrics import METRICS, Metric, MetricInput, normalize_answer, register
 
 HIT_THRESHOLD = 0.5
 

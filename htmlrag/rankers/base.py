@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from htmlrag.blocktree import BlockTree
+from htmlrag.html.blocktree import BlockTree
 
 
 @runtime_checkable

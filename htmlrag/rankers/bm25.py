@@ -19,9 +19,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from htmlrag.blocktree import BlockTree
+from htmlrag.html.blocktree import BlockTree
+from htmlrag.html.text import _CJK
 from htmlrag.rankers.base import add_page_prior
-from htmlrag.text import _CJK
 
 _WORD = re.compile(f"[{_CJK}]+|[^\\W_]+", re.UNICODE)
 _IS_CJK = re.compile(f"[{_CJK}]")

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from htmlrag.blocktree import BlockTree
-from htmlrag.errors import HtmlRagError
-from htmlrag.models import resolve_embedding_model
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.models import resolve_embedding_model
+from htmlrag.html.blocktree import BlockTree
 from htmlrag.rankers.base import add_page_prior
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ TRAINED_SEQ_LENGTHS: dict[str, int] = {
 
 def trained_seq_length(model: str) -> int | None:
     """The input length ``model`` (a hub name, or the bundled MiniLM's folder) was trained at, if known."""
-    from htmlrag.models import MINILM, minilm_path
+    from htmlrag.core.models import MINILM, minilm_path
 
     base = str(model).rstrip("/").split("/")[-1]
     if base in TRAINED_SEQ_LENGTHS:
@@ -110,7 +110,7 @@ class EmbeddingCache:
 
     Keys are ``sha1(model_id + "\\0" + text)``; values float32 vectors. Writes to SQLite are transactions, so
     a killed process leaves a consistent cache. A file that is not a usable SQLite database is set aside and
-    rebuilt (:func:`htmlrag.cache.open_sqlite`); one that breaks later is set aside and the cache goes on in memory.
+    rebuilt (:func:`htmlrag.core.cache.open_sqlite`); one that breaks later is set aside and the cache goes on in memory.
     """
 
     def __init__(self, path: str | Path | None = None, max_items: int = 200_000):
@@ -120,7 +120,7 @@ class EmbeddingCache:
         self._db: sqlite3.Connection | None = None
         self.path = Path(path) if path is not None else None
         if path is not None:
-            from htmlrag.cache import open_sqlite
+            from htmlrag.core.cache import open_sqlite
 
             self._db = open_sqlite(path, _emb_schema, autocommit=False)
         self.hits = 0
@@ -181,8 +181,8 @@ class EmbeddingCache:
 
     def _db_broken(self, exc: sqlite3.DatabaseError) -> None:
         """The SQLite file broke while in use: set it aside and go on in memory (or raise a clear error)."""
-        from htmlrag.cache import set_aside, unusable
-        from htmlrag.errors import HtmlRagError
+        from htmlrag.core.cache import set_aside, unusable
+        from htmlrag.core.errors import HtmlRagError
 
         if not unusable(exc):
             raise HtmlRagError(f"embedding cache {self.path}: {exc}") from exc

@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from htmlrag.blocktree import BlockTree
-from htmlrag.errors import BudgetError, HtmlRagError, InputError
+from htmlrag.core.errors import BudgetError, HtmlRagError, InputError
+from htmlrag.html.blocktree import BlockTree
 from htmlrag.rankers.token_tree import TokenTree, TreeStats, model_window, tree_stats, walk_token_tree
 
 logger = logging.getLogger(__name__)
@@ -190,13 +190,13 @@ class GenerativeRanker:
 
     Args:
         model_name_or_path: hub name or local folder of the pruner, or an alias of
-            :mod:`htmlrag.model_aliases` (``gemma3-270m``, converted once to a cached folder).
+            :mod:`htmlrag.core.models.aliases` (``gemma3-270m``, converted once to a cached folder).
         device: torch device (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
         dtype: ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"auto"``.
         max_prompt_tokens: cap on the prompt length in tokens. The model's window always applies, less the
             path tokens the walk feeds (up to the deepest branching node of the token tree).
         truncation: what to do with a prompt over the limit: ``"left"``/``"right"`` cut HTML tokens at that
-            end, ``"error"`` raises :class:`~htmlrag.errors.BudgetError`.
+            end, ``"error"`` raises :class:`~htmlrag.core.errors.BudgetError`.
         trust_remote_code: let transformers run the checkpoint's own code (off by default; not needed).
         attn_implementation: e.g. ``"sdpa"`` (default of transformers), ``"eager"``, ``"flash_attention_2"``
             (the latter walks depth-first, ``batch_size`` 1).
@@ -262,7 +262,7 @@ class GenerativeRanker:
         if self._tokenizer is None:
             from transformers import AutoTokenizer
 
-            from htmlrag.model_aliases import resolve_model
+            from htmlrag.core.models.aliases import resolve_model
 
             try:
                 self._tokenizer = AutoTokenizer.from_pretrained(
@@ -279,7 +279,7 @@ class GenerativeRanker:
             import torch
             from transformers import AutoModelForCausalLM
 
-            from htmlrag.model_aliases import resolve_model
+            from htmlrag.core.models.aliases import resolve_model
 
             kwargs: dict[str, Any] = {
                 "dtype": self.dtype if self.dtype == "auto" else getattr(torch, self.dtype),

@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from htmlrag.errors import BudgetError, InputError
+from htmlrag.core.errors import BudgetError, InputError
 
 if TYPE_CHECKING:
     import torch

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
-from htmlrag.cache import SqliteCache, content_key
-from htmlrag.errors import BudgetError
+from htmlrag.core.cache import SqliteCache, content_key
+from htmlrag.core.errors import BudgetError
 from htmlrag.readers.prompts import SYSTEM, chat_messages
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ class BaseReader:
         window: tokens the model accepts, prompt plus answer (4096 for "4K", 131072 for "128K"); ``None``
             or 0: derived by :func:`ensure_window` from the contexts it must show (until then nothing is cut).
         generation: decoding settings.
-        tokenizer: a :class:`htmlrag.tokens.TokenCounter` with the reader's tokenizer.
+        tokenizer: a :class:`htmlrag.pruning.tokens.TokenCounter` with the reader's tokenizer.
         cache: response cache (``None``: no caching).
         system: system message (``None``: none).
         prompt_margin: tokens reserved for the chat template's special tokens.
@@ -118,10 +118,10 @@ class BaseReader:
 
     @property
     def tokenizer(self) -> Any:
-        """The token counter (loaded on first use: a name is loaded with :func:`htmlrag.tokens.load_tokenizer`;
+        """The token counter (loaded on first use: a name is loaded with :func:`htmlrag.pruning.tokens.load_tokenizer`;
         ``None`` is the offline default)."""
         if self._tokenizer is None or isinstance(self._tokenizer, str):
-            from htmlrag.tokens import load_tokenizer
+            from htmlrag.pruning.tokens import load_tokenizer
 
             self._tokenizer = load_tokenizer(self._tokenizer)
         return self._tokenizer

@@ -10,7 +10,7 @@ Prompt styles (``prompt``):
   the end of the answer line and the answer is that line;
 - ``auto`` (default): ``completion`` for a registered base-model alias (``gemma3-270m``), else ``chat``.
 
-Model names may be aliases of :mod:`htmlrag.model_aliases` (``gemma3-270m``), converted once to a cached
+Model names may be aliases of :mod:`htmlrag.core.models.aliases` (``gemma3-270m``), converted once to a cached
 folder on first load.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError
 from htmlrag.readers.base import BaseReader, GenerationConfig, ResponseCache
 from htmlrag.readers.prompts import SYSTEM, completion_prompt, render_plain
 
@@ -77,8 +77,8 @@ class HFReader(BaseReader):
                  generation: GenerationConfig | None = None, device: str = "cpu", dtype: str = "auto",
                  batch_size: int = 4, trust_remote_code: bool = False, cache: ResponseCache | None = None,
                  system: str | None = SYSTEM, prompt: str = "auto") -> None:
-        from htmlrag.errors import InputError
-        from htmlrag.model_aliases import is_base_model
+        from htmlrag.core.errors import InputError
+        from htmlrag.core.models.aliases import is_base_model
 
         if prompt not in PROMPT_STYLES:
             raise InputError(f"hf reader: prompt must be one of {PROMPT_STYLES}, got {prompt!r}")
@@ -99,7 +99,7 @@ class HFReader(BaseReader):
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover
             raise HtmlRagError("the hf reader needs torch and transformers (pip install 'htmlrag-bench[gen]')") from exc
-        from htmlrag.model_aliases import resolve_model
+        from htmlrag.core.models.aliases import resolve_model
 
         path = resolve_model(self.model_name)  # an alias -> its converted folder
         try:
@@ -122,7 +122,7 @@ class HFReader(BaseReader):
         self._model, self._tok = model, tok
         if not self.window:
             self.window = int(getattr(model.config, "max_position_embeddings", 4096))
-        from htmlrag.tokens import HFCounter
+        from htmlrag.pruning.tokens import HFCounter
 
         self._tokenizer = HFCounter(tok, self.model_name)
 

@@ -2,13 +2,13 @@
 
 The base URL and the API key come from environment variables only (their *names* are configurable); the
 key is sent in the ``Authorization`` header and never logged, cached, or written to results: every message
-built from a response goes through :mod:`htmlrag.redact` (the key's value, and anything shaped like a
+built from a response goes through :mod:`htmlrag.core.redact` (the key's value, and anything shaped like a
 credential, become ``[REDACTED]``) before it is cut short, and log records are redacted as a whole.
 
 Requests run in a thread pool of ``concurrency`` workers; 429, 5xx, timeouts and connection errors are retried
 with exponential backoff (``Retry-After`` is honoured); a malformed response (not JSON, no choices) is retried
 too, then raises :class:`ReaderHTTPError`. **Failing fast**: 401/403 (the key is refused) raises
-:class:`~htmlrag.errors.ServiceError` at once, and so does the ``max_consecutive_failures``-th failed attempt
+:class:`~htmlrag.core.errors.ServiceError` at once, and so does the ``max_consecutive_failures``-th failed attempt
 in a row (connection errors, timeouts, 5xx; any success resets the count) -- then every request of the reader,
 waiting or new, stops with that error instead of running its own retry schedule.
 """
@@ -24,8 +24,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from htmlrag import redact
-from htmlrag.errors import HtmlRagError, ServiceError
+from htmlrag.core import redact
+from htmlrag.core.errors import HtmlRagError, ServiceError
 from htmlrag.readers.base import BaseReader, GenerationConfig, ResponseCache
 from htmlrag.readers.prompts import SYSTEM
 
@@ -58,7 +58,7 @@ class OpenAIReader(BaseReader):
         tokenizer: token counter for cutting the context (default: the offline tokenizer).
         max_consecutive_failures: failed attempts in a row (connection errors, timeouts, 5xx; across all
             requests) after which the endpoint counts as down and every request stops with
-            :class:`~htmlrag.errors.ServiceError` (0: no limit).
+            :class:`~htmlrag.core.errors.ServiceError` (0: no limit).
     """
 
     def __init__(self, model: str, window: int | None = None, generation: GenerationConfig | None = None,

@@ -13,7 +13,7 @@ authors' Llama/Qwen templates.
 
 from __future__ import annotations
 
-from htmlrag.errors import InputError
+from htmlrag.core.errors import InputError
 
 SYSTEM = "You are a helpful assistant."
 SHORT_ANSWER = "Answer with a short phrase only (a name, number, date or short span), without explanation."

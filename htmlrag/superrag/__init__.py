@@ -21,11 +21,11 @@ __all__ = ["build_corpus", "open_corpus", "parse_pdf"]
 
 def __getattr__(name: str) -> Any:
     if name == "parse_pdf":
-        from htmlrag.superrag.parse import parse_pdf
+        from htmlrag.superrag.parse.document import parse_pdf
 
         return parse_pdf
     if name in ("build_corpus", "open_corpus"):
-        from htmlrag.superrag import corpus
+        from htmlrag.superrag.build import corpus
 
         return getattr(corpus, name)
     raise AttributeError(name)

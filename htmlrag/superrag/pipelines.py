@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError
 from htmlrag.superrag.retrieve.evidence import Evidence
 from htmlrag.superrag.retrieve.expand import SelfReflection, TableFigureExpansion
 from htmlrag.superrag.retrieve.hybrid import HybridRetriever, LLMTocSelector, TocRetriever

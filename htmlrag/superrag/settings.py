@@ -80,7 +80,7 @@ def setting_retriever(corpus: Any, setting: GraphSetting, *, reader: Any = None,
     ``reader``: the self-reflection model (None: the keyword heuristic); ``toc_reader``: the model that picks
     sections from the contents with ``toc_select="reader"`` (``prompt -> reply``).
     """
-    from htmlrag.errors import HtmlRagError
+    from htmlrag.core.errors import HtmlRagError
 
     if setting.toc_select not in ("similarity", "reader"):
         raise HtmlRagError(f"toc_select must be 'similarity' or 'reader', not {setting.toc_select!r}")

@@ -1,5 +1,5 @@
 """SuperRAG graph retrieval as a context builder for the evaluation loop (same protocol as
-:class:`htmlrag.pipeline.HtmlRagPipeline`: ``run(question, pages) -> PipelineResult``).
+:class:`htmlrag.pruning.pipeline.HtmlRagPipeline`: ``run(question, pages) -> PipelineResult``).
 
 The pages are the HTML pages of the question's PDFs made by :mod:`htmlrag.superrag.to_html`; their
 ``superrag-doc-id``/``superrag-source`` tags say which documents to search. A :class:`CorpusHandle` adds a
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from htmlrag.errors import HtmlRagError, InputError
-from htmlrag.pipeline import PipelineResult
+from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.pruning.pipeline import PipelineResult
 from htmlrag.superrag.retrieve.evidence import Evidence
 from htmlrag.superrag.settings import GraphSetting, setting_retriever
 from htmlrag.superrag.to_html import page_source, parse_cached
@@ -34,7 +34,7 @@ class CorpusHandle:
 
     Args:
         folder: the corpus folder (created when new).
-        config: a :class:`~htmlrag.superrag.corpus.CorpusConfig` for a new corpus.
+        config: a :class:`~htmlrag.superrag.build.corpus.CorpusConfig` for a new corpus.
         embedder: the embedder (default: the one the config names).
         parse_cache: folder of the on-disk parse cache (shared with the PDF -> HTML conversion).
 
@@ -53,7 +53,7 @@ class CorpusHandle:
     @property
     def corpus(self) -> Any:
         if self._corpus is None:
-            from htmlrag.superrag.corpus import open_writable
+            from htmlrag.superrag.build.corpus import open_writable
 
             self.folder.mkdir(parents=True, exist_ok=True)
             self._lock = _lock(self.folder / ".lock")
@@ -167,7 +167,7 @@ class GraphContextPipeline:
 
     def run(self, question: str, pages: Sequence[str | bytes]) -> PipelineResult:
         """Retrieve from the documents the pages came from; the context is the rendered evidence."""
-        from htmlrag.formats import convert
+        from htmlrag.html.formats import convert
 
         t0 = time.perf_counter()
         sources = []

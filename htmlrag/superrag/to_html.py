@@ -26,7 +26,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from htmlrag.superrag.model import FigureItem, Paragraph, ParsedDocument, TableItem
+from htmlrag.superrag.parse.model import FigureItem, Paragraph, ParsedDocument, TableItem
 
 log = logging.getLogger(__name__)
 _MEMO: dict[str, ParsedDocument] = {}
@@ -66,13 +66,13 @@ def file_sha256(path: str | Path) -> str:
 
 
 def parse_cached(path: str | Path, *, options: Any = None, cache_dir: str | Path | None = None) -> ParsedDocument:
-    """:func:`~htmlrag.superrag.parse.parse_pdf` through an in-memory and an optional on-disk cache.
+    """:func:`~htmlrag.superrag.parse.document.parse_pdf` through an in-memory and an optional on-disk cache.
 
     Raises:
         InputError: as ``parse_pdf`` (errors are not cached).
     """
-    from htmlrag.cache import content_key
-    from htmlrag.superrag.parse import parse_pdf
+    from htmlrag.core.cache import content_key
+    from htmlrag.superrag.parse.document import parse_pdf
 
     p = Path(path)
     try:

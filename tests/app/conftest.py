@@ -17,8 +17,8 @@ from fastapi.testclient import TestClient
 
 from htmlrag.app.server import create_app
 from htmlrag.app.settings import AppSettings
+from htmlrag.testing import pdfs as mk
 from tests.conftest import SAMPLE_PAGES
-from tests.helpers import superrag_pdfs as mk
 from tests.helpers.app_data import make_results
 
 

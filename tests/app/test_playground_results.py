@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from htmlrag.tokens import load_tokenizer
+from htmlrag.pruning.tokens import load_tokenizer
 
 LIGHTHOUSE_Q = "Who designed Harrow Point Lighthouse?"
 

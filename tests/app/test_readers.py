@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from htmlrag.app.server import create_app
+from htmlrag.testing import pdfs as mk
 from tests.app.conftest import settings_for, wait_job
-from tests.helpers import superrag_pdfs as mk
 from tests.helpers.app_data import openai_stub
 
 Q = "Which region had revenue of 7,890?"

@@ -152,7 +152,7 @@ def test_serve_binds_loopback_by_default_and_warns_otherwise(monkeypatch: pytest
                                                              capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     import uvicorn
 
-    from htmlrag.cli import build_parser
+    from htmlrag.cli.main import build_parser
 
     calls = []
     monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: calls.append((host, port)))
@@ -166,7 +166,7 @@ def test_serve_binds_loopback_by_default_and_warns_otherwise(monkeypatch: pytest
 
 
 def test_other_commands_do_not_import_the_web_stack() -> None:
-    code = ("import sys; from htmlrag.cli import main; rc = main(['tree', 'data/pages/lighthouse.html']); "
+    code = ("import sys; from htmlrag.cli.main import main; rc = main(['tree', 'data/pages/lighthouse.html']); "
             "bad = [m for m in ('fastapi', 'starlette', 'uvicorn', 'jinja2') if m in sys.modules]; "
             "print('IMPORTED', bad); sys.exit(rc)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,

@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from eval.schemas import CONF_DIR, register_configs
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError
 from tests.conftest import ROOT, SHARED
 
 register_configs()
@@ -72,7 +72,7 @@ def test_reader_options_instantiate(option: str) -> None:
     if option in ("hf", "gemma3_270m"):
         assert reader._model is None  # nothing loaded (the window is the model's own, or set, read on first use)
     else:
-        assert reader.window == 0  # derived at run start (eval.build.fit_reader_window)
+        assert reader.window == 0  # derived at run start (htmlrag_bench.eval.systems.build.fit_reader_window)
 
 
 @pytest.mark.parametrize("group", ["cleaner", "pruner", "metric", "paths", "run"])
@@ -110,8 +110,8 @@ def test_baseline_typo_in_experiment_fails_at_composition() -> None:
 
 @pytest.mark.parametrize("override", ["+baselines.x={clen:false}", "+baselines.x={budget:lots}"])
 def test_baseline_typos_fail_before_any_work(override: str) -> None:
-    from eval.app import run
-    from eval.schemas import validate
+    from htmlrag_bench.eval.app import run
+    from htmlrag_bench.eval.schemas import validate
 
     cfg = _compose(override.split())
     with pytest.raises(HtmlRagError, match=r"baseline .x."):
@@ -122,7 +122,7 @@ def test_baseline_typos_fail_before_any_work(override: str) -> None:
 
 def test_baseline_added_from_command_line(tmp_path: Path) -> None:
     cfg = _compose(["+baselines.raw={clean:false}", "pruner.budget=512"])
-    from eval.schemas import validate
+    from htmlrag_bench.eval.schemas import validate
 
     validate(cfg)
     assert cfg.baselines.raw.clean is False and cfg.baselines.raw.budget == 512 and cfg.baselines.raw.fmt == "html"
@@ -130,7 +130,7 @@ def test_baseline_added_from_command_line(tmp_path: Path) -> None:
 
 def test_cleaner_keep_hidden_reaches_the_systems(tmp_path: Path) -> None:
     """``cleaner.keep_hidden=true`` (the paper's cleaning, sort keys kept) is passed to every system."""
-    from eval.build import build_systems
+    from htmlrag_bench.eval.systems.build import build_systems
 
     for value in (False, True):
         cfg = _compose(["ranker=bm25", f"cleaner.keep_hidden={str(value).lower()}", *_tmp_paths(tmp_path)])
@@ -155,7 +155,7 @@ def _offline(cfg_overrides: list[str]) -> list[str]:
         from tests.helpers.docqa_data import offline_pdf_overrides
 
         extra += offline_pdf_overrides()  # PDF datasets -> a tiny generated DOCBENCH set (SuperRAG experiments)
-    from htmlrag.model_aliases import is_alias
+    from htmlrag.core.models.aliases import is_alias
 
     if is_alias(cfg.pruner.tokenizer):  # a real model's tokenizer (real_small_wtq): the offline default here
         extra.append("pruner.tokenizer=null")
@@ -175,7 +175,7 @@ WITH_GENERATIVE_PRUNER = {"formats_4k"}
 
 @pytest.mark.parametrize("experiment", [e for e in options("experiment") if e not in WITH_GENERATIVE_PRUNER])
 def test_every_experiment_runs_on_3_examples_with_fake_reader(experiment: str, tmp_path: Path) -> None:
-    from eval.app import run
+    from htmlrag_bench.eval.app import run
 
     base = [f"experiment={experiment}", "reader=fake", "reader.window=null", "dataset.limit=3", *_tmp_paths(tmp_path)]
     cfg = _compose(base + _offline(base))
@@ -197,7 +197,7 @@ def test_every_experiment_runs_on_3_examples_with_fake_reader(experiment: str, t
 
 
 def test_response_metric_with_reader_none_is_refused(tmp_path: Path) -> None:
-    from eval.app import run
+    from htmlrag_bench.eval.app import run
 
     cfg = _compose(["metric=short", "reader=none", "ranker=bm25", *_tmp_paths(tmp_path)])
     with pytest.raises(HtmlRagError, match="need a reader's answer"):
@@ -205,7 +205,7 @@ def test_response_metric_with_reader_none_is_refused(tmp_path: Path) -> None:
 
 
 def test_question_only_dataset_fails_early_unless_closed_book(tmp_path: Path) -> None:
-    from eval.app import run
+    from htmlrag_bench.eval.app import run
 
     q = tmp_path / "nq-test.jsonl"
     q.write_text('{"id": "1", "question": "q?", "answer": ["a"]}\n{"id": "2", "question": "r?", "answer": ["b"]}\n')
@@ -218,7 +218,7 @@ def test_question_only_dataset_fails_early_unless_closed_book(tmp_path: Path) ->
 
 
 def _cli(*args: str, cwd: Path = ROOT, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "eval.app", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "htmlrag_bench.eval.app", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})})
 
 

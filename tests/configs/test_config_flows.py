@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 from hydra import compose, initialize_config_dir
 
-from eval.schemas import CONF_DIR, register_configs
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError
 from tests.conftest import ROOT
 from tests.helpers.configs import experiments
 
@@ -57,7 +57,7 @@ def test_no_experiment_caption_or_label_goes_stale(experiment: str) -> None:
 
 # ---------------------------------------------------------------- reader windows
 def test_fake_reader_window_is_derived_and_answers_score(tmp_path: Path) -> None:
-    from eval.app import run
+    from htmlrag_bench.eval.app import run
 
     cfg = _compose(["experiment=quickstart", "ranker=bm25", "reader=fake", "metric=short", *_tmp(tmp_path)])
     run(cfg)
@@ -71,7 +71,7 @@ def test_fake_reader_window_is_derived_and_answers_score(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("reader", ["fake", "none"])
 def test_a_set_window_that_cuts_contexts_is_refused(reader: str, tmp_path: Path) -> None:
-    from eval.app import run
+    from htmlrag_bench.eval.app import run
 
     cfg = _compose(["experiment=quickstart", "ranker=bm25", f"reader={reader}", "reader.window=100",
                     "metric=context", *_tmp(tmp_path)])
@@ -112,7 +112,7 @@ def test_ensure_window_for_every_reader_kind() -> None:
     ("experiment=paper/figure5_offline pruner.budget1=1000", "pruner.budget1"),
 ])
 def test_out_of_range_settings_fail_naming_the_field(override: str, field: str) -> None:
-    from eval.schemas import validate
+    from htmlrag_bench.eval.schemas import validate
 
     cfg = _compose(override.split())
     with pytest.raises(HtmlRagError, match=re.escape(field) + ":"):
@@ -120,7 +120,7 @@ def test_out_of_range_settings_fail_naming_the_field(override: str, field: str) 
 
 
 def test_valid_settings_pass() -> None:
-    from eval.schemas import validate
+    from htmlrag_bench.eval.schemas import validate
 
     for overrides in ([], ["experiment=quickstart"], ["pruner.budget=8192"], ["dataset.limit=null"],
                       ["experiment=paper/figure5_offline"], ["metric.alpha=1"]):
@@ -128,7 +128,7 @@ def test_valid_settings_pass() -> None:
 
 
 def test_cli_budget_zero_exits_1_naming_the_field(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "eval.app", "pruner.budget=0", *_tmp(tmp_path)], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-m", "htmlrag_bench.eval.app", "pruner.budget=0", *_tmp(tmp_path)], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 1
     assert "pruner.budget: must be >= 1, got 0" in out.stderr and "Traceback" not in out.stderr
@@ -139,7 +139,7 @@ def test_cli_budget_zero_exits_1_naming_the_field(tmp_path: Path) -> None:
 def test_third_party_chatter_is_filtered_ours_is_kept() -> None:
     import bm25s
 
-    from htmlrag.logs import quiet_third_party
+    from htmlrag.core.logs import quiet_third_party
 
     root = logging.getLogger()
     buf = io.StringIO()
@@ -152,7 +152,7 @@ def test_third_party_chatter_is_filtered_ours_is_kept() -> None:
         retriever = bm25s.BM25()
         retriever.index(bm25s.tokenize(["a lighthouse on the point", "a river festival"], show_progress=False),
                         show_progress=False)
-        logging.getLogger("htmlrag.pipeline").info("ours at info")
+        logging.getLogger("htmlrag.pruning.pipeline").info("ours at info")
         logging.getLogger("bm25s").warning("theirs at warning")
     finally:
         root.removeHandler(handler)

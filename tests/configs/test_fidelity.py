@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
+from htmlrag_bench.eval import fidelity
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs, validate
 from hydra import compose, initialize_config_dir
 
-from eval import fidelity
-from eval.schemas import CONF_DIR, register_configs, validate
 from tests.conftest import ROOT
 
 register_configs()
@@ -33,7 +33,7 @@ def test_fidelity_reaches_every_built_system(name: str) -> None:
     """Cleaning, block trees, pruning and ranking text of the system under test, of a baseline and of a
     block-pipeline refiner all follow the chosen fidelity."""
     pytest.importorskip("torch")
-    from eval.build import build_systems
+    from htmlrag_bench.eval.systems.build import build_systems
 
     cfg = _compose("experiment=quickstart", f"fidelity={name}", "+refiner@baselines.costed.refiner=block_pipeline",
                    "+ranker@baselines.costed.ranker1=bm25")
@@ -55,7 +55,7 @@ def test_fidelity_reaches_every_built_system(name: str) -> None:
 def test_every_context_knob_keys_the_context_cache() -> None:
     """Two systems whose contexts differ never share a cached context: each knob that shapes the context
     changes the system's fingerprint (keep_hidden once did not, and a run reused the other's contexts)."""
-    from eval.build import build_systems
+    from htmlrag_bench.eval.systems.build import build_systems
 
     def fingerprint(*extra: str) -> str:
         cfg = _compose("ranker=bm25", "fidelity=paper", *extra)
@@ -96,8 +96,9 @@ def test_deviations_from_the_fidelity_are_listed() -> None:
 def test_short_answer_instruction_only_with_ours(monkeypatch) -> None:
     """The reader prompt gets our short-answer sentence only under fidelity=ours (and only on short-answer
     datasets): checked on the settings the harness hands to the evaluation loop."""
-    import htmlrag.evaluate as ev
-    from eval.app import run
+    from htmlrag_bench.eval.app import run
+
+    import htmlrag.evaluation.scoring.loop as ev
 
     seen = []
 
@@ -120,7 +121,7 @@ def test_short_answer_instruction_only_with_ours(monkeypatch) -> None:
 def test_a_run_records_its_fidelity(tmp_path: Path) -> None:
     """config.yaml, env.json and metrics.json hold the fidelity and its deviations; the table caption says it."""
     pytest.importorskip("torch")
-    from eval.app import run
+    from htmlrag_bench.eval.app import run
 
     cfg = _compose("ranker=bm25", "dataset.limit=2", "fidelity=paper", "cleaner.keep_hidden=false",
                    "pruner.budget=128", *_paths(tmp_path))

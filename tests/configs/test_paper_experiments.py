@@ -19,11 +19,11 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("langchain_text_splitters")
 
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
-from eval.schemas import CONF_DIR, register_configs
 from tests.conftest import ROOT
 from tests.helpers.tiny import save_tiny
 
@@ -102,8 +102,8 @@ def _base(experiment: str, tmp_path: Path) -> list[str]:
 def test_paper_experiment_runs_on_3_examples_and_writes_its_artefact(experiment: str, tmp_path: Path, tiny) -> None:
     """One run (a figure: two runs, one per granularity) on 3 examples; every system scores all three within
     its budget; the artefact lists every system."""
-    from eval.app import run
-    from eval.paper import write_artifacts
+    from htmlrag_bench.eval.app import run
+    from htmlrag_bench.eval.paper import write_artifacts
 
     base = _base(experiment, tmp_path)
     # small budgets so that every refiner actually prunes the small sample pages (128K systems stay 128K)
@@ -152,7 +152,7 @@ def test_table_in_paper_layout_with_daggers(tmp_path: Path) -> None:
     """Six datasets' runs -> one table: the paper's column order and printed headers per dataset (filled as
     the authors' notebook fills them), the paper's dagger rule from the saved t-tests, the system under test
     last."""
-    from eval.paper import find_runs, main_table, write_table
+    from htmlrag_bench.eval.paper import find_runs, main_table, write_table
 
     rng = __import__("random").Random(0)
     for ds in ("eli5", "musique", "asqa", "nq", "trivia_qa", "hotpot_qa"):
@@ -207,7 +207,7 @@ def test_figure5_sweep_writes_png(tmp_path: Path, tiny) -> None:
     base = _base("figure5_granularity", tmp_path)
     cfg = _compose(base)
     extra = offline_overrides(cfg, tiny, "bm25")
-    args = [sys.executable, "-m", "eval.app", "-m", *[a for a in base if not a.startswith("dataset.limit")],
+    args = [sys.executable, "-m", "htmlrag_bench.eval.app", "-m", *[a for a in base if not a.startswith("dataset.limit")],
             "dataset.limit=1", *extra, "pruner.budget=256", "pruner.budget1=512", "pruner.max_words2=16,64"]
     out = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-4000:]
@@ -219,7 +219,7 @@ def test_figure5_sweep_writes_png(tmp_path: Path, tiny) -> None:
     assert points["key"] == "pruner.max_words2" and ds["x"] == [16, 64]
     assert set(ds["curves"]) == {"prune_gen", "prune_embed"} and set(ds["references"]) == {"bge_chunks"}
     png.unlink()
-    from eval.paper import main
+    from htmlrag_bench.eval.paper import main
 
     assert main(["figure5", str(folder)]) == 0 and png.is_file()
     # the sweep's combined table: one column group per job, labelled by the swept value, from its own run
@@ -236,8 +236,7 @@ def test_figure5_sweep_writes_png(tmp_path: Path, tiny) -> None:
 def test_figure5_points_from_saved_runs(tmp_path: Path) -> None:
     """Curves for systems whose configuration changes with the granularity, a dashed reference otherwise."""
     import yaml
-
-    from eval.paper import figure5_points, find_runs, plot_figure5
+    from htmlrag_bench.eval.paper import figure5_points, find_runs, plot_figure5
 
     for g, (a, b) in zip((64, 128, 256, 512), ((0.2, 0.3), (0.4, 0.35), (0.5, 0.3), (0.3, 0.25)), strict=True):
         d = tmp_path / f"r{g}"
@@ -260,7 +259,7 @@ def test_figure5_points_from_saved_runs(tmp_path: Path) -> None:
 
 
 def test_paper_configs_compose_and_validate() -> None:
-    from eval.schemas import validate
+    from htmlrag_bench.eval.schemas import validate
 
     for e in PAPER:
         cfg = _compose([f"experiment=paper/{e}"])
@@ -271,8 +270,9 @@ def test_paper_configs_compose_and_validate() -> None:
 def test_heavy_refiner_runs_and_is_released_before_the_reader_is_built(tmp_path: Path, tiny, monkeypatch) -> None:
     """LongLLMLingua builds every context first, frees its model, and only then is the reader built; the
     evaluation loop takes the contexts from the cache (no second compression)."""
-    import eval.build as build
-    from eval.app import run
+    import htmlrag_bench.eval.systems.build as build
+    from htmlrag_bench.eval.app import run
+
     from htmlrag.baselines.longllmlingua import LongLLMLinguaRefiner
 
     events: list[str] = []

@@ -5,12 +5,11 @@ silent), so that no later edit can drift silently: reader model and window, cont
 from __future__ import annotations
 
 import pytest
+from htmlrag_bench.eval import fidelity
+from htmlrag_bench.eval.paper import coarse_budget
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs, validate
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
-
-from eval import fidelity
-from eval.paper import coarse_budget
-from eval.schemas import CONF_DIR, register_configs, validate
 
 register_configs()
 DATASETS = ("asqa", "hotpot_qa", "nq", "trivia_qa", "musique", "eli5")

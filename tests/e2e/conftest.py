@@ -95,8 +95,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     pytest.importorskip("fastapi")
     pytest.importorskip("pymupdf")
     pytest.importorskip("kuzu")
+    from htmlrag.testing import pdfs as mk
     from tests.app.conftest import settings_for
-    from tests.helpers import superrag_pdfs as mk
     from tests.helpers.app_data import make_results
 
     d = tmp_path_factory.mktemp("e2e")

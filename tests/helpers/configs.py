@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eval.schemas import CONF_DIR
+from htmlrag_bench.eval.schemas import CONF_DIR
 
 
 def experiments() -> list[str]:

@@ -8,7 +8,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from tests.helpers import superrag_pdfs as mk
+from htmlrag.testing import pdfs as mk
 
 QUESTIONS = {
     0: [

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from htmlrag.blocktree import BlockTree
-from htmlrag.prune import PruneResult
+from htmlrag.html.blocktree import BlockTree
+from htmlrag.pruning.prune import PruneResult
 
 
 def row_above(el):

@@ -1,8 +1,8 @@
-"""Tiny models for tests: the library's :mod:`training.tiny_model` (also ``htmlrag-train-tiny-model``)."""
+"""Tiny models for tests: the library's :mod:`htmlrag_bench.training.tiny_model` (also ``htmlrag-train-tiny-model``)."""
 
 from __future__ import annotations
 
-from training.tiny_model import (
+from htmlrag_bench.training.tiny_model import (
     ARCHS,
     CHAT_TEMPLATE,
     SPECIAL_TOKENS,

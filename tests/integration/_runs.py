@@ -41,7 +41,7 @@ def overrides(questions: Path, results: Path, cache: Path, *extra: str) -> list[
 
 
 def command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "eval.app", *args]
+    return [sys.executable, "-m", "htmlrag_bench.eval.app", *args]
 
 
 def run_app(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from htmlrag import clean_html
-from htmlrag.tokens import load_tokenizer
+from htmlrag.pruning.tokens import load_tokenizer
 from tests.conftest import shared_path
 
 pytest.importorskip("langchain_text_splitters")
@@ -88,7 +88,7 @@ def test_format_baselines_within_budget(item, tok, fmt: str) -> None:
 
 def test_plain_text_keeps_the_answer_at_a_large_budget(item, tok) -> None:
     from htmlrag.baselines.page_formats import FormatRefiner
-    from htmlrag.metrics import normalize_answer
+    from htmlrag.evaluation.scoring.metrics import normalize_answer
 
     ctx = FormatRefiner("text", tok, budget=200_000).run(item["question"], item["raw"]).context
     assert any(normalize_answer(a) in normalize_answer(ctx) for a in item["answers"])

@@ -8,11 +8,11 @@ import pytest
 
 pytest.importorskip("torch")
 
-from htmlrag.cli import main
-from htmlrag.pipeline import HtmlRagPipeline
+from htmlrag.cli.main import main
+from htmlrag.pruning.pipeline import HtmlRagPipeline
+from htmlrag.pruning.tokens import load_tokenizer
 from htmlrag.rankers.bm25 import BM25Ranker
 from htmlrag.rankers.generative import GenerativeRanker
-from htmlrag.tokens import load_tokenizer
 from tests.helpers.tiny import save_tiny
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "pages"

@@ -129,9 +129,9 @@ def test_database_errors_are_clear(counting_store) -> None:
 
 def test_cli_refuses_and_reports_without_a_traceback(tmp_path: Path) -> None:
     pytest.importorskip("pymupdf")
-    from htmlrag.superrag.corpus import CorpusConfig, build_corpus
-    from htmlrag.superrag.embed import HashingEmbedder
-    from tests.helpers import superrag_pdfs as mk
+    from htmlrag.superrag.build.corpus import CorpusConfig, build_corpus
+    from htmlrag.superrag.build.embed import HashingEmbedder
+    from htmlrag.testing import pdfs as mk
 
     db = tmp_path / "db"
     (res,) = build_corpus([mk.report_pdf(tmp_path / "r.pdf")], db, config=CorpusConfig(vector_backend="numpy"),

@@ -18,12 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from htmlrag import build_block_tree, clean_html
-from htmlrag.blocktree import _word_counts
-from htmlrag.clean import clean_page, clean_page_counted
-from htmlrag.pipeline import HtmlRagPipeline
-from htmlrag.prune import prune_to_budget
+from htmlrag.html.blocktree import _word_counts
+from htmlrag.html.clean import clean_page, clean_page_counted
+from htmlrag.pruning.pipeline import HtmlRagPipeline
+from htmlrag.pruning.prune import prune_to_budget
+from htmlrag.pruning.tokens import load_tokenizer
 from htmlrag.rankers.bm25 import BM25Ranker, bm25_scores, clear_cache, tokenize, tokenize_many
-from htmlrag.tokens import load_tokenizer
 from tests.conftest import shared_path
 
 TOK = load_tokenizer()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from htmlrag.model_aliases import is_installed
+from htmlrag.core.models.aliases import is_installed
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not is_installed("gemma3-270m"),
@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 def gemma():
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from htmlrag.model_aliases import resolve_model
+    from htmlrag.core.models.aliases import resolve_model
 
     path = resolve_model("gemma3-270m")
     return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval(), AutoTokenizer.from_pretrained(path)
@@ -35,7 +35,7 @@ def test_reader_answers_one_line_from_the_context(gemma):
     assert reader.prompt_style == "completion"
     reader._model, reader._tok = gemma  # the loaded copy (the reader would load the same cached folder)
     reader._tok.padding_side = "left"
-    from htmlrag.tokens import HFCounter
+    from htmlrag.pruning.tokens import HFCounter
 
     reader._tokenizer = HFCounter(reader._tok, "gemma3-270m")
     ctx = "<html><body><p>The capital of France is Paris. The Seine flows through it.</p></body></html>"
@@ -46,7 +46,7 @@ def test_reader_answers_one_line_from_the_context(gemma):
 def test_token_tree_is_exact_beyond_the_sliding_window(gemma):
     """Scores of the cached walk equal one full forward pass per path, with a prompt longer than the 512-token
     sliding window of Gemma 3 (both walk modes)."""
-    from htmlrag.blocktree import build_block_tree
+    from htmlrag.html.blocktree import build_block_tree
     from htmlrag.rankers.generative import block_paths, path_string, pruner_prompt_ids
     from htmlrag.rankers.token_tree import TokenTree, walk_token_tree
     from tests.helpers.naive import naive_path_scores

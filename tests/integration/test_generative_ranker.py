@@ -7,9 +7,9 @@ import gzip
 import numpy as np
 import pytest
 
-from htmlrag.blocktree import build_block_tree
-from htmlrag.clean import clean_html
-from htmlrag.errors import BudgetError, InputError
+from htmlrag.core.errors import BudgetError, InputError
+from htmlrag.html.blocktree import build_block_tree
+from htmlrag.html.clean import clean_html
 from htmlrag.rankers.base import Ranker
 from htmlrag.rankers.generative import (
     GenerativeRanker,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError
 from htmlrag.readers import GenerationConfig, ReadRequest
 from htmlrag.readers.openai import OpenAIReader
 
@@ -181,10 +181,9 @@ def test_response_cache_and_sampling(stub: Stub, tmp_path: Path) -> None:
 
 def test_full_run_records_failures_and_never_stores_the_key(stub: Stub, tmp_path: Path,
                                                             caplog: pytest.LogCaptureFixture) -> None:
+    from htmlrag_bench.eval.app import run
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from hydra import compose, initialize_config_dir
-
-    from eval.app import run
-    from eval.schemas import CONF_DIR, register_configs
 
     register_configs()
     q = tmp_path / "questions.jsonl"

@@ -4,12 +4,12 @@ context format, at the budgets the benchmark uses, with the pipeline's settings 
 
 from __future__ import annotations
 
-from htmlrag.blocktree import build_block_tree
-from htmlrag.clean import clean_page_counted
-from htmlrag.formats import FORMATS
-from htmlrag.prune import prune_to_budget
+from htmlrag.html.blocktree import build_block_tree
+from htmlrag.html.clean import clean_page_counted
+from htmlrag.html.formats import FORMATS
+from htmlrag.pruning.prune import prune_to_budget
+from htmlrag.pruning.tokens import load_tokenizer
 from htmlrag.rankers.bm25 import BM25Ranker
-from htmlrag.tokens import load_tokenizer
 from tests.helpers.rows import rows_torn
 from tests.integration.test_fast_paths import _questions
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from htmlrag import build_block_tree, clean_html
-from htmlrag.cli import main
-from htmlrag.models import MINILM
+from htmlrag.cli.main import main
+from htmlrag.core.models import MINILM
 from htmlrag.rankers.embedding import EmbeddingCache, EmbeddingRanker
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "pages"
@@ -184,15 +184,15 @@ def test_candidates_embed_only_bm25s_best_blocks_and_rank_the_rest_below_them(mi
 
 @pytest.mark.parametrize("bad", [0, -3, 1.5, True, "16"])
 def test_bad_candidate_counts_are_refused(bad):
-    from htmlrag.errors import HtmlRagError
+    from htmlrag.core.errors import HtmlRagError
 
     with pytest.raises(HtmlRagError, match="candidates must be a whole number >= 1 or None"):
         EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2", candidates=bad)
 
 
 def test_cli_embed_candidates_zero_means_every_block(tmp_path, capsys):
-    from htmlrag.cli import build_parser
-    from htmlrag.cli_prune import _make_ranker
+    from htmlrag.cli.main import build_parser
+    from htmlrag.cli.prune import _make_ranker
 
     args = build_parser().parse_args(["prune", "p.html", "-q", "?", "--ranker", "embed", "--embed-candidates", "0"])
     assert _make_ranker("embed", args).candidates is None

@@ -136,7 +136,7 @@ def test_garbage_cache_files_are_set_aside(tmp_path: Path) -> None:
 #: running beside it do meet half-written rows.
 SLOW_WRITER = """
 import json, os, sys, time
-import htmlrag.results as results
+import htmlrag.evaluation.store as results
 
 def append(self, row):
     line = json.dumps(row, ensure_ascii=False, sort_keys=True) + "\\n"
@@ -148,7 +148,7 @@ def append(self, row):
     os.fsync(self._fh.fileno())
 
 results.RowWriter.append = append
-from eval.app import main
+from htmlrag_bench.eval.app import main
 main()
 """
 
@@ -156,7 +156,7 @@ main()
 def test_a_reader_loop_beside_a_100_question_run_loses_nothing(tmp_path: Path) -> None:
     import sys
 
-    from htmlrag.results import RunStore
+    from htmlrag.evaluation.store import RunStore
 
     q = make_questions(tmp_path / "data", 100)
     args = overrides(q, tmp_path / "results", tmp_path / "cache", "run.chunk_size=1")

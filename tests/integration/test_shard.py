@@ -39,7 +39,7 @@ def test_torchrun_two_cpu_processes(tmp_path: Path) -> None:
     q = make_questions(tmp_path / "data", 6)
     run_app(*overrides(q, tmp_path / "single", tmp_path / "c1"))
     out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-                          "-m", "eval.app", *overrides(q, tmp_path / "sharded", tmp_path / "c2")],
+                          "-m", "htmlrag_bench.eval.app", *overrides(q, tmp_path / "sharded", tmp_path / "c2")],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "rank 0 of 2" in out.stdout + out.stderr

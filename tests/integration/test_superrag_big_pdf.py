@@ -14,10 +14,10 @@ import pytest
 pytest.importorskip("pymupdf")
 pytest.importorskip("kuzu")
 
-from htmlrag.superrag.furniture import find_furniture
-from htmlrag.superrag.model import Line
+from htmlrag.superrag.parse.furniture import find_furniture
+from htmlrag.superrag.parse.model import Line
+from htmlrag.testing import pdfs as mk
 from tests.conftest import ROOT
-from tests.helpers import superrag_pdfs as mk
 
 # Measured on 2 CPU cores: peak RSS ~66 MB after parsing 500 pages, ~310 MB after building the graph with
 # Kuzu (its buffer pool) and numpy vectors; an unbounded parser (all pages' objects kept) would grow with
@@ -38,13 +38,13 @@ _CHILD = textwrap.dedent("""
                 return next(int(x.split()[1]) for x in f if x.startswith("VmHWM:")) / 1024
         except (OSError, StopIteration):  # not Linux: the high-water mark from getrusage (kB on Linux/BSD)
             return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    from htmlrag.superrag.parse import parse_pdf
+    from htmlrag.superrag.parse.document import parse_pdf
     t = time.perf_counter()
     doc = parse_pdf(sys.argv[1])
     parse_s = time.perf_counter() - t
     parse_mb = peak_mb()
-    from htmlrag.superrag.corpus import CorpusConfig, build_corpus  # after the parse measurement
-    from htmlrag.superrag.embed import HashingEmbedder
+    from htmlrag.superrag.build.corpus import CorpusConfig, build_corpus  # after the parse measurement
+    from htmlrag.superrag.build.embed import HashingEmbedder
     t = time.perf_counter()
     with tempfile.TemporaryDirectory() as d:
         (res,) = build_corpus([sys.argv[1]], d, config=CorpusConfig(vector_backend="numpy"),

@@ -14,13 +14,13 @@ import pytest
 pytest.importorskip("pymupdf")
 pytest.importorskip("kuzu")
 
-from htmlrag.superrag.corpus import CorpusConfig, build_corpus, open_corpus
-from htmlrag.superrag.embed import HashingEmbedder
+from htmlrag.superrag.build.corpus import CorpusConfig, build_corpus, open_corpus
+from htmlrag.superrag.build.embed import HashingEmbedder
 from htmlrag.superrag.graph import cypher
 from htmlrag.superrag.graph.readonly import WriteQueryError
 from htmlrag.superrag.retrieve.cypher_qa import FixedCypherWriter
+from htmlrag.testing import pdfs as mk
 from tests.conftest import shared_path
-from tests.helpers import superrag_pdfs as mk
 
 Q = "Which region had revenue of 7,890?"
 
@@ -225,7 +225,7 @@ def test_milvus_lite_backend(tmp_path: Path) -> None:
 
 
 def test_cli_build_and_query(tmp_path: Path) -> None:
-    from htmlrag.cli import main
+    from htmlrag.cli.main import main
 
     pdf = mk.report_pdf(tmp_path / "r.pdf")
     db = tmp_path / "db"
@@ -247,7 +247,7 @@ def test_cli_build_and_query(tmp_path: Path) -> None:
 
 @pytest.mark.shared_data
 def test_docling_structure() -> None:
-    from htmlrag.superrag.parse import parse_pdf
+    from htmlrag.superrag.parse.document import parse_pdf
 
     folder = shared_path("pdf", "docling")
     multi = parse_pdf(folder / "multi_page.pdf")
@@ -267,7 +267,7 @@ def test_docling_structure() -> None:
 @pytest.mark.shared_data
 def test_sec_10q_retrieval_smoke(tmp_path: Path) -> None:
     pytest.importorskip("sentence_transformers")
-    from htmlrag.superrag.embed import SentenceTransformerEmbedder
+    from htmlrag.superrag.build.embed import SentenceTransformerEmbedder
 
     pdf = shared_path("pdf", "sec-10-q", "docs", "2022 Q3 AAPL.pdf")
     emb = SentenceTransformerEmbedder()

@@ -12,15 +12,15 @@ import pytest
 pytest.importorskip("pymupdf")
 pytest.importorskip("kuzu")
 
+from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.data.pdfqa import PdfExample
-from htmlrag.errors import HtmlRagError, InputError
-from htmlrag.superrag.embed import HashingEmbedder
+from htmlrag.pruning.tokens import load_tokenizer
+from htmlrag.superrag.build.embed import HashingEmbedder
 from htmlrag.superrag.settings import GraphSetting
 from htmlrag.superrag.system import CorpusHandle, GraphContextPipeline, render_evidence
 from htmlrag.superrag.to_html import page_source, parse_cached, pdf_to_html
-from htmlrag.tokens import load_tokenizer
+from htmlrag.testing import pdfs as mk
 from tests.conftest import ROOT, shared_path
-from tests.helpers import superrag_pdfs as mk
 
 TABLE_Q = "Which region had revenue of 7,890?"
 
@@ -49,7 +49,7 @@ def test_pdf_to_html_keeps_headings_tables_figures_and_names_its_source(report: 
 
 
 def test_settings_stages_change_the_evidence(report: Path, tmp_path: Path) -> None:
-    from htmlrag.superrag.corpus import CorpusConfig
+    from htmlrag.superrag.build.corpus import CorpusConfig
 
     handle = CorpusHandle(tmp_path / "corpus", CorpusConfig(vector_backend="numpy", flat_words=40),
                           embedder=HashingEmbedder(), parse_cache=tmp_path)
@@ -97,10 +97,10 @@ def test_render_evidence_names_source_and_keeps_tables() -> None:
 
 
 def test_settings_experiment_writes_type_tables_and_pairwise_tests(tmp_path: Path) -> None:
+    from htmlrag_bench.eval.app import run
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from hydra import compose, initialize_config_dir
 
-    from eval.app import run
-    from eval.schemas import CONF_DIR, register_configs
     from tests.helpers.docqa_data import offline_pdf_overrides
 
     register_configs()
@@ -125,7 +125,7 @@ def test_settings_experiment_writes_type_tables_and_pairwise_tests(tmp_path: Pat
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "eval.table", str(run_dir), "--out", str(tmp_path / "t")], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-m", "htmlrag_bench.eval.table", str(run_dir), "--out", str(tmp_path / "t")], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)  # a fresh process re-tables doc-QA metrics
     assert out.returncode == 0, out.stderr[-2000:]
     assert "evidence_hit" in (tmp_path / "t" / "results.md").read_text()
@@ -138,7 +138,7 @@ def test_superrag_quickstart_on_real_filings(tmp_path: Path) -> None:
     import sys
 
     real = shared_path("pdf", "sec-10-q")  # the quickstart's systems on real filings (it reads data/pdfs itself)
-    out = subprocess.run([sys.executable, "-m", "eval.app", "experiment=superrag_quickstart", "dataset=sec10q",
+    out = subprocess.run([sys.executable, "-m", "htmlrag_bench.eval.app", "experiment=superrag_quickstart", "dataset=sec10q",
                           f"dataset.loader.root={real}", "dataset.loader.docs=[2023 Q2 AAPL.pdf,2023 Q3 AAPL.pdf]",
                           "dataset.limit=2",
                           f"paths.results={tmp_path}/r", f"paths.cache={tmp_path}/c", "run.progress=false"],
@@ -151,10 +151,10 @@ def test_superrag_quickstart_on_real_filings(tmp_path: Path) -> None:
 
 
 def test_run_id_covers_superrag_code_only_for_pdf_runs() -> None:
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
+    from htmlrag_bench.eval.systems.docqa import run_identity_extra
     from hydra import compose, initialize_config_dir
 
-    from eval.docqa import run_identity_extra
-    from eval.schemas import CONF_DIR, register_configs
     from htmlrag.superrag.to_html import superrag_fingerprint
 
     register_configs()
@@ -167,7 +167,7 @@ def test_run_id_covers_superrag_code_only_for_pdf_runs() -> None:
 def test_cached_evidence_embeddings_equal_the_embedder(tmp_path: Path) -> None:
     import numpy as np
 
-    from htmlrag.superrag.corpus import CorpusConfig, open_writable
+    from htmlrag.superrag.build.corpus import CorpusConfig, open_writable
 
     emb = HashingEmbedder()
     with open_writable(tmp_path / "c", config=CorpusConfig(vector_backend="numpy"), embedder=emb) as corpus:

@@ -19,11 +19,11 @@ pytest.importorskip("httpx")
 
 from htmlrag.readers.base import GenerationConfig
 from htmlrag.readers.openai import OpenAIReader
-from htmlrag.superrag.corpus import CorpusConfig, build_corpus, open_corpus
-from htmlrag.superrag.embed import HashingEmbedder
+from htmlrag.superrag.build.corpus import CorpusConfig, build_corpus, open_corpus
+from htmlrag.superrag.build.embed import HashingEmbedder
 from htmlrag.superrag.prompts import chosen_lines
 from htmlrag.superrag.settings import GraphSetting, setting_retriever
-from tests.helpers import superrag_pdfs as mk
+from htmlrag.testing import pdfs as mk
 
 KEY = "sk-stub-never-stored-5e1d"
 FIGURE_REPLY = "A bar chart: widget sales rise from 10 to 40 units over four quarters."
@@ -111,8 +111,8 @@ def test_figures_are_described_by_the_vision_model_and_indexed(stub, corpus: Pat
 
 
 def test_figure_descriptions_are_cached(stub, corpus: Path, tmp_path: Path) -> None:
-    from htmlrag.superrag.figdesc import FigureDescriber
-    from htmlrag.superrag.parse import parse_pdf
+    from htmlrag.superrag.build.figdesc import FigureDescriber
+    from htmlrag.superrag.parse.document import parse_pdf
 
     reader = OpenAIReader("stub-vlm", base_url_env="STUB_BASE_URL", api_key_env="STUB_KEY", max_retries=0)
     describe = FigureDescriber(reader, tmp_path / "figs.sqlite")
@@ -137,7 +137,7 @@ def test_toc_selection_prompt_picks_the_sections_the_model_names(stub, corpus: P
         assert ev and all(e.pages == (3,) for e in ev) and any("Marker3." in e.text for e in ev)
         retr = setting_retriever(c, GraphSetting(toc=True, toc_select="reader", k=3), toc_reader=_chat())
         assert len(retr("What are the details of region B?", 3)) == 3
-        from htmlrag.errors import HtmlRagError
+        from htmlrag.core.errors import HtmlRagError
 
         with pytest.raises(HtmlRagError, match="needs a reader"):
             setting_retriever(c, GraphSetting(toc=True, toc_select="reader"))

@@ -30,7 +30,7 @@ def _check_provenance(path: Path) -> dict[str, dict[str, float]]:
 @pytest.mark.slow
 def test_sweep_and_cli_tables_over_two_budgets(tmp_path: Path) -> None:
     paths = [f"paths.results={tmp_path}/results", f"paths.cache={tmp_path}/cache", "run.progress=false"]
-    out = subprocess.run([sys.executable, "-m", "eval.app", "-m", "experiment=quickstart", "ranker=bm25",
+    out = subprocess.run([sys.executable, "-m", "htmlrag_bench.eval.app", "-m", "experiment=quickstart", "ranker=bm25",
                           "dataset.limit=3", "pruner.budget=64,256", *paths], cwd=ROOT, capture_output=True,
                          text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-4000:]
@@ -44,7 +44,7 @@ def test_sweep_and_cli_tables_over_two_budgets(tmp_path: Path) -> None:
     tokens = _check_provenance(sweep / "provenance.csv")
     assert tokens["pruner.budget=64"]["bm25"] <= 64 < tokens["pruner.budget=256"]["bm25"] <= 256
     # the command a user runs afterwards: column groups labelled by the setting that differs
-    cli = subprocess.run([sys.executable, "-m", "eval.table", str(folder)], cwd=ROOT, capture_output=True, text=True,
+    cli = subprocess.run([sys.executable, "-m", "htmlrag_bench.eval.table", str(folder)], cwd=ROOT, capture_output=True, text=True,
                          timeout=300)
     assert cli.returncode == 0, cli.stderr[-3000:]
     md = (folder / "tables" / "results.md").read_text()

@@ -11,12 +11,12 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("hydra")
 
+from htmlrag_bench.training import build_data, tiny_model
+from htmlrag_bench.training.schemas import CONF_DIR, register_configs
+from htmlrag_bench.training.train import train
 from hydra import compose, initialize_config_dir
 
 from tests.conftest import ROOT
-from training import build_data, tiny_model
-from training.schemas import CONF_DIR, register_configs
-from training.train import train
 
 register_configs()
 
@@ -61,7 +61,7 @@ def test_readme_flow_then_finished_rerun_then_more_steps(flow):
 
 
 def test_folder_of_samples_skips_reports(tmp_path):
-    from training.data import expand_paths, is_sample_file
+    from htmlrag_bench.training.data import expand_paths, is_sample_file
 
     (tmp_path / "a-2k.jsonl").write_text('{"messages": []}\n')
     (tmp_path / "b.json").write_text('[{"messages": []}]')
@@ -73,7 +73,7 @@ def test_folder_of_samples_skips_reports(tmp_path):
 
 
 def test_heldout_split_is_fixed_by_id():
-    from training.split import in_split, is_heldout
+    from htmlrag_bench.training.split import in_split, is_heldout
 
     ids = [f"nt-{i}" for i in range(3000)]
     held = [i for i in ids if is_heldout(i)]

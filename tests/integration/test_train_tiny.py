@@ -18,18 +18,18 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("hydra")
 
+from htmlrag_bench.training.data import write_jsonl
+from htmlrag_bench.training.samples import BuildSettings, build_samples
+from htmlrag_bench.training.schemas import CONF_DIR, register_configs
+from htmlrag_bench.training.train import train
 from hydra import compose, initialize_config_dir
 
-from htmlrag.blocktree import build_block_tree
+from htmlrag.html.blocktree import build_block_tree
+from htmlrag.pruning.tokens import HFCounter
 from htmlrag.rankers.generative import GenerativeRanker, block_paths, path_string
-from htmlrag.tokens import HFCounter
 from tests.conftest import ROOT
 from tests.helpers.tiny import save_tiny, tiny_tokenizer
 from tests.helpers.train_items import synthetic_items
-from training.data import write_jsonl
-from training.samples import BuildSettings, build_samples
-from training.schemas import CONF_DIR, register_configs
-from training.train import train
 
 register_configs()
 MAX_WORDS = 16
@@ -111,11 +111,11 @@ def test_killed_run_resumes_from_its_checkpoint(workdir):
     root, model, _ = workdir
     out = root / "killed"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
-    cmd = [sys.executable, "-m", "training.train", "train=tiny", f"train.model={model}", f"data.paths=[{root}/data]",
+    cmd = [sys.executable, "-m", "htmlrag_bench.training.train", "train=tiny", f"train.model={model}", f"data.paths=[{root}/data]",
            f"output_dir={out}", "progress=false", "train.max_steps=10000", "train.save_steps=3"]
     log = open(root / "killed.log", "w+b")  # a file, not a pipe: a full pipe would stall the process
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    from training.checkpoints import latest_checkpoint
+    from htmlrag_bench.training.checkpoints import latest_checkpoint
 
     deadline = time.monotonic() + 120
     try:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from htmlrag import HtmlRagError, build_block_tree, clean_html
-from htmlrag.text import count_words
+from htmlrag.html.text import count_words
 
 
 def _page(*paras: str) -> str:

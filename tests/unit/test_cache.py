@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag.cache import SqliteCache, content_key
+from htmlrag.core.cache import SqliteCache, content_key
 
 
 def _open_and_write(path: str, i: int, barrier, errors) -> None:  # type: ignore[no-untyped-def]

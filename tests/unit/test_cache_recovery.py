@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from htmlrag.cache import SqliteCache
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.cache import SqliteCache
+from htmlrag.core.errors import HtmlRagError
 
 
 def _aside(path: Path) -> list[Path]:

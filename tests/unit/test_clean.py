@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from htmlrag import HtmlRagError, check_lossless, clean_html
-from htmlrag.lossless import output_text, visible_text_runs
+from htmlrag.html.lossless import output_text, visible_text_runs
 
 
 def test_drops_invisible_content_and_keeps_title():

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from htmlrag.cli import main
+from htmlrag.cli.main import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "pages"
 

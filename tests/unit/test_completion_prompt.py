@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag.errors import InputError
+from htmlrag.core.errors import InputError
 from htmlrag.readers.prompts import COMPLETION_INSTRUCTION, FEW_SHOT, completion_prompt
 
 

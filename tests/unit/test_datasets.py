@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag.core.errors import InputError
 from htmlrag.data import (
     Example,
     fingerprint,
@@ -19,7 +20,6 @@ from htmlrag.data import (
     require_pages,
     sample_examples,
 )
-from htmlrag.errors import InputError
 from tests.conftest import SAMPLE_PAGES, shared_path
 
 

@@ -8,8 +8,8 @@ import codecs
 
 import pytest
 
-from htmlrag.encoding import decode_html, encoding_from_label, prescan, sniff, to_text, to_utf8
-from htmlrag.errors import InputError
+from htmlrag.core.errors import InputError
+from htmlrag.html.encoding import decode_html, encoding_from_label, prescan, sniff, to_text, to_utf8
 
 CYR = "Привет"          # windows-1251 / koi8-r test text
 CYR_1251 = CYR.encode("cp1251")

@@ -31,7 +31,7 @@ def test_bf16_detection_reads_torchs_cpu_capabilities(monkeypatch: pytest.Monkey
 
 
 def test_trained_length_is_per_model() -> None:
-    from htmlrag.models import minilm_path
+    from htmlrag.core.models import minilm_path
 
     assert emb.trained_seq_length("sentence-transformers/all-MiniLM-L6-v2") == 128
     assert emb.trained_seq_length(str(minilm_path())) == 128  # the bundled copy, by its folder
@@ -48,10 +48,10 @@ def test_minilm_loads_at_its_training_length_unless_asked() -> None:
 def test_cli_and_hydra_defaults_are_the_librarys() -> None:
     import inspect
 
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from hydra import compose, initialize_config_dir
 
-    from eval.schemas import CONF_DIR, register_configs
-    from htmlrag.cli import build_parser
+    from htmlrag.cli.main import build_parser
 
     lib = inspect.signature(emb.EmbeddingRanker).parameters
     args = build_parser().parse_args(["prune", "p.html", "-q", "?", "--ranker", "embed"])

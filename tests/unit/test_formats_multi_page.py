@@ -3,8 +3,8 @@ so reference-text EM sees all of them (libxml2 alone keeps only the first docume
 
 from __future__ import annotations
 
-from htmlrag.formats import convert
-from htmlrag.metrics import MetricInput, score_example
+from htmlrag.evaluation.scoring.metrics import MetricInput, score_example
+from htmlrag.html.formats import convert
 
 
 def test_text_of_every_joined_page() -> None:

@@ -6,11 +6,11 @@ import logging
 
 import pytest
 
-from htmlrag import logs
+from htmlrag.core import logs
 
 
-@pytest.mark.parametrize("name", ["htmlrag", "htmlrag.prune", "htmlrag-train", "htmlrag-paper", "htmlrag-bench-table",
-                                  "eval.build", "training.loss", "root", "__main__"])
+@pytest.mark.parametrize("name", ["htmlrag", "htmlrag.pruning.prune", "htmlrag-train", "htmlrag-paper", "htmlrag-bench-table",
+                                  "htmlrag_bench.eval.systems.build", "htmlrag_bench.training.loss", "root", "__main__"])
 def test_our_loggers_pass(name: str) -> None:
     assert logs.OursBelowWarning().filter(logging.LogRecord(name, logging.INFO, __file__, 1, "m", None, None))
 

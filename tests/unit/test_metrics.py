@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from htmlrag.errors import HtmlRagError
-from htmlrag.metrics import (
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.evaluation.scoring.metrics import (
     METRICS,
     Metric,
     MetricInput,

@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("sacrebleu")
 pytest.importorskip("rouge_score")
 
-from htmlrag.errors import HtmlRagError
-from htmlrag.metrics import (
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.evaluation.scoring.metrics import (
     MetricInput,
     aggregate,
     bleu_stats,
@@ -21,7 +21,7 @@ from htmlrag.metrics import (
     rouge_l,
     score_example,
 )
-from htmlrag.summary import summarize
+from htmlrag.evaluation.summary import summarize
 
 #: (response, references): the counts in the comments are worked out by hand.
 FIXTURE = [

@@ -1,4 +1,4 @@
-"""Model aliases (htmlrag.model_aliases) with a fake GGUF package: resolved wherever a model name is accepted,
+"""Model aliases (htmlrag.core.models.aliases) with a fake GGUF package: resolved wherever a model name is accepted,
 assembled and converted once, cached with a lock and an atomic move, clear errors when the package is missing."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from htmlrag import model_aliases as ma
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.models import aliases as ma
 
 FAKE = ma.GgufModel(alias="fake-tiny", module="fake_gguf_pkg", package="fake-gguf-pkg", extra="gemma",
                     upstream="nobody/fake", base=True, licence="test only")
@@ -125,11 +125,11 @@ def test_missing_package_names_the_install(monkeypatch: pytest.MonkeyPatch, tmp_
 
 def test_alias_accepted_by_reader_ranker_and_token_counter(fake) -> None:
     """Every place that takes a model name loads the alias's converted folder."""
-    from htmlrag.blocktree import build_block_tree
+    from htmlrag.html.blocktree import build_block_tree
+    from htmlrag.pruning.tokens import load_tokenizer
     from htmlrag.rankers.generative import GenerativeRanker
     from htmlrag.readers import GenerationConfig, ReadRequest
     from htmlrag.readers.hf import HFReader
-    from htmlrag.tokens import load_tokenizer
 
     _, _, calls = fake
     reader = HFReader("fake-tiny", window=None, generation=GenerationConfig(max_new_tokens=3))

@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from htmlrag import BudgetError, build_block_tree, clean_html
-from htmlrag.clean import clean_page_counted
-from htmlrag.formats import html_to_text
-from htmlrag.pipeline import HtmlRagPipeline
-from htmlrag.prune import (
+from htmlrag.html.clean import clean_page_counted
+from htmlrag.html.formats import html_to_text
+from htmlrag.pruning.pipeline import HtmlRagPipeline
+from htmlrag.pruning.prune import (
     _materialise,
     _materialise_blocks,
     _materialise_by_removal,
@@ -19,8 +19,8 @@ from htmlrag.prune import (
     prune_to_budget,
     rank_blocks,
 )
+from htmlrag.pruning.tokens import load_tokenizer
 from htmlrag.rankers.bm25 import BM25Ranker, tokenize
-from htmlrag.tokens import load_tokenizer
 
 TOK = load_tokenizer()
 
@@ -296,8 +296,8 @@ def test_pipeline_bad_page_does_not_lose_the_others():
 
 
 def test_compact_html_is_valid_and_shorter():
-    from htmlrag.formats import compact_html
-    from htmlrag.lossless import output_text
+    from htmlrag.html.formats import compact_html
+    from htmlrag.html.lossless import output_text
 
     html = clean_html("<table><tr><th>a</th><td>b</td></tr><tr><td>c</td><td>d</td></tr></table><ul><li>x</li>"
                       "<li>y<ul><li>z</li></ul></li></ul>")
@@ -372,7 +372,7 @@ def test_bm25_page_prior_option_equals_the_wrapper():
 
 def test_hf_tokenizer_word_bound_and_pruning_within_budget():
     pytest.importorskip("transformers")
-    from htmlrag.tokens import HFCounter
+    from htmlrag.pruning.tokens import HFCounter
     from tests.helpers.tiny import tiny_tokenizer
 
     tok = HFCounter(tiny_tokenizer(), "tiny")

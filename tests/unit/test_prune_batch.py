@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag import prune_batch as pb
-from htmlrag.cli import main
+from htmlrag.cli import batch as pb
+from htmlrag.cli.main import main
 
 PAGE = "<html><body>" + "".join(
     f"<div><h2>Part {i}</h2><p>{' '.join(f'word{i}x{j}' for j in range(60))} The tower was designed by "
@@ -58,7 +58,7 @@ def test_changed_settings_recompute_everything_and_never_mix(tmp_path: Path) -> 
 def _args(src: Path, out: Path, *extra: str) -> dict:
     import argparse
 
-    from htmlrag.cli_prune import add_prune_parser
+    from htmlrag.cli.prune import add_prune_parser
 
     p = argparse.ArgumentParser()
     add_prune_parser(p.add_subparsers(dest="command"))
@@ -180,7 +180,7 @@ def test_bad_worker_counts_are_refused(tmp_path: Path, value: str, capsys: pytes
 def test_auto_workers_use_every_core_for_bm25_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import argparse
 
-    from htmlrag.cli_prune import batch_workers
+    from htmlrag.cli.prune import batch_workers
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     a = argparse.Namespace(**_args(tmp_path / "i", tmp_path / "o"))
@@ -193,7 +193,7 @@ def test_auto_workers_use_every_core_for_bm25_only(tmp_path: Path, monkeypatch: 
 
 def test_a_worker_that_dies_fails_the_run_and_a_rerun_completes_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                    capsys: pytest.CaptureFixture) -> None:
-    from htmlrag import cli_prune
+    from htmlrag.cli import prune as cli_prune
 
     items = _items(6)
     src, out = _write(tmp_path / "in.jsonl", items), tmp_path / "out.jsonl"

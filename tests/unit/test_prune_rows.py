@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from htmlrag import build_block_tree, clean_html
-from htmlrag.formats import FORMATS
-from htmlrag.prune import _split_block, prune_to_budget
+from htmlrag.html.formats import FORMATS
+from htmlrag.pruning.prune import _split_block, prune_to_budget
+from htmlrag.pruning.tokens import load_tokenizer
 from htmlrag.rankers.bm25 import BM25Ranker
-from htmlrag.tokens import load_tokenizer
 from tests.helpers.rows import rows_torn
 
 TOK = load_tokenizer()

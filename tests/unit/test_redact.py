@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from htmlrag import redact
+from htmlrag.core import redact
 
 KEY = "sk-proj-Zq8vT1xK3mN7pR2sW9yB4cD6fG0hJ5lA"
 

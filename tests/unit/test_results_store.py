@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag.errors import HtmlRagError
-from htmlrag.results import RunStore, dump_json, run_id_for
-from htmlrag.summary import summarize
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.evaluation.store import RunStore, dump_json, run_id_for
+from htmlrag.evaluation.summary import summarize
 
 
 def _row(i: int, em: float = 1.0) -> dict:

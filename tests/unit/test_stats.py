@@ -8,9 +8,9 @@ import io
 import pytest
 from scipy import stats as sps
 
-from htmlrag.errors import HtmlRagError
-from htmlrag.stats import compare_to, mcnemar_exact, paired_ttest
-from htmlrag.tables import build_table
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.evaluation.stats import compare_to, mcnemar_exact, paired_ttest
+from htmlrag.evaluation.tables import build_table
 
 
 def test_paired_ttest_matches_scipy() -> None:

@@ -4,7 +4,7 @@ FlatChunks, HAS_NEXT between sections and the Company root (pure: documents buil
 from __future__ import annotations
 
 from htmlrag.superrag.graph.build import document_graph, flat_chunks, header_rows, pack_chunks, section_paths
-from htmlrag.superrag.model import Heading, PageInfo, Paragraph, ParsedDocument, Section, TableItem
+from htmlrag.superrag.parse.model import Heading, PageInfo, Paragraph, ParsedDocument, Section, TableItem
 
 
 def _para(page: int, n: int, word: str = "w") -> Paragraph:
@@ -94,7 +94,7 @@ def test_sections_are_chained_by_has_next_and_documents_hang_under_their_company
 def test_cached_embedder_returns_the_inner_vectors_and_embeds_each_text_once(tmp_path) -> None:
     import numpy as np
 
-    from htmlrag.superrag.embed import CachedEmbedder, HashingEmbedder
+    from htmlrag.superrag.build.embed import CachedEmbedder, HashingEmbedder
 
     class Counting(HashingEmbedder):
         calls: list[int] = []

@@ -9,10 +9,10 @@ import pytest
 
 pytest.importorskip("pymupdf")
 
-from htmlrag.errors import InputError
-from htmlrag.superrag.model import Paragraph
-from htmlrag.superrag.parse import parse_pdf
-from tests.helpers import superrag_pdfs as mk
+from htmlrag.core.errors import InputError
+from htmlrag.superrag.parse.document import parse_pdf
+from htmlrag.superrag.parse.model import Paragraph
+from htmlrag.testing import pdfs as mk
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +171,7 @@ def test_aligned_text_tables_need_aligned_columns_of_amounts() -> None:
     """The text-table finder takes runs of aligned rows of amounts and nothing else: two columns of prose, a
     two-column list of words, phrases that straddle the columns, too few rows and rows already inside a table
     give no table; lone labels inside the run are rows, lone phrases at its ends are not."""
-    from htmlrag.superrag.tables import aligned_tables, text_rows
+    from htmlrag.superrag.parse.tables import aligned_tables, text_rows
 
     def found(words, taken=frozenset()):
         return aligned_tables(text_rows(words), set(taken), 1, 612.0)
@@ -212,7 +212,7 @@ def test_a_two_column_page_has_no_text_tables(tmp_path: Path) -> None:
 def test_table_growth_stops_at_prose_headings_and_other_tables() -> None:
     """The row grower takes aligned rows next to a table and nothing else: a paragraph line or a lone heading
     at the outer end ends it, rows of another table are never taken, and a lone label between rows is kept."""
-    from htmlrag.superrag.tables import TextRow, grow, text_rows, to_cells
+    from htmlrag.superrag.parse.tables import TextRow, grow, text_rows, to_cells
 
     def row(y: float, *cells: tuple[float, str]) -> list[tuple[float, float, float, float, str]]:
         words = []
@@ -242,8 +242,8 @@ def test_table_growth_stops_at_prose_headings_and_other_tables() -> None:
 def test_table_growth_stops_at_a_short_line_of_prose_and_touching_fragments_join() -> None:
     """A lone phrase of 8+ words is prose even when narrow; fragments of one statement that touch after
     growing (same edges and columns) become one table, other neighbours stay apart."""
-    from htmlrag.superrag.model import TableItem
-    from htmlrag.superrag.tables import grow, join_touching, text_rows
+    from htmlrag.superrag.parse.model import TableItem
+    from htmlrag.superrag.parse.tables import grow, join_touching, text_rows
 
     words = [(16.0 + 20 * i, 365.0, 32.0 + 20 * i, 375.0, w)
              for i, w in enumerate("The following table outlines maturities of our lease liabilities:".split())]
@@ -271,7 +271,7 @@ def test_a_failure_while_growing_keeps_the_detected_table(tmp_path: Path, monkey
                                                           caplog: pytest.LogCaptureFixture) -> None:
     """Growing is an improvement on the detector's tables: if it fails, the page keeps the detected rows and
     the log names the page."""
-    import htmlrag.superrag.tables as tables
+    import htmlrag.superrag.parse.tables as tables
 
     def boom(*a, **k):
         raise ValueError("bad geometry")

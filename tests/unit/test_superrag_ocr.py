@@ -11,11 +11,11 @@ pytest.importorskip("pymupdf")
 
 import pymupdf
 
-from htmlrag.superrag.ocr import ocr_available
-from htmlrag.superrag.parse import ParseOptions, parse_pdf
-from htmlrag.superrag.quality import heading_scores, nid
+from htmlrag.evaluation.parse_quality import heading_scores, nid
+from htmlrag.superrag.parse.document import ParseOptions, parse_pdf
+from htmlrag.superrag.parse.ocr import ocr_available
+from htmlrag.testing import pdfs as mk
 from tests.conftest import shared_path
-from tests.helpers import superrag_pdfs as mk
 
 needs_ocr = pytest.mark.skipif(not ocr_available(), reason="Tesseract is not installed (apt-get install tesseract-ocr; "
                                                            "pip install pytesseract)")
@@ -68,8 +68,8 @@ def test_scanned_shared_page_matches_its_text_layer(tmp_path: Path) -> None:
 
 
 def test_without_ocr_the_page_warns_and_require_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import htmlrag.superrag.ocr as ocr
-    from htmlrag.errors import InputError
+    import htmlrag.superrag.parse.ocr as ocr
+    from htmlrag.core.errors import InputError
 
     scan = image_only(mk.report_pdf(tmp_path / "report.pdf"), 0, tmp_path / "scan.pdf")
     monkeypatch.setattr(ocr, "ocr_available", lambda: False)

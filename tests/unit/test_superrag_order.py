@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from htmlrag.superrag.order import column_split, reading_order
+from htmlrag.superrag.parse.order import column_split, reading_order
 
 
 @dataclass

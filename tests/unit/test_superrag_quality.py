@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from htmlrag.superrag.quality import heading_scores, lcs_length, match_tables, nid, teds
+from htmlrag.evaluation.parse_quality import heading_scores, lcs_length, match_tables, nid, teds
 
 
 def test_lcs_and_nid() -> None:

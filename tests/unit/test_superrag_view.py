@@ -1,4 +1,4 @@
-"""htmlrag.superrag.view: where evidence lies on its page, section paths, counts, page images."""
+"""htmlrag.app.pdfview: where evidence lies on its page, section paths, counts, page images."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag.superrag.view import evidence_regions, locate_text, merge_boxes
+from htmlrag.app.pdfview import evidence_regions, locate_text, merge_boxes
 
 pytest.importorskip("pymupdf")
 
@@ -45,9 +45,9 @@ def test_merge_boxes_joins_lines_of_a_paragraph_not_distant_blocks() -> None:
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory):
     pytest.importorskip("kuzu")
-    from htmlrag.superrag.corpus import CorpusConfig, build_corpus, open_corpus
-    from htmlrag.superrag.embed import HashingEmbedder
-    from tests.helpers import superrag_pdfs as mk
+    from htmlrag.superrag.build.corpus import CorpusConfig, build_corpus, open_corpus
+    from htmlrag.superrag.build.embed import HashingEmbedder
+    from htmlrag.testing import pdfs as mk
 
     d = tmp_path_factory.mktemp("view")
     pdf = mk.report_pdf(d / "report.pdf")
@@ -87,7 +87,7 @@ def test_figures_use_their_stored_box(corpus) -> None:
 
 
 def test_section_paths_and_stats(corpus) -> None:
-    from htmlrag.superrag.view import document_stats, section_paths
+    from htmlrag.app.pdfview import document_stats, section_paths
 
     c, _, doc_id = corpus
     (row,) = c.store.query("MATCH (t:TableChunk) RETURN t.id AS id")
@@ -97,8 +97,8 @@ def test_section_paths_and_stats(corpus) -> None:
 
 
 def test_render_page_png(corpus, tmp_path: Path) -> None:
-    from htmlrag.errors import InputError
-    from htmlrag.superrag.view import render_page_png
+    from htmlrag.app.pdfview import render_page_png
+    from htmlrag.core.errors import InputError
 
     _, pdf, _ = corpus
     png = render_page_png(pdf, 1, zoom=0.5)

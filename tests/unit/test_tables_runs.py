@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from htmlrag_bench.eval.runs import find_runs, select
 
-from eval.runs import find_runs, select
-from htmlrag.tables import Column, Table, build_table
+from htmlrag.evaluation.tables import Column, Table, build_table
 
 
 def _run(root: Path, name: str, dataset: str, config: dict, values: dict[str, float], *, mtime: float | None = None,
@@ -44,7 +44,7 @@ def _cells(csv_text: str) -> dict[tuple[str, str, str], str]:
 def test_two_runs_on_one_dataset_keep_their_own_numbers(tmp_path: Path) -> None:
     """The reported defect: two quickstart runs at different budgets showed the second run's numbers in both
     columns. Each column group now holds its own run's values, labelled by the budget, with provenance."""
-    from eval.table import main
+    from htmlrag_bench.eval.table import main
 
     a = _run(tmp_path / "results", "run_a", "sample_pages", {"pruner": {"budget": 128}, "reader": {"window": 128}},
              {"cleaned": 0.25, "ours": 0.5})
@@ -72,7 +72,7 @@ def test_two_runs_on_one_dataset_keep_their_own_numbers(tmp_path: Path) -> None:
 def test_identical_settings_newest_run_fills_the_cells(tmp_path: Path, caplog) -> None:
     """The same configuration run twice (different code: different run ids): the run written last wins, the
     other is named as superseded; nothing is averaged or mixed."""
-    from eval.table import write
+    from htmlrag_bench.eval.table import write
 
     cfg = {"pruner": {"budget": 128}}
     old = _run(tmp_path, "old", "sample_pages", cfg, {"ours": 0.1}, mtime=1_000)
@@ -120,7 +120,7 @@ def test_dagger_only_on_ours_when_better_than_every_baseline() -> None:
 
 def test_paper_table_reader_row_groups_do_not_overwrite(tmp_path: Path) -> None:
     """Table 1 with two readers: one row group per reader; the same dataset's cells differ by reader."""
-    from eval.paper import main_table, write_table
+    from htmlrag_bench.eval.paper import main_table, write_table
 
     for reader, v in (("meta-llama/Llama-3.1-8B-Instruct", 0.3), ("meta-llama/Llama-3.1-70B-Instruct", 0.6)):
         for ds in ("asqa", "nq"):
@@ -143,7 +143,7 @@ def test_paper_table_reader_row_groups_do_not_overwrite(tmp_path: Path) -> None:
 
 
 def test_paper_table_two_budgets_of_one_dataset_are_two_column_groups(tmp_path: Path) -> None:
-    from eval.paper import info_loss_table
+    from htmlrag_bench.eval.paper import info_loss_table
 
     _run(tmp_path, "a", "wtq_html_qa", {"pruner": {"budget": 2048}}, {"ours": 0.5})
     _run(tmp_path, "b", "wtq_html_qa", {"pruner": {"budget": 4096}}, {"ours": 0.7})
@@ -153,7 +153,7 @@ def test_paper_table_two_budgets_of_one_dataset_are_two_column_groups(tmp_path: 
 
 
 def test_mixed_fidelities_are_told_apart_in_labels_and_caption(tmp_path: Path) -> None:
-    from eval.table import write
+    from htmlrag_bench.eval.table import write
 
     _run(tmp_path, "p", "d", {"fidelity": {"name": "paper", "fill": "stop"}}, {"ours": 0.4}, fidelity="paper")
     _run(tmp_path, "o", "d", {"fidelity": {"name": "ours", "fill": "skip"}}, {"ours": 0.6}, fidelity="ours")
@@ -165,7 +165,7 @@ def test_mixed_fidelities_are_told_apart_in_labels_and_caption(tmp_path: Path) -
 
 def test_sweep_table_labels_columns_by_swept_values(tmp_path: Path) -> None:
     """The callback's table over a multirun: one column group per job, labelled by what the sweep varied."""
-    from eval.table import write_sweep
+    from htmlrag_bench.eval.table import write_sweep
 
     sweep = tmp_path / "_hydra" / "multirun-x"
     for i, b in enumerate((128, 256)):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from htmlrag.errors import BudgetError, InputError
+from htmlrag.core.errors import BudgetError, InputError
 from htmlrag.rankers import token_tree
 from htmlrag.rankers.token_tree import TokenTree, model_window, score_paths, walk_token_tree
 from tests.helpers.naive import naive_path_scores
@@ -108,7 +108,7 @@ def test_model_window_is_limited_by_a_sliding_window_only_without_layer_types():
 
 def test_gemma3_prompt_is_longer_than_its_sliding_window(models, prompt):
     """The exactness tests below would not exercise the sliding mask if the prompt fit in the window."""
-    from training.tiny_model import TINY_SLIDING_WINDOW
+    from htmlrag_bench.training.tiny_model import TINY_SLIDING_WINDOW
 
     assert models["gemma3"].config.sliding_window == TINY_SLIDING_WINDOW < len(prompt) // 2
 

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from htmlrag import clean_html
-from htmlrag.prune import _tags_lower_bound
-from htmlrag.tokens import load_tokenizer, pieces_respect_segments, segment_count
+from htmlrag.pruning.prune import _tags_lower_bound
+from htmlrag.pruning.tokens import load_tokenizer, pieces_respect_segments, segment_count
 from tests.conftest import shared_path
 
 TOK = load_tokenizer()
@@ -64,7 +64,7 @@ def test_tag_bound_never_exceeds_the_segment_count(parts):
     HTML every "<" opens a tag (text and attribute values are escaped), n tags give >= 2n + 1 segments."""
     import lxml.etree as etree
 
-    from htmlrag.formats import compact_html
+    from htmlrag.html.formats import compact_html
 
     root = etree.Element("div")
     for tag, text, attr in parts:
@@ -82,7 +82,7 @@ def test_tag_bound_never_exceeds_the_segment_count(parts):
 
 def test_tag_bound_on_real_blocks():
     from htmlrag import build_block_tree
-    from htmlrag.prune import _block_markup
+    from htmlrag.pruning.prune import _block_markup
 
     pages = sorted((shared_path() / "wtq-html-qa").glob("page/*/*.html*"))[:8]
     checked = 0

@@ -10,13 +10,8 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from htmlrag.blocktree import build_block_tree
-from htmlrag.rankers.generative import pruner_prompt_ids
-from htmlrag.tokens import HFCounter
-from tests.helpers.tiny import tiny_tokenizer
-from tests.helpers.train_items import synthetic_items
-from training.checkpoints import latest_checkpoint
-from training.data import (
+from htmlrag_bench.training.checkpoints import latest_checkpoint
+from htmlrag_bench.training.data import (
     IGNORE_INDEX,
     Collator,
     TrainDataError,
@@ -28,8 +23,14 @@ from training.data import (
     tokenize_records,
     write_jsonl,
 )
-from training.hardware import fill_auto, load_deepspeed, resolve_deepspeed
-from training.samples import BuildSettings, build_samples
+from htmlrag_bench.training.hardware import fill_auto, load_deepspeed, resolve_deepspeed
+from htmlrag_bench.training.samples import BuildSettings, build_samples
+
+from htmlrag.html.blocktree import build_block_tree
+from htmlrag.pruning.tokens import HFCounter
+from htmlrag.rankers.generative import pruner_prompt_ids
+from tests.helpers.tiny import tiny_tokenizer
+from tests.helpers.train_items import synthetic_items
 
 
 @pytest.fixture(scope="module")

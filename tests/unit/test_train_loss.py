@@ -1,4 +1,4 @@
-"""training.loss: the output head applied at the answer positions only gives the full forward's loss."""
+"""htmlrag_bench.training.loss: the output head applied at the answer positions only gives the full forward's loss."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from htmlrag_bench.training.data import IGNORE_INDEX  # noqa: E402
+from htmlrag_bench.training.loss import answer_loss, answer_positions  # noqa: E402
+
 from tests.helpers.tiny import tiny_causal_lm, tiny_tokenizer  # noqa: E402
-from training.data import IGNORE_INDEX  # noqa: E402
-from training.loss import answer_loss, answer_positions  # noqa: E402
 
 
 def _batch(tok):

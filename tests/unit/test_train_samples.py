@@ -5,13 +5,19 @@ from __future__ import annotations
 import json
 
 import pytest
+from htmlrag_bench.training.samples import (
+    BuildSettings,
+    SampleBuilder,
+    answer_scores,
+    build_samples,
+    contains_answer,
+)
 
-from htmlrag.blocktree import build_block_tree
 from htmlrag.data import Example
+from htmlrag.html.blocktree import build_block_tree
 from htmlrag.rankers.generative import block_paths, build_pruner_messages, path_string
 from tests.conftest import shared_path
 from tests.helpers.train_items import page, synthetic_items
-from training.samples import BuildSettings, SampleBuilder, answer_scores, build_samples, contains_answer
 
 
 class WordCounter:
@@ -169,7 +175,7 @@ def test_pages_are_cleaned_once_per_key():
 def test_wtq_demo_set(tmp_path):
     """A demo set from the real WTQ-HTML pages: buckets, coverage and drops add up; files in the released layout."""
     root = shared_path("wtq-html-qa")
-    from training.build_data import main
+    from htmlrag_bench.training.build_data import main
 
     assert main(["--wtq", str(root), "--out", str(tmp_path), "--limit", "40", "--no-progress"]) == 0
     report = json.loads((tmp_path / "stats.json").read_text())

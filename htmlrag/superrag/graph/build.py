@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from htmlrag.superrag.graph.store import node_row
-from htmlrag.superrag.model import FigureItem, Paragraph, ParsedDocument, TableItem
-from htmlrag.superrag.tables import rows_to_html, rows_to_text
+from htmlrag.superrag.parse.model import FigureItem, Paragraph, ParsedDocument, TableItem
+from htmlrag.superrag.parse.tables import rows_to_html, rows_to_text
 
 
 @dataclass

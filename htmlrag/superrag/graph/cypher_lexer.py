@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError
 
 
 class RefusedQueryError(HtmlRagError, PermissionError):

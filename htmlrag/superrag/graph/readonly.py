@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError
 from htmlrag.superrag.graph.cypher_grammar import FUNCTIONS, READ_CLAUSES, Recognizer
 from htmlrag.superrag.graph.cypher_lexer import RefusedQueryError, canonical, tokenize
 

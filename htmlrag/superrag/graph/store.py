@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError
 from htmlrag.superrag.graph import cypher
 from htmlrag.superrag.graph.readonly import check_read_only, database_error
 from htmlrag.superrag.graph.schema import LABELS, NODE_PROPS, RELS

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError
 
 log = logging.getLogger(__name__)
 

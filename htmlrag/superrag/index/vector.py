@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from htmlrag.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError
 
 log = logging.getLogger(__name__)
 

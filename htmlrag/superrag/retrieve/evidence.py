@@ -46,7 +46,7 @@ class Evidence:
 
 
 class Backend(Protocol):
-    """A built corpus as retrievers see it (see :class:`htmlrag.superrag.corpus.Corpus`)."""
+    """A built corpus as retrievers see it (see :class:`htmlrag.superrag.build.corpus.Corpus`)."""
 
     store: Any
     vectors: Any

@@ -1,0 +1,1 @@
+"""The Hydra configs, shipped as package data (``pkg://htmlrag_bench.conf``)."""

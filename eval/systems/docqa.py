@@ -1,0 +1,279 @@
+"""Document-QA (SuperRAG) parts of the evaluation run: graph systems, the LLM judge step, and the tables per
+question type/domain with pairwise t-tests. Called from :mod:`htmlrag_bench.eval.systems.build` and :mod:`htmlrag_bench.eval.app`.
+
+Graph systems are baselines with a ``graph`` entry (:class:`htmlrag_bench.eval.docqa_schemas.GraphSystemConfig`); they
+share one corpus per distinct ``docqa.corpus`` setting, kept under ``docqa.corpus_root/<key>`` (the key
+hashes the corpus settings and the parser/graph/index code, so changed code never reuses an old graph).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from htmlrag_bench.eval.systems.common import build_reader, load_examples, plain
+from omegaconf import DictConfig
+
+from htmlrag.core.cache import content_key
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.evaluation.scoring.loop import System
+
+log = logging.getLogger(__name__)
+_HANDLES: dict[str, Any] = {}
+JUDGE_METRICS = ("judge", "judge_invalid")
+
+
+def check(cfg: DictConfig) -> None:
+    """Fail before any work: the judge needs a reader's answers."""
+    if cfg.judge.enabled and cfg.reader._target_.endswith("NoneReader"):
+        raise HtmlRagError("judge is enabled but reader=none gives no answers to judge; choose a reader or judge=none")
+    if cfg.judge.enabled and cfg.judge.reader is None:
+        raise HtmlRagError("judge.enabled=true needs judge.reader (e.g. judge=docbench_gpt4)")
+
+
+def uses_superrag(cfg: DictConfig) -> bool:
+    """True when rows depend on :mod:`htmlrag.superrag` code: a PDF dataset (parsed to HTML) or a graph system."""
+    target = str(cfg.dataset.get("loader", {}).get("_target_", ""))
+    pdf = target.startswith(("htmlrag.data.pdfqa.", "htmlrag.data.docbench.", "htmlrag.data.spiqa."))
+    return pdf or any((b or {}).get("graph") is not None for b in cfg.baselines.values())
+
+
+def run_identity_extra(cfg: DictConfig) -> dict[str, str]:
+    """Added to the run id: the SuperRAG code fingerprint when :func:`uses_superrag` (the library's code
+    fingerprint leaves :mod:`htmlrag.superrag` out), so changed parser/graph code starts a new run."""
+    if not uses_superrag(cfg):
+        return {}
+    from htmlrag.superrag.to_html import superrag_fingerprint
+
+    return {"_superrag": superrag_fingerprint()}
+
+
+def corpus_handle(cfg: DictConfig) -> Any:
+    """The process-wide :class:`~htmlrag.superrag.system.CorpusHandle` for ``cfg.docqa.corpus``."""
+    from htmlrag.superrag.build.corpus import CorpusConfig
+    from htmlrag.superrag.build.embed import HashingEmbedder, SentenceTransformerEmbedder
+    from htmlrag.superrag.system import CorpusHandle
+    from htmlrag.superrag.to_html import CORPUS_MODULES, superrag_fingerprint
+
+    settings = plain(cfg.docqa.corpus)
+    folder = Path(cfg.docqa.corpus_root) / content_key("corpus", settings, superrag_fingerprint(CORPUS_MODULES))[:16]
+    key = str(folder.resolve())
+    if key not in _HANDLES:
+        model = settings["embedding_model"]
+        embedder = (HashingEmbedder(int(model.split("-", 1)[1])) if model.startswith("hashing-")
+                    else SentenceTransformerEmbedder(model, device=cfg.device))
+        if cfg.docqa.get("embedding_cache") and not model.startswith("hashing-"):
+            from htmlrag.superrag.build.embed import CachedEmbedder
+
+            embedder = CachedEmbedder(embedder, cfg.docqa.embedding_cache)
+        _HANDLES[key] = CorpusHandle(folder, CorpusConfig(**settings), embedder=embedder,
+                                     parse_cache=cfg.docqa.parse_cache)
+    return _HANDLES[key]
+
+
+def close_handles() -> None:
+    """Close every open corpus (graph store, vector index, lock)."""
+    for h in list(_HANDLES.values()):
+        try:
+            h.close()
+        except Exception as exc:  # closing must not hide the run's result
+            log.warning("closing graph corpus %s: %s", h.folder, exc)
+    _HANDLES.clear()
+
+
+atexit.register(close_handles)
+
+
+def _reflect_reader(cfg: DictConfig, mode: str, cache_dir: Path | None) -> Any:
+    if mode == "keyword":
+        return None
+    if mode != "reader":
+        raise HtmlRagError(f"graph.reflect_reader must be 'keyword' or 'reader', not {mode!r}")
+    if cfg.reader._target_.endswith(("NoneReader", "FakeReader")):
+        raise HtmlRagError("graph.reflect_reader=reader needs a model reader (hf, vllm, openai)")
+    from htmlrag.docqa.judge import ReaderChat
+
+    chat = ReaderChat(build_reader(cfg, cache_dir))
+    return lambda prompt: chat.chat([{"role": "user", "content": prompt}])
+
+
+def graph_system(cfg: DictConfig, name: str, spec: dict[str, Any], graph: dict[str, Any], tokenizer: Any,
+                 cache_dir: Path | None) -> System:
+    """A SuperRAG graph system from a baseline entry (``budget``/``fmt`` from the entry, stages from ``graph``)."""
+    from htmlrag.superrag.settings import GraphSetting
+    from htmlrag.superrag.system import GraphContextPipeline
+    from htmlrag.superrag.to_html import superrag_fingerprint
+
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
+        raise HtmlRagError(f"system {name!r}: graph systems run in one process (the graph corpus is opened "
+                           "for writing); run without sharding")
+    check(cfg)
+    graph = dict(graph)
+    mode = graph.pop("reflect_reader", "keyword")
+    setting = GraphSetting(**graph)
+    handle = corpus_handle(cfg)
+    fmt = str(spec["fmt"])
+    toc_llm = setting.toc and setting.toc_select == "reader"
+    pipe = GraphContextPipeline(handle, setting, tokenizer, budget=int(spec["budget"]), fmt=fmt,
+                                reader=_reflect_reader(cfg, mode, cache_dir),
+                                toc_reader=_reflect_reader(cfg, "reader", cache_dir) if toc_llm else None)
+    reader_id = plain(cfg.reader) if mode == "reader" or toc_llm else mode
+    fp = content_key("graph", graph, mode, reader_id, spec["budget"], fmt, plain(cfg.docqa.corpus),
+                     superrag_fingerprint(), cfg.pruner.tokenizer)
+    return System(name=name, pipeline=pipe, clean=False, fmt=fmt, fingerprint=fp)
+
+
+# ------------------------------------------------------------------------------------- after the run
+_EXAMPLES: dict[str, Any] = {}
+
+
+def _examples(cfg: DictConfig) -> dict[str, Any]:
+    """Examples by id (loaded again: loaders read only question files, PDFs are parsed lazily)."""
+
+    key = content_key(plain(cfg.dataset))
+    if key not in _EXAMPLES:
+        _EXAMPLES.clear()
+        _EXAMPLES[key] = {ex.id: ex for ex in load_examples(cfg)}
+    return _EXAMPLES[key]
+
+
+def make_judge(cfg: DictConfig, cache_dir: Path | None) -> Any:
+    """The :class:`~htmlrag.docqa.judge.LLMJudge` of ``cfg.judge``."""
+    from hydra.utils import instantiate
+
+    from htmlrag.core.cache import SqliteCache
+    from htmlrag.docqa.judge import LLMJudge, ReaderChat
+
+    j = cfg.judge
+    spec = plain(j.reader)
+    spec["cache"] = None  # the judge keeps its own cache (judge.sqlite)
+    chat = ReaderChat(instantiate(spec, _convert_="all"))
+    cache = SqliteCache(cache_dir / "judge.sqlite", "judge") if cache_dir is not None and j.cache else None
+    prompt = j.prompt
+    if j.prompt_file:
+        try:
+            prompt = Path(j.prompt_file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise HtmlRagError(f"judge.prompt_file {j.prompt_file}: {exc}") from exc
+    if not prompt.strip():
+        raise HtmlRagError("judge.prompt is empty")
+    return LLMJudge(chat, prompt, system=j.system, cache=cache, concurrency=j.concurrency,
+                    max_reference_chars=j.max_reference_chars)
+
+
+def judge_rows(cfg: DictConfig, store: Any, rows: list[dict[str, Any]], metrics: list[str]
+               ) -> tuple[list[dict[str, Any]], list[str]]:
+    """With ``judge.enabled``: judge every answer, add ``judge``/``judge_invalid`` to the rows' scores (in
+    memory; ``predictions.jsonl`` is not rewritten), write ``judgments.jsonl`` and ``judge.json``."""
+    if not cfg.judge.enabled:
+        return rows, metrics
+    from htmlrag.docqa.judge import JudgeItem, summarize_verdicts
+    from htmlrag.evaluation.store import atomic_write
+
+    check(cfg)
+    exs = _examples(cfg)
+    cache_dir = Path(cfg.paths.cache) if cfg.run.use_cache else None
+    judge = make_judge(cfg, cache_dir)
+    items, slots = [], []
+    for r in rows:
+        if r.get("error"):
+            continue
+        ex = exs.get(r["id"])
+        gold = (ex.long_answers or ex.answers)[0] if ex is not None and (ex.long_answers or ex.answers) else \
+            (r["answers"][0] if r.get("answers") else "")
+        ref = str(ex.metadata.get("evidence", "")) if ex is not None and cfg.judge.reference else ""
+        for s, e in r["systems"].items():
+            if e.get("error") or "scores" not in e:
+                continue
+            items.append(JudgeItem(r["question"], e.get("response") or "", gold, ref))
+            slots.append((r["id"], s, e))
+    log.info("judge %s: %d answers", cfg.judge.name, len(items))
+    verdicts = judge.judge(items)
+    lines, per_system = [], {}
+    for (rid, s, e), v in zip(slots, verdicts, strict=True):
+        e["scores"]["judge"], e["scores"]["judge_invalid"] = v.judge, v.invalid
+        per_system.setdefault(s, []).append(v)
+        lines.append(json.dumps({"id": rid, "system": s, "status": v.status, "score": v.score, "reply": v.raw,
+                                 "cached": v.cached}, ensure_ascii=False))
+    atomic_write(store.dir / "judgments.jsonl", "\n".join(lines) + ("\n" if lines else ""))
+    report = {"judge": cfg.judge.name, "model": judge.chat.name, "overall": summarize_verdicts(verdicts),
+              "systems": {s: summarize_verdicts(v) for s, v in per_system.items()}}
+    store.write_json("judge.json", report)
+    log.info("judge: %s", json.dumps(report["overall"]))
+    return rows, [*metrics, *(m for m in JUDGE_METRICS if m not in metrics)]
+
+
+def write_subset_tables(cfg: DictConfig, store: Any, rows: list[dict[str, Any]], systems: list[str],
+                        metrics: list[str]) -> None:
+    """Tables per value of each ``docqa.subsets`` key and, with ``docqa.pairwise``, paired t-tests between
+    every two systems (``tables/pairwise.{md,json}``); then close the graph corpora."""
+    try:
+        keys = list(cfg.docqa.subsets)
+        if not keys and not cfg.docqa.pairwise:
+            return
+        from htmlrag_bench.eval.fidelity import describe
+
+        from htmlrag.evaluation.store import atomic_write
+        from htmlrag.evaluation.summary import summarize, write_tables
+
+        exs = _examples(cfg)
+
+        def value(r: dict[str, Any], key: str) -> str:
+            ex = exs.get(r["id"])
+            return str(ex.metadata.get(key, "?")) if ex is not None else "?"
+
+        groups: list[tuple[str, list[dict[str, Any]]]] = [("all", rows)]
+        for key in keys:
+            values = sorted({value(r, key) for r in rows})
+            parts = [(f"{key}={v}", [r for r in rows if value(r, key) == v]) for v in values]
+            groups += parts
+            summaries = [summarize(part, systems, metrics, ours=cfg.system_name, experiment=cfg.name,
+                                   run_id=store.run_id, dataset=label, alpha=cfg.metric.alpha,
+                                   fidelity=describe(cfg))
+                         for label, part in [("all", rows), *parts]]
+            write_tables(summaries, store.dir / "tables" / f"by_{key}", metrics,
+                         caption=f"{cfg.caption} (by {key})".strip(), run_dirs=[store.dir] * len(summaries))
+        if cfg.docqa.pairwise:
+            md, data = pairwise_tests(groups, systems, metrics, alpha=cfg.metric.alpha)
+            atomic_write(store.dir / "tables" / "pairwise.md", md)
+            atomic_write(store.dir / "tables" / "pairwise.json", json.dumps(data, indent=1))
+    finally:
+        close_handles()
+
+
+def pairwise_tests(groups: list[tuple[str, list[dict[str, Any]]]], systems: list[str], metrics: list[str],
+                   alpha: float = 0.05) -> tuple[str, list[dict[str, Any]]]:
+    """Paired t-tests (:func:`htmlrag.evaluation.stats.paired_ttest`, ids scored by both) of every two systems, per group
+    and metric. Returns the Markdown table and the records."""
+    from htmlrag.evaluation.stats import paired_scores, paired_ttest
+
+    recs: list[dict[str, Any]] = []
+    for label, rows in groups:
+        for m in metrics:
+            scores: dict[str, dict[str, float]] = {s: {} for s in systems}
+            for r in rows:
+                if r.get("error"):
+                    continue
+                for s in systems:
+                    e = r["systems"].get(s) or {}
+                    if not e.get("error") and m in (e.get("scores") or {}):
+                        scores[s][r["id"]] = e["scores"][m]
+            for a, b in combinations(systems, 2):
+                xa, xb = paired_scores(scores, a, b)
+                if not xa:
+                    continue
+                t = paired_ttest(xa, xb)
+                recs.append({"group": label, "metric": m, "a": a, "b": b, **t.to_dict(),
+                             "significant": t.significant(alpha)})
+    lines = [f"Paired two-sided t-tests between systems (ids both scored; † p < {alpha}). Means x100.", "",
+             "| group | metric | a | b | n | mean a | mean b | p |", "|---|---|---|---|---:|---:|---:|---:|"]
+    for r in recs:
+        p = "-" if r["p"] is None else f"{r['p']:.3g}{' †' if r['significant'] else ''}"
+        lines.append(f"| {r['group']} | {r['metric']} | {r['a']} | {r['b']} | {r['n']} | {100 * r['mean_a']:.1f} | "
+                     f"{100 * r['mean_b']:.1f} | {p} |")
+    return "\n".join(lines) + "\n", recs

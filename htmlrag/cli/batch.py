@@ -1,0 +1,160 @@
+"""Resumable ``htmlrag prune --batch``: rows keyed by what made them, never mixed, one writer per output.
+
+Every output row carries ``settings`` (a hash of every option that shapes a context -- budgets, rankers and
+their models, dtypes and sequence lengths, tokenizer, format, block sizes, packing, splitting, cleaning
+options -- and of the library code) and ``input`` (a hash of its input line). On a rerun, a saved row is reused
+only when its id, ``settings`` and ``input`` all match an input line and it holds no error; everything else is
+recomputed. Before any work the output is rewritten (atomically) to hold only reusable rows, so the file never
+holds rows of two settings at once; new rows are appended as they finish (a killed run loses nothing), and the
+finished file holds exactly one row per non-blank input line, in input order.
+
+The output is locked (``.<name>.lock`` beside it) for the whole run: a second ``prune`` on the same ``--out``
+stops with an error. ``--out`` may not be the input file (same file by name, symlink or hard link) nor a folder;
+the input must be UTF-8. Line numbers in messages count every line of the input, blank ones included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from htmlrag.core.errors import InputError
+
+log = logging.getLogger(__name__)
+
+#: Options that do not change a context (where files go, how fast, how much is printed).
+NOT_FINGERPRINTED = frozenset({"batch", "out", "no_resume", "paths", "question", "func", "command", "embed_cache",
+                               "embed_cpu_workers", "workers", "verbose", "quiet", "log_level", "progress"})
+
+
+@dataclass(frozen=True)
+class BatchLine:
+    """One non-blank input line: its 1-based number in the file, its text and the hash of that text."""
+
+    number: int
+    text: str
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.text.strip().encode("utf-8")).hexdigest()[:16]
+
+
+def settings_fingerprint(options: Mapping[str, Any]) -> str:
+    """16 hex digits over every option but :data:`NOT_FINGERPRINTED`, plus the library's code fingerprint."""
+    from htmlrag.core.cache import content_key
+    from htmlrag.evaluation.scoring.loop import code_fingerprint
+
+    kept = {k: v for k, v in sorted(options.items()) if k not in NOT_FINGERPRINTED and not callable(v)}
+    return content_key("prune-batch", kept, code_fingerprint())[:16]
+
+
+def read_batch(src: Path) -> list[BatchLine]:
+    """The non-blank lines of a JSONL batch file, numbered as in the file.
+
+    Raises:
+        InputError: the file cannot be read or is not UTF-8.
+    """
+    try:
+        data = src.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{src}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"{src}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); a JSONL batch must "
+                         "be UTF-8") from exc
+    return [BatchLine(n, ln) for n, ln in enumerate(text.split("\n"), start=1) if ln.strip()]
+
+
+def check_paths(src: Path, out: Path) -> None:
+    """Refuse an output that is a folder or the input itself (by name, symlink or hard link)."""
+    if out.is_dir():
+        raise InputError(f"--out {out}: is a folder; give a file name (e.g. {out / 'pruned.jsonl'})")
+    if out.exists() and src.exists() and os.path.samefile(src, out):
+        raise InputError(f"--out {out} is the input file {src}: writing it would destroy the input; choose "
+                         "another --out")
+
+
+@contextlib.contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """Hold the output's lock file (``.<name>.lock`` beside it) for a run; refuse when another run holds it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lock = out.with_name(f".{out.name}.lock")
+    with open(lock, "a") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            raise InputError(f"--out {out}: another htmlrag prune is writing it (lock {lock} held)") from exc
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def row_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
+    return str(row.get("id")), str(row.get("settings")), str(row.get("input"))
+
+
+def saved_rows(out: Path) -> list[dict[str, Any]]:
+    """Complete, parsable rows of ``out`` (a torn or damaged line is left out: its item is recomputed)."""
+    if not out.exists():
+        return []
+    rows = []
+    for n, line in enumerate(out.read_bytes().split(b"\n")[:-1], start=1):  # the part after the last \n is torn
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            log.warning("%s:%d: unreadable row skipped (its item is recomputed)", out, n)
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
+def write_rows(out: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Replace ``out`` atomically with ``rows`` (one JSON line each)."""
+    from htmlrag.evaluation.store import atomic_write
+
+    atomic_write(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+
+
+def plan(lines: Sequence[BatchLine], ids: Sequence[Any], settings: str, out: Path
+         ) -> tuple[dict[tuple[str, str, str], dict[str, Any]], list[int]]:
+    """Reusable rows by key, and the indexes of ``lines`` still to compute. ``out`` is rewritten to hold only
+    the reusable rows (in input order) when it held anything else."""
+    keys = [(str(i), settings, ln.digest) for i, ln in zip(ids, lines, strict=True)]
+    wanted = set(keys)
+    saved = saved_rows(out)
+    reuse: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in saved:
+        key = row_key(row)
+        if key in wanted and "error" not in row and key not in reuse:
+            reuse[key] = row
+    ordered = [reuse[k] for k in dict.fromkeys(keys) if k in reuse]
+    if [row_key(r) for r in saved] != [row_key(r) for r in ordered] or (out.exists() and not out.read_bytes().endswith(
+            b"\n") and out.stat().st_size):
+        if saved:
+            log.warning("%s: %d saved rows kept, %d dropped (other settings, changed input, errors or torn)",
+                        out, len(ordered), len(saved) - len(ordered))
+        write_rows(out, ordered)
+    return reuse, [n for n, k in enumerate(keys) if k not in reuse]
+
+
+def item_id(line: BatchLine) -> Any:
+    """The id of an input line: its ``id`` field, else its 0-based line index in the file."""
+    try:
+        item = json.loads(line.text)
+    except json.JSONDecodeError:
+        return line.number - 1
+    if isinstance(item, dict) and item.get("id") is not None:
+        return item["id"]
+    return line.number - 1

@@ -1,0 +1,151 @@
+"""The ``htmlrag`` command line: ``clean``, ``tree``, ``prune``, ``graph`` and ``serve`` (the web app).
+
+Every subcommand processes all its inputs: a page that fails gets one line on stderr naming it, the others
+are still processed, and the exit status is 1 if any failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.io import page_stem, read_page
+from htmlrag.html.blocktree import build_block_tree
+from htmlrag.html.clean import clean_html
+
+log = logging.getLogger("htmlrag")
+
+
+def _fail(what: str, exc: BaseException) -> None:
+    msg = str(exc) if isinstance(exc, HtmlRagError) else f"{what}: {type(exc).__name__}: {exc}"
+    print(f"htmlrag: error: {msg}", file=sys.stderr)
+
+
+def _cmd_clean(args: argparse.Namespace) -> int:
+    if not args.paths:
+        data = sys.stdin.buffer.read()
+        try:
+            sys.stdout.write(clean_html(data, keep_href=args.keep_href, name="<stdin>", keep_hidden=args.keep_hidden))
+            sys.stdout.write("\n")
+        except HtmlRagError as exc:
+            _fail("<stdin>", exc)
+            return 1
+        return 0
+    if len(args.paths) > 1 and not args.out_dir:
+        print("htmlrag: error: several paths need --out-dir DIR (one output file per input)", file=sys.stderr)
+        return 2
+    out_dir = Path(args.out_dir) if args.out_dir else None
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    used: set[str] = set()
+    for path in _progress(args.paths, "clean"):
+        try:
+            cleaned = clean_html(read_page(path), keep_href=args.keep_href, name=str(path), keep_hidden=args.keep_hidden)
+        except Exception as exc:  # one bad page never stops the batch
+            _fail(str(path), exc)
+            failed += 1
+            continue
+        if out_dir is None:
+            sys.stdout.write(cleaned + "\n")
+            continue
+        stem = page_stem(path)
+        name, k = stem, 1
+        while name in used:  # a/index.html and b/index.html both need a file
+            k += 1
+            name = f"{stem}-{k}"
+        used.add(name)
+        (out_dir / f"{name}.html").write_text(cleaned, encoding="utf-8")
+    return 1 if failed else 0
+
+
+def _cmd_tree(args: argparse.Namespace) -> int:
+    try:
+        tree = build_block_tree(read_page(args.path), max_words=args.max_words, clean=not args.no_clean,
+                                name=str(args.path))
+    except Exception as exc:
+        _fail(str(args.path), exc)
+        return 1
+    rows = [
+        {"index": b.index, "path": b.path_str, "is_leaf": b.is_leaf, "words": b.words,
+         "text": b.text if args.json else " ".join(b.text.split())[: args.preview]}
+        for b in tree
+    ]
+    if args.json:
+        json.dump({"max_words": args.max_words, "blocks": rows}, sys.stdout, ensure_ascii=False, indent=1)
+        sys.stdout.write("\n")
+    else:
+        for r in rows:
+            kind = "leaf" if r["is_leaf"] else "text"
+            print(f"{r['index']:>5} {r['words']:>5}w {kind:4} {r['path']}  {r['text']}")
+    return 0
+
+
+def _progress(items: Sequence, desc: str):
+    if len(items) < 20 or not sys.stderr.isatty():
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc, unit="page")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    p = argparse.ArgumentParser(prog="htmlrag", description="Lossless HTML cleaning, block trees and pruning.")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress at INFO level")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("clean", help="clean pages losslessly (stdin to stdout without paths)")
+    c.add_argument("paths", nargs="*", help=".html or .html.gz files")
+    c.add_argument("--out-dir", help="write one cleaned file per input here (needed with several paths)")
+    c.add_argument("--keep-href", action="store_true", help="keep link targets")
+    c.add_argument("--keep-hidden", action="store_true",
+                   help="keep text hidden by markup (display:none, visibility:hidden, hidden attribute)")
+    c.set_defaults(func=_cmd_clean)
+
+    t = sub.add_parser("tree", help="print the block tree of a page")
+    t.add_argument("path", help=".html or .html.gz file")
+    t.add_argument("--max-words", type=int, default=256, help="largest block, in words (default 256)")
+    t.add_argument("--json", action="store_true", help="print JSON with the blocks' full text")
+    t.add_argument("--no-clean", action="store_true", help="the page is already cleaned")
+    t.add_argument("--preview", type=int, default=80, help="characters of text shown per block")
+    t.set_defaults(func=_cmd_tree)
+
+    try:
+        from htmlrag.cli.prune import add_prune_parser
+    except ImportError:  # pragma: no cover - prune lives in its own module
+        pass
+    else:
+        add_prune_parser(sub)
+    try:
+        from htmlrag.cli.graph import add_graph_parser
+    except ImportError:  # pragma: no cover - optional [graph] extra
+        pass
+    else:
+        add_graph_parser(sub)
+    from htmlrag.app.cli import add_serve_parser  # arguments only: FastAPI is imported when serve runs
+
+    add_serve_parser(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``htmlrag`` console script."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
+    from htmlrag.core.logs import quiet_third_party
+
+    quiet_third_party(verbose=args.verbose)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `htmlrag clean x.html | head`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,335 @@
+"""``htmlrag prune``: one question over pages, or a JSONL batch (resumable, input order kept)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.core.io import read_page
+from htmlrag.rankers.embedding import DEFAULT_CANDIDATES
+
+log = logging.getLogger("htmlrag")
+
+
+def add_prune_parser(sub: Any) -> None:
+    """Register the ``prune`` subcommand on ``sub`` (an argparse subparsers object)."""
+    p = sub.add_parser("prune", help="prune pages to a token budget for a question (HtmlRAG Algorithm 2)")
+    p.add_argument("paths", nargs="*", help=".html/.html.gz pages retrieved for the question")
+    p.add_argument("--question", "-q", help="the question (single mode)")
+    p.add_argument("--batch", help="JSONL input: {id, question, pages: [html]} or {id, question, page_paths: [...]}")
+    p.add_argument("--out", help="JSONL output of --batch: {id, context, tokens, seconds} (+ error) per input line")
+    p.add_argument("--budget", type=int, default=4096, help="final token budget (default 4096)")
+    p.add_argument("--ranker", choices=["bm25", "embed", "gen"], default="bm25", help="ranker of step 1")
+    p.add_argument("--max-words", type=int, default=256, help="block size of step 1 in words (default 256)")
+    p.add_argument("--ranker2", choices=["bm25", "embed", "gen"], help="ranker of step 2 (two-step pipeline)")
+    p.add_argument("--budget1", type=int, default=6144, help="step-1 budget when --ranker2 is set (default 6144)")
+    p.add_argument("--max-words2", type=int, default=128, help="block size of step 2 (default 128)")
+    p.add_argument("--page-prior", type=float, default=0.0,
+                   help="add W x the page's best block score to every block of it (0: off; see PagePrior)")
+    p.add_argument("--tokenizer", default=None, help="HF tokenizer name/path (default: Mistral-7B, offline)")
+    p.add_argument("--embed-model", default="sentence-transformers/all-MiniLM-L6-v2",
+                   help="embedding model name/path (default: bundled all-MiniLM-L6-v2; paper: BAAI/bge-large-en)")
+    p.add_argument("--embed-cache", default=None, help="SQLite file for block embeddings (default: in memory)")
+    p.add_argument("--embed-dtype", choices=["auto", "float32", "bfloat16", "float16"], default="auto",
+                   help="embedding model dtype (default auto: bfloat16 on CPUs with AVX512-BF16/AMX and on CUDA, "
+                        "~1.7x faster with the same block ranking; float32 elsewhere)")
+    p.add_argument("--embed-max-seq", type=int, default=None,
+                   help="embedding input length in tokens (default: the length the model was trained at where "
+                        "known, MiniLM 128; else the model's own)")
+    p.add_argument("--embed-cpu-workers", type=int, default=None,
+                   help="CPU: parallel encoding streams (default: one per torch thread, at most 8; 1: off)")
+    p.add_argument("--embed-candidates", type=int, default=DEFAULT_CANDIDATES,
+                   help=f"embed only the N blocks BM25 ranks highest, the rest below them in BM25's order "
+                        f"(default {DEFAULT_CANDIDATES}: the same answer retention as every block on WTQ-HTML, "
+                        "~3-4x faster; 0: every block, the paper's ranker)")
+    p.add_argument("--gen-model", default=None, help="generative pruner name/path (for --ranker gen)")
+    p.add_argument("--gen-dtype", default="bfloat16", help="generative pruner dtype (default bfloat16)")
+    p.add_argument("--gen-max-prompt-tokens", type=int, default=None, help="cap on the pruner prompt length")
+    p.add_argument("--gen-truncation", choices=["error", "left", "right"], default="error",
+                   help="a pruner prompt over the window: reject (default) or drop HTML from the left/right")
+    p.add_argument("--no-pack", action="store_true",
+                   help="one block per child (the paper's Algorithm 1) instead of packing small siblings")
+    p.add_argument("--split-to-fill", type=int, default=4,
+                   help="split up to N blocks that do not fit the room left so their best parts fill it "
+                        "(default 4; 0: the paper's rule, skip them whole; not for --ranker gen)")
+    p.add_argument("--device", default="cpu", help="torch device for model rankers")
+    p.add_argument("--trust-remote-code", action="store_true", help="allow model code from the hub (off)")
+    p.add_argument("--format", choices=["html", "compact_html", "text", "markdown"], default="html", help="context format")
+    p.add_argument("--no-clean", action="store_true", help="pages are already cleaned")
+    p.add_argument("--keep-hidden", action="store_true",
+                   help="cleaning keeps text hidden by markup (display:none sort keys, hidden attribute)")
+    p.add_argument("--no-resume", action="store_true", help="overwrite --out instead of resuming it")
+    p.add_argument("--workers", default="auto",
+                   help="--batch: items pruned in parallel processes (default auto: one per usable CPU core "
+                        "for BM25, 1 for model rankers, which use every core already; 1: in this process)")
+    p.set_defaults(func=run_prune)
+
+
+def _make_ranker(kind: str, args: argparse.Namespace):
+    if kind == "bm25":
+        from htmlrag.rankers.bm25 import BM25Ranker
+
+        return BM25Ranker()
+    if kind == "embed":
+        from htmlrag.rankers.embedding import EmbeddingCache, EmbeddingRanker
+
+        cache = EmbeddingCache(args.embed_cache) if args.embed_cache else None
+        return EmbeddingRanker(args.embed_model, device=args.device, cache=cache, dtype=args.embed_dtype,
+                               max_seq_length=args.embed_max_seq, trust_remote_code=args.trust_remote_code,
+                               cpu_workers=args.embed_cpu_workers, candidates=_candidates(args))
+    if kind == "gen":
+        if not args.gen_model:
+            raise InputError("--ranker gen needs --gen-model NAME_OR_PATH (e.g. zstanjj/HTML-Pruner-Llama-1B)")
+        from htmlrag.rankers.generative import GenerativeRanker
+
+        return GenerativeRanker(args.gen_model, device=args.device, dtype=args.gen_dtype,
+                                max_prompt_tokens=args.gen_max_prompt_tokens, truncation=args.gen_truncation,
+                                trust_remote_code=args.trust_remote_code)
+    raise InputError(f"unknown ranker {kind!r}")
+
+
+def _candidates(args: argparse.Namespace) -> int | None:
+    n = args.embed_candidates
+    if n is None or n == 0:
+        return None
+    if n < 0:
+        raise InputError(f"--embed-candidates must be >= 0 (0: every block), got {n}")
+    return n
+
+
+def _make_pipeline(args: argparse.Namespace):
+    from htmlrag.pruning.pipeline import HtmlRagPipeline
+    from htmlrag.pruning.tokens import load_tokenizer
+
+    tok = load_tokenizer(args.tokenizer, trust_remote_code=args.trust_remote_code)
+    r1 = _make_ranker(args.ranker, args)
+    if args.page_prior:
+        from htmlrag.rankers.base import PagePrior
+
+        r1 = PagePrior(r1, args.page_prior)
+    r2 = _make_ranker(args.ranker2, args) if args.ranker2 else None
+    return HtmlRagPipeline(r1, r2, tok, budget1=args.budget1, budget2=args.budget, max_words1=args.max_words,
+                           max_words2=args.max_words2, fmt=args.format, clean=not args.no_clean,
+                           pack_siblings=not args.no_pack, count_stages=False, keep_stages=False, keep_hidden=args.keep_hidden,
+                           split_to_fill=args.split_to_fill)
+
+
+def _item_pages(item: dict, base: Path) -> list[str | bytes]:
+    if "pages" in item:
+        pages = item["pages"]
+        if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
+            raise InputError("'pages' must be a list of HTML strings")
+        return list(pages)
+    if "page_paths" in item:
+        paths = item["page_paths"]
+        if not isinstance(paths, list):
+            raise InputError("'page_paths' must be a list of file paths")
+        return [read_page(p if os.path.isabs(p) else base / p) for p in paths]
+    raise InputError("needs 'pages' (HTML strings) or 'page_paths' (files)")
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    """Entry point of ``htmlrag prune``."""
+    if args.batch:
+        return _run_batch(args)
+    if not args.paths or args.question is None:
+        print("htmlrag: error: prune needs PATH... and --question, or --batch IN.jsonl --out OUT.jsonl",
+              file=sys.stderr)
+        return 2
+    try:
+        pages = [read_page(p) for p in args.paths]
+        pipe = _make_pipeline(args)
+        res = pipe.run(args.question, pages)
+    except HtmlRagError as exc:
+        print(f"htmlrag: error: {exc}", file=sys.stderr)
+        return 1
+    for i, msg in res.errors.items():
+        print(f"htmlrag: error: {args.paths[i]}: {msg}", file=sys.stderr)
+    sys.stdout.write(res.context + "\n")
+    print(f"htmlrag: prune: {len(pages)} page(s) -> {res.tokens} tokens (budget {args.budget}, {args.ranker}) "
+          f"in {res.seconds:.2f} s{f'; {len(res.errors)} page error(s)' if res.errors else ''}", file=sys.stderr)
+    return 1 if res.errors else 0
+
+
+def _run_batch(args: argparse.Namespace) -> int:
+    """``--batch IN --out OUT``: resumable and keyed by settings and input (see :mod:`htmlrag.cli.batch`)."""
+    from htmlrag.cli import batch as pb
+
+    if not args.out:
+        print("htmlrag: error: --batch needs --out OUT.jsonl", file=sys.stderr)
+        return 2
+    src, out = Path(args.batch), Path(args.out)
+    try:
+        pb.check_paths(src, out)
+        lines = pb.read_batch(src)
+        with pb.locked(out):
+            if args.no_resume and out.exists():
+                out.unlink()
+            return _batch_locked(args, src, out, lines)
+    except HtmlRagError as exc:
+        print(f"htmlrag: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _batch_locked(args: argparse.Namespace, src: Path, out: Path, lines: list) -> int:
+    from htmlrag.cli import batch as pb
+
+    settings = pb.settings_fingerprint(vars(args))
+    ids = [pb.item_id(ln) for ln in lines]
+    reuse, todo = pb.plan(lines, ids, settings, out)
+    workers = batch_workers(args, len(todo))
+    pipe = _make_pipeline(args) if todo else None
+    from tqdm import tqdm
+
+    t_start = time.perf_counter()
+    failed = new_tokens = 0
+    done: dict[int, dict[str, Any]] = {}
+    jobs = [(n, lines[n], ids[n]) for n in todo]
+    with out.open("a", encoding="utf-8") as fh, tqdm(desc="prune", unit="q", initial=len(lines) - len(todo),
+                                                      total=len(lines), disable=None, file=sys.stderr) as bar:
+        for n, row in _pruned_rows(pipe, jobs, src.parent, workers, args):
+            row.update(settings=settings, input=lines[n].digest)
+            if "error" in row:
+                failed += 1
+                print(f"htmlrag: error: {row['error']}", file=sys.stderr)
+            new_tokens += int(row.get("tokens") or 0)
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.flush()
+            done[n] = row
+            bar.update()
+    final = [done[n] if n in done else reuse[(str(ids[n]), settings, ln.digest)] for n, ln in enumerate(lines)]
+    pb.write_rows(out, final)  # exactly one row per input line, in input order
+    print(batch_summary(len(lines), len(todo), len(lines) - len(todo), failed, failed, new_tokens,
+                        time.perf_counter() - t_start, out, workers), file=sys.stderr)
+    return 1 if failed else 0
+
+
+def batch_workers(args: argparse.Namespace, items: int) -> int:
+    """Processes for ``items`` batch items: ``--workers`` (a count, or ``auto``: one per usable CPU core when
+    every ranker is BM25, 1 for model rankers, whose libraries use every core already).
+
+    Raises:
+        InputError: ``--workers`` is neither ``auto`` nor a whole number >= 1.
+    """
+    value = str(getattr(args, "workers", "auto") or "auto")
+    if value == "auto":
+        if not _bm25_only(args):
+            return 1
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except AttributeError:  # pragma: no cover - not Linux
+            cores = os.cpu_count() or 1
+        return max(1, min(cores, items))
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise InputError(f"--workers must be 'auto' or a whole number >= 1, got {value!r}")
+    return max(1, min(n, items))
+
+
+def _bm25_only(args: argparse.Namespace) -> bool:
+    """Every ranker of the pipeline is BM25 (no model library, no threads of its own)."""
+    return args.ranker == "bm25" and (args.ranker2 or "bm25") == "bm25"
+
+
+#: The pipeline a batch worker process uses (inherited through fork, or built by :func:`_worker_start`).
+_WORKER_PIPE: Any = None
+
+
+def _worker_start(args: argparse.Namespace | None) -> None:
+    """Start of a batch worker: build the pipeline unless the process inherited one (fork)."""
+    global _WORKER_PIPE
+    if _WORKER_PIPE is None and args is not None:
+        _WORKER_PIPE = _make_pipeline(args)
+
+
+def _start_method(args: argparse.Namespace) -> str:
+    """``fork`` when every ranker is BM25 (the workers share the pipeline built here at no cost and run no
+    threaded library), else ``spawn`` (a model ranker's thread pools do not survive a fork: each worker builds
+    its own pipeline)."""
+    import multiprocessing as mp
+
+    return "fork" if _bm25_only(args) and "fork" in mp.get_all_start_methods() else "spawn"
+
+
+def _worker_prune(job: tuple[int, Any, Any, Path]) -> tuple[int, dict[str, Any]]:
+    n, line, item_id, base = job
+    return n, _prune_line(_WORKER_PIPE, line, item_id, base)
+
+
+def _pruned_rows(pipe: Any, jobs: list, base: Path, workers: int, args: argparse.Namespace):
+    """``(index, row)`` for every job, in this process (``workers`` 1) or in ``workers`` processes, as they
+    finish. Each item is pruned by exactly one process with its own pipeline (the same settings), so its row
+    is the one a single process would write; a worker that dies fails the run (rows written so far stay,
+    and a rerun computes the rest)."""
+    if workers <= 1:
+        for n, line, item_id in jobs:
+            yield n, _prune_line(pipe, line, item_id, base)
+        return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    global _WORKER_PIPE
+    forkable = _start_method(args) == "fork"
+    ctx = mp.get_context("fork" if forkable else "spawn")
+    _WORKER_PIPE = pipe if forkable else None
+    try:
+        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_start,
+                                 initargs=(None if forkable else args,)) as pool:
+            futures = [pool.submit(_worker_prune, (n, line, item_id, base)) for n, line, item_id in jobs]
+            try:
+                for fut in as_completed(futures):
+                    yield fut.result()
+            except BrokenProcessPool as exc:
+                raise HtmlRagError(f"a batch worker process died ({exc}); the rows written so far are kept, and "
+                                   "a rerun computes the rest") from exc
+            finally:
+                for fut in futures:
+                    fut.cancel()
+    finally:
+        _WORKER_PIPE = None
+
+
+def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path) -> dict[str, Any]:
+    """The output row of one input line (an ``error`` row when the line or its pages are bad)."""
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {"id": item_id}
+    try:
+        item = json.loads(line.text)
+        if not isinstance(item, dict):
+            raise InputError("each line must be a JSON object")
+        question = item.get("question")
+        if not isinstance(question, str):
+            raise InputError("'question' must be a string")
+        res = pipe.run(question, _item_pages(item, base))
+        row.update(context=res.context, tokens=res.tokens)
+        if res.errors:
+            row["page_errors"] = {str(k): v for k, v in res.errors.items()}
+    except json.JSONDecodeError as exc:
+        row["error"] = f"line {line.number}: invalid JSON: {exc.msg}"
+    except Exception as exc:  # one bad item never stops the batch
+        msg = str(exc) if isinstance(exc, HtmlRagError) else f"{type(exc).__name__}: {exc}"
+        row["error"] = f"line {line.number}: {msg}"
+    row["seconds"] = round(time.perf_counter() - t0, 4)
+    return row
+
+
+def batch_summary(items: int, done: int, skipped: int, errors: int, errors_total: int, tokens: int, seconds: float,
+                  out: Path, workers: int = 1) -> str:
+    """The one line a ``--batch`` run ends with: items, done now / skipped (already in ``out``) / errors,
+    tokens and seconds of this run."""
+    mean = f" ({tokens / (done - errors):.0f} per item)" if done > errors else ""
+    older = f", {errors_total - errors} earlier" if errors_total > errors else ""
+    return (f"htmlrag: prune: {items} items: {done} done now, {skipped} skipped (already in {out}), "
+            f"{errors} errors{older}; {tokens} tokens{mean}; {seconds:.2f} s"
+            f"{f' ({workers} processes)' if workers > 1 else ''}")

@@ -1,0 +1,237 @@
+"""The run store: ``results/<experiment>/<run-id>/`` and everything written into it.
+
+Layout of one run folder::
+
+    config.yaml        the resolved configuration (what the run id hashes)
+    overrides.yaml     the command-line overrides
+    env.json           git commit, package versions, dataset hash, host (not part of the run id)
+    predictions.jsonl  one row per example with every per-example score, appended as examples finish
+    shards/            predictions.rank<r>-of-<w>.jsonl and done markers of a sharded run
+    metrics.json       aggregates and t-tests computed from the saved rows; deterministic (no timings)
+    timings.json       wall-clock figures (kept out of metrics.json so that it is byte-stable)
+    tables/            results.md, results.csv, results.tex
+
+Rows are appended with flush + fsync, one JSON line each, by the one process holding the file's lock
+(:class:`RowWriter`). A run killed mid-write leaves at most one torn last line. **Only the lock holder repairs**:
+:class:`RowWriter` cuts a torn tail off when it takes the lock (the example is recomputed), while every reader
+(:meth:`RunStore.read_rows`, :meth:`RunStore.done_ids`, a notebook, a second process) skips an incomplete last
+line without touching the file -- it may be a row being written right now. Duplicate ids are dropped on reading,
+so a resumed run neither loses nor duplicates rows. Everything written goes through :func:`htmlrag.core.redact.redact`
+(known secret values only), so no configured key reaches ``results/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.redact import redact
+
+log = logging.getLogger(__name__)
+
+PREDICTIONS = "predictions.jsonl"
+
+
+def run_id_for(config: Mapping[str, Any], length: int = 12) -> str:
+    """The run id: the first ``length`` hex digits of SHA-256 over the canonical JSON of ``config``."""
+    blob = json.dumps(config, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:length]
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename (never a half-written file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(redact(text, shapes=False))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def dump_json(obj: Any) -> str:
+    """Canonical, deterministic JSON text (sorted keys, 2-space indent, trailing newline)."""
+    return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def has_error(row: Mapping[str, Any]) -> bool:
+    """True when the example or one of its systems failed."""
+    return bool(row.get("error")) or any(bool(s.get("error")) for s in row.get("systems", {}).values())
+
+
+class RowWriter:
+    """Appends JSON rows to one file under an exclusive lock (one writer per file). Taking the lock, it cuts a
+    torn last line (a killed writer's) off the file: only the lock holder ever changes existing bytes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(path, "a", encoding="utf-8")  # closed in close()
+        try:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            self._fh.close()
+            raise HtmlRagError(f"{path}: another process is writing this run (lock held)") from exc
+        try:
+            self._repair()
+        except BaseException:
+            self.close()
+            raise
+
+    def _repair(self) -> None:
+        fd = self._fh.fileno()
+        size = os.fstat(fd).st_size
+        if not size:
+            return
+        keep = _complete_length(self.path)
+        if keep < size:
+            log.warning("%s: cutting a torn last line of %d bytes (a killed writer's; its example is recomputed)",
+                        self.path, size - keep)
+            os.ftruncate(fd, keep)
+
+    def append(self, row: Mapping[str, Any]) -> None:
+        """Write one row as a line, flushed and fsynced before returning (known secrets redacted)."""
+        self._fh.write(redact(json.dumps(row, ensure_ascii=False, sort_keys=True), shapes=False) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+        self._fh.close()
+
+    def __enter__(self) -> RowWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _complete_length(path: Path) -> int:
+    """Bytes of ``path`` up to and including its last newline."""
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        end = fh.tell()
+        block = 1 << 16
+        while end > 0:
+            start = max(0, end - block)
+            fh.seek(start)
+            chunk = fh.read(end - start)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                return start + nl + 1
+            end = start
+    return 0
+
+
+class RunStore:
+    """One run folder.
+
+    Args:
+        results_root: the ``results/`` folder.
+        experiment: experiment name (first path level).
+        run_id: from :func:`run_id_for`.
+    """
+
+    def __init__(self, results_root: str | Path, experiment: str, run_id: str) -> None:
+        self.dir = Path(results_root) / experiment / run_id
+        self.experiment, self.run_id = experiment, run_id
+
+    # -- metadata -------------------------------------------------------------------------------------
+    def write_config(self, config_yaml: str, overrides: Sequence[str]) -> None:
+        """Write ``config.yaml`` (the resolved configuration) and ``overrides.yaml``."""
+        atomic_write(self.dir / "config.yaml", config_yaml)
+        atomic_write(self.dir / "overrides.yaml", "".join(f"- {json.dumps(o)}\n" for o in overrides) or "[]\n")
+
+    def write_json(self, name: str, obj: Any) -> Path:
+        """Atomically write ``obj`` as canonical JSON to ``name`` in the run folder."""
+        path = self.dir / name
+        atomic_write(path, dump_json(obj))
+        return path
+
+    # -- rows -----------------------------------------------------------------------------------------
+    def shard_path(self, rank: int = 0, world: int = 1) -> Path:
+        """Where rank ``rank`` of ``world`` appends its rows (``predictions.jsonl`` when unsharded)."""
+        if world <= 1:
+            return self.dir / PREDICTIONS
+        return self.dir / "shards" / f"predictions.rank{rank}-of-{world}.jsonl"
+
+    def row_files(self) -> list[Path]:
+        """Every file holding rows of this run: the merged file and all shard files."""
+        files = [self.dir / PREDICTIONS] if (self.dir / PREDICTIONS).exists() else []
+        return files + sorted((self.dir / "shards").glob("predictions.rank*.jsonl"))
+
+    @staticmethod
+    def read_rows(path: Path) -> list[dict[str, Any]]:
+        """Rows of one file. An incomplete last line (no newline yet: a row being written, or a killed writer's)
+        is skipped, never cut: only :class:`RowWriter`, holding the lock, repairs. An unparsable complete line
+        raises (the file was edited by hand)."""
+        if not path.exists():
+            return []
+        data = path.read_bytes()
+        end = data.rfind(b"\n") + 1
+        if end < len(data):
+            log.debug("%s: skipping an incomplete last line of %d bytes", path, len(data) - end)
+            data = data[:end]
+        rows = []
+        for n, line in enumerate(data.decode("utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise HtmlRagError(f"{path}:{n}: corrupt row ({exc}); fix or delete the line") from exc
+        return rows
+
+    def all_rows(self) -> list[dict[str, Any]]:
+        """Rows of every row file, one per id, sorted by the example's index. Of several rows for one id the
+        first wins, unless it holds an error and a later one (a retry) does not."""
+        seen: dict[str, dict[str, Any]] = {}
+        for f in self.row_files():
+            for row in self.read_rows(f):
+                old = seen.get(row["id"])
+                if old is not None and not (has_error(old) and not has_error(row)):
+                    log.debug("%s: duplicate row for id %s ignored", f, row["id"])
+                    continue
+                seen[row["id"]] = row
+        return sorted(seen.values(), key=lambda r: (r.get("index", 0), r["id"]))
+
+    def done_ids(self, include_failed: bool = True) -> set[str]:
+        """Ids already saved (in any row file); with ``include_failed=False`` rows holding an error do not
+        count (they are retried). Reads only: call it holding :meth:`writer` to see a repaired file."""
+        return {r["id"] for r in self.all_rows() if include_failed or not has_error(r)}
+
+    def writer(self, rank: int = 0, world: int = 1) -> RowWriter:
+        """A locked appender for this process's row file."""
+        return RowWriter(self.shard_path(rank, world))
+
+    def mark_done(self, rank: int, world: int) -> None:
+        """Signal that shard ``rank`` finished (for the merge step)."""
+        atomic_write(self.dir / "shards" / f"done.rank{rank}-of-{world}", "done\n")
+
+    def shards_done(self, world: int) -> bool:
+        """True when every rank of ``world`` has called :meth:`mark_done`."""
+        return all((self.dir / "shards" / f"done.rank{r}-of-{world}").exists() for r in range(world))
+
+    def merge(self) -> list[dict[str, Any]]:
+        """Merge shard files into ``predictions.jsonl`` (sorted, deduplicated; atomic) and return the rows.
+        Holds the lock of ``predictions.jsonl`` meanwhile, so no writer appends to the file being replaced."""
+        with RowWriter(self.dir / PREDICTIONS):
+            rows = self.all_rows()
+            text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+            atomic_write(self.dir / PREDICTIONS, text)
+            for f in sorted((self.dir / "shards").glob("*.rank*")):
+                f.unlink()
+        return rows
+
+    def iter_runs(self) -> Iterator[Path]:  # pragma: no cover - convenience for notebooks
+        """Sibling run folders of the same experiment."""
+        yield from sorted(p for p in self.dir.parent.iterdir() if (p / "metrics.json").exists())

@@ -1,0 +1,152 @@
+"""Aggregate saved prediction rows into ``metrics.json`` and tables (no model calls: re-tables need no rerun).
+
+``metrics.json`` is a pure function of the saved rows and the run's identity: rows are taken in example
+order, floats are aggregated in that order, and no timing or host information enters it, so two runs of
+one configuration (or a killed and resumed run) write byte-identical files.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from htmlrag.evaluation.scoring.metrics import aggregate, get_metric
+from htmlrag.evaluation.stats import compare_to
+from htmlrag.evaluation.store import atomic_write
+from htmlrag.evaluation.tables import build_table
+
+
+def _clean(x: Any) -> Any:
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_clean(v) for v in x]
+    return x
+
+
+def summarize(
+    rows: Sequence[Mapping[str, Any]],
+    systems: Sequence[str],
+    metrics: Sequence[str],
+    *,
+    ours: str,
+    experiment: str,
+    run_id: str,
+    dataset: str,
+    alpha: float = 0.05,
+    fidelity: Mapping[str, Any] | None = None,
+    reader: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The content of ``metrics.json``.
+
+    For each system: ``n`` (examples scored), ``n_errors``, ``metrics`` (each metric's run value over the
+    examples the system scored: the mean, or for corpus-level metrics such as BLEU their corpus formula over
+    the saved per-example statistics), ``tokens`` (mean context tokens handed to the reader),
+    ``reader_tokens`` (mean prompt and answer tokens of the reader, where recorded) and ``stage_tokens``
+    (mean tokens after each pipeline stage). ``tests[metric][baseline]`` holds the paired t-test of ``ours``
+    against each other system over the ids both scored (on the per-example scores; for BLEU, sentence BLEU).
+    ``fidelity`` (:func:`htmlrag_bench.eval.fidelity.describe`) and ``reader`` (model, parameters, storage) are recorded
+    as given.
+    """
+    rows = sorted(rows, key=lambda r: (r.get("index", 0), r["id"]))
+    scores: dict[str, dict[str, dict[str, float]]] = {m: {s: {} for s in systems} for m in metrics}
+    out_sys: dict[str, Any] = {}
+    for s in systems:
+        ok = [r for r in rows if s in r.get("systems", {}) and not r["systems"][s].get("error") and not r.get("error")]
+        errors = len(rows) - len(ok)
+        entry: dict[str, Any] = {"n": len(ok), "n_errors": errors, "metrics": {}}
+        for m in metrics:
+            vals = [r["systems"][s]["scores"][m] for r in ok]
+            scores[m][s] = {r["id"]: r["systems"][s]["scores"][m] for r in ok}
+            stats = [(r["systems"][s].get("metric_stats") or {}).get(m) for r in ok]
+            entry["metrics"][m] = aggregate(m, vals, stats) if vals else None
+        toks = [r["systems"][s]["tokens"] for r in ok]
+        entry["metrics"]["tokens"] = sum(toks) / len(toks) if toks else None
+        rt = [r["systems"][s].get("reader_tokens") or {} for r in ok]
+        for k in ("input", "output"):
+            got = [x[k] for x in rt if x.get(k) is not None]
+            if got and len(got) == len(ok):
+                entry.setdefault("reader_tokens", {})[k] = sum(got) / len(got)
+        stage_names = sorted({k for r in ok for k in r["systems"][s].get("stage_tokens", {})})
+        entry["stage_tokens"] = {
+            k: sum(r["systems"][s]["stage_tokens"].get(k, 0) for r in ok) / len(ok) for k in stage_names
+        }
+        out_sys[s] = entry
+    tests = compare_to(scores, ours, metrics) if ours in systems and len(systems) > 1 else {}
+    return _clean({
+        "experiment": experiment,
+        "run_id": run_id,
+        "dataset": dataset,
+        "ours": ours,
+        "alpha": alpha,
+        "n_examples": len(rows),
+        "n_failed_examples": sum(1 for r in rows if r.get("error")),
+        "metric_names": list(metrics),
+        "systems": out_sys,
+        "system_order": [s for s in systems if s != ours] + ([ours] if ours in systems else []),
+        "tests": {m: {b: t.to_dict() for b, t in by.items()} for m, by in tests.items()},
+        **({"fidelity": dict(fidelity)} if fidelity is not None else {}),
+        **({"reader": dict(reader)} if reader is not None else {}),
+    })
+
+
+def write_tables(summaries: Sequence[Mapping[str, Any]], out_dir: Path, metrics: Sequence[str] | None = None,
+                 caption: str = "", labels: Sequence[str] | None = None,
+                 run_dirs: Sequence[str | Path] | None = None, notes: Sequence[str] = ()) -> dict[str, Path]:
+    """Write ``results.md``, ``results.csv``, ``results.tex`` and ``provenance.csv`` (the run each cell was
+    read from) for one or several runs' ``metrics.json``: one column group per run, labelled by ``labels``
+    (default: the dataset; two runs with one label raise ``ValueError``). Token columns are printed
+    unscaled, lower is better. The caption ends with the runs' fidelity (:func:`fidelity_caption`)."""
+    labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
+    names = [*(metrics or summaries[0]["metric_names"]), "tokens"]
+    directions = {m: get_metric(m).higher_is_better for m in names if m != "tokens"} | {"tokens": False}
+    sources = [str(d) for d in run_dirs] if run_dirs is not None else None
+    table = build_table(summaries, names, labels=labels, sources=sources, directions=directions,
+                        scales={"tokens": 1.0}, unranked=["tokens"], alpha=float(summaries[0].get("alpha", 0.05)),
+                        caption=" ".join(x for x in (caption, fidelity_caption(summaries, labels)) if x),
+                        notes=list(notes))
+    paths = {"md": out_dir / "results.md", "csv": out_dir / "results.csv", "tex": out_dir / "results.tex",
+             "provenance": out_dir / "provenance.csv"}
+    atomic_write(paths["md"], table.to_markdown() + "\n" + stage_tokens_markdown(summaries, labels))
+    atomic_write(paths["csv"], table.to_csv())
+    atomic_write(paths["tex"], table.to_latex())
+    atomic_write(paths["provenance"], table.provenance_csv())
+    return paths
+
+
+def fidelity_label(record: Any) -> str:
+    """One line for a run's recorded fidelity (``metrics.json["fidelity"]``): ``paper``, ``paper, except
+    cleaner.keep_hidden=false (fidelity: true)``, or ``unrecorded`` (runs from before fidelity existed)."""
+    if not isinstance(record, Mapping) or not record.get("name"):
+        return "unrecorded"
+    devs = record.get("deviations") or []
+    return f"{record['name']}, except {'; '.join(devs)}" if devs else str(record["name"])
+
+
+def fidelity_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
+    """"Fidelity: paper." when every run has one fidelity, else the fidelity of each column group."""
+    each = [fidelity_label(s.get("fidelity")) for s in summaries]
+    if len(set(each)) == 1:
+        return f"Fidelity: {each[0]}."
+    labels = labels or [str(s.get("dataset", "")) for s in summaries]
+    return "Fidelity per column group: " + "; ".join(f"{lb}: {f}" for lb, f in zip(labels, each, strict=True)) + "."
+
+
+def stage_tokens_markdown(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
+    """A Markdown table of mean tokens after each pipeline stage (raw/cleaned/step1/step2) per system, plus
+    the context handed to the reader."""
+    stages = ["raw", "cleaned", "step1", "step2"]
+    lines = ["Mean tokens per stage (raw pages, cleaned, after step 1, after step 2, context given to the reader):",
+             "", "| run | system | " + " | ".join(stages) + " | context |", "|---|---|" + "---:|" * (len(stages) + 1)]
+    labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
+    for run, lb in zip(summaries, labels, strict=True):
+        for sys in run.get("system_order") or run["systems"]:
+            e = run["systems"][sys]
+            cells = [f"{e['stage_tokens'][k]:.0f}" if k in e.get("stage_tokens", {}) else "-" for k in stages]
+            ctx = e["metrics"].get("tokens")
+            lines.append(f"| {lb} | {sys} | " + " | ".join(cells) + f" | {'-' if ctx is None else f'{ctx:.0f}'} |")
+    return "\n".join(lines) + "\n"

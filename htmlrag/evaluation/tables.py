@@ -1,0 +1,313 @@
+"""Paper-style result tables in Markdown, CSV and LaTeX, with the run behind every cell.
+
+Layout (as the HtmlRAG paper's Tables 1-3): one row per system, optionally in row groups (one per reader
+model, as the paper prints Llama-3.1-8B and -70B), column groups (a dataset, or one run's settings) with
+metrics under them. Scores in [0, 1] are printed x100.
+
+Marks, in every column and within each row group:
+
+- the best value is **bold** and the second best underlined (by the metric's direction);
+- † (the paper's rule, Table 1's caption): on the system under test's cell, when its paired two-sided
+  t-test against *every* other system of the row group that has a value in that column gives p < alpha
+  *and* the system under test has the better mean (by the metric's direction). It is never put on a
+  baseline. The CSV keeps every p-value.
+
+Where a cell comes from is part of the table: :attr:`Table.provenance` names the run (or runs, for cells
+averaged over runs) behind each cell, and :meth:`Table.provenance_csv` writes it. A column group is one key:
+two column groups with the same label are an error (this is what keeps two runs on one dataset from
+silently overwriting each other's numbers).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+#: A row key: (row group, system). The row group is "" when the table has none.
+RowKey = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One table column: a metric of one column group.
+
+    Attributes:
+        dataset: column-group label (a dataset, or a dataset with the settings that tell its runs apart).
+        metric: key into the cell values.
+        label: header text (default: the metric name).
+        higher_is_better: direction for best/second marks and the dagger.
+        scale: factor applied before printing (100 for scores in [0, 1]).
+        digits: decimals printed.
+        rank: mark best/second in this column.
+    """
+
+    dataset: str
+    metric: str
+    label: str = ""
+    higher_is_better: bool = True
+    scale: float = 100.0
+    digits: int = 2
+    rank: bool = True
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.dataset, self.metric)
+
+
+@dataclass
+class Table:
+    """Values, tests and provenance for a set of systems.
+
+    Attributes:
+        columns: the columns in order.
+        rows: row keys ``(row group, system)`` in order (a plain system name means row group "").
+        values: ``values[(column group, metric)][row key]`` (missing cells print "-").
+        tests: ``tests[(column group, metric)][row key]``: the paired t-test of the system under test of that
+            row group against this row's system (``{"p", "mean_a", "mean_b"}``, a = the system under test).
+        ours: the system under test (its cells may get the dagger).
+        caption: LaTeX caption / Markdown heading.
+        alpha: significance level of the dagger.
+        notes: sentences printed under the table (and appended to the LaTeX caption).
+        provenance: ``provenance[(column group, metric)][row key]``: the runs the cell was read from.
+    """
+
+    columns: list[Column]
+    rows: list[RowKey | str]
+    values: dict[tuple[str, str], dict]
+    tests: dict[tuple[str, str], dict] = field(default_factory=dict)
+    ours: str | None = None
+    caption: str = ""
+    alpha: float = 0.05
+    notes: list[str] = field(default_factory=list)
+    provenance: dict[tuple[str, str], dict] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.rows = [r if isinstance(r, tuple) else ("", r) for r in self.rows]
+        keys = [c.key for c in self.columns]
+        dup = sorted({k for k in keys if keys.count(k) > 1})
+        if dup:
+            raise ValueError(f"two columns share the key {dup[0]}: each column group must be one run's (or one "
+                             "setting's); label the column groups apart")
+        if len(set(self.rows)) != len(self.rows):
+            raise ValueError("a row key appears twice")
+        for store in (self.values, self.tests, self.provenance):
+            for k in list(store):
+                store[k] = {(r if isinstance(r, tuple) else ("", r)): v for r, v in store[k].items()}
+
+    # ------------------------------------------------------------------ cells
+    def value(self, col: Column, row: RowKey) -> float | None:
+        v = self.values.get(col.key, {}).get(row)
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+    def _ranks(self, col: Column) -> dict[RowKey, int]:
+        if not col.rank:
+            return {}
+        out: dict[RowKey, int] = {}
+        for group in self.row_groups():
+            vals = {r: v for r in self.rows if r[0] == group and (v := self.value(col, r)) is not None}
+            distinct = sorted({round(v * col.scale, col.digits) for v in vals.values()}, reverse=col.higher_is_better)
+            out.update({r: distinct.index(round(v * col.scale, col.digits)) for r, v in vals.items()})
+        return out
+
+    def dagger(self, col: Column, row: RowKey) -> bool:
+        """The paper's † (module doc): ``row`` is the system under test and beats every other system of its row
+        group with a value in ``col`` with p < alpha."""
+        if row[1] != self.ours or self.value(col, row) is None:
+            return False
+        others = [r for r in self.rows if r[0] == row[0] and r != row and self.value(col, r) is not None]
+        if not others:
+            return False
+        tests = self.tests.get(col.key, {})
+        for r in others:
+            t = tests.get(r) or {}
+            p, a, b = t.get("p"), t.get("mean_a"), t.get("mean_b")
+            if p is None or a is None or b is None or not p < self.alpha:
+                return False
+            if not (a > b if col.higher_is_better else a < b):
+                return False
+        return True
+
+    def cells(self) -> list[list[tuple[str, int | None, bool]]]:
+        """Per row and column: (formatted number, rank 0/1 or None, dagger)."""
+        ranks = [self._ranks(c) for c in self.columns]
+        out = []
+        for row in self.rows:
+            line = []
+            for col, rk in zip(self.columns, ranks, strict=True):
+                v = self.value(col, row)
+                if v is None:
+                    line.append(("-", None, False))
+                    continue
+                r = rk.get(row)
+                line.append((f"{v * col.scale:.{col.digits}f}", r if r in (0, 1) else None, self.dagger(col, row)))
+            out.append(line)
+        return out
+
+    def row_groups(self) -> list[str]:
+        groups: list[str] = []
+        for g, _ in self.rows:
+            if g not in groups:
+                groups.append(g)
+        return groups
+
+    def _groups(self) -> list[tuple[str, int]]:
+        groups: list[tuple[str, int]] = []
+        for c in self.columns:
+            if groups and groups[-1][0] == c.dataset:
+                groups[-1] = (c.dataset, groups[-1][1] + 1)
+            else:
+                groups.append((c.dataset, 1))
+        return groups
+
+    def legend(self, latex: bool = False) -> str:
+        """The marks' rules in words (printed under every table)."""
+        best = "Best in bold, second underlined" if latex else "Best **bold**, second <u>underlined</u>"
+        return (f"{best} (per column{' and row group' if self._grouped() else ''}); "
+                f"† on {self.ours or 'the system under test'}: its paired two-sided t-test (p < {self.alpha}) "
+                f"against every other system{' of its row group' if self._grouped() else ''} with a value in that "
+                f"column shows it better.")
+
+    def _grouped(self) -> bool:
+        return any(g for g, _ in self.rows)
+
+    # ------------------------------------------------------------------ output
+    def to_markdown(self) -> str:
+        """GitHub Markdown: a header row "group metric", row-group lines, bold best, <u>second</u>, †."""
+        head = ["system", *[f"{c.dataset} {c.label or c.metric}" for c in self.columns]]
+        lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * len(self.columns)]
+        grouped = self._grouped()
+        last = None
+        for (group, sys), row in zip(self.rows, self.cells(), strict=True):
+            if grouped and group != last:
+                lines.append(f"| *{group or '-'}* |" + " |" * len(self.columns))
+                last = group
+            out = []
+            for text, rank, dagger in row:
+                t = f"**{text}**" if rank == 0 else f"<u>{text}</u>" if rank == 1 else text
+                out.append(t + ("†" if dagger else ""))
+            lines.append("| " + " | ".join([sys, *out]) + " |")
+        notes = "\n".join([self.legend(), *self.notes])
+        return (f"**{self.caption}**\n\n" if self.caption else "") + "\n".join(lines) + "\n\n" + notes + "\n"
+
+    def to_csv(self) -> str:
+        """CSV with plain numbers (unscaled), the p-value of the system under test against each row, the rank
+        and the dagger."""
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["row_group", "system", "dataset", "metric", "value", "p_vs_ours", "rank", "dagger"])
+        ranks = [self._ranks(c) for c in self.columns]
+        for row in self.rows:
+            for col, rk in zip(self.columns, ranks, strict=True):
+                v = self.value(col, row)
+                p = (self.tests.get(col.key, {}).get(row) or {}).get("p")
+                w.writerow([row[0], row[1], col.dataset, col.metric, "" if v is None else repr(float(v)),
+                            "" if p is None else repr(float(p)), "" if row not in rk else rk[row] + 1,
+                            int(self.dagger(col, row))])
+        return buf.getvalue()
+
+    def provenance_csv(self) -> str:
+        """One line per filled cell: the run folder(s) it was read from (``;``-separated when averaged)."""
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["row_group", "system", "dataset", "metric", "value", "runs"])
+        for row in self.rows:
+            for col in self.columns:
+                v = self.value(col, row)
+                if v is None:
+                    continue
+                runs = self.provenance.get(col.key, {}).get(row) or []
+                runs = [runs] if isinstance(runs, str) else list(runs)
+                w.writerow([row[0], row[1], col.dataset, col.metric, repr(float(v)), ";".join(map(str, runs))])
+        return buf.getvalue()
+
+    def to_latex(self) -> str:
+        """A ``booktabs`` tabular: column groups with ``\\cmidrule``, row groups as italic lines, ``\\textbf``
+        best, ``\\underline`` second, ``$^\\dagger$``; the marks' rule and the notes in the caption."""
+        def esc(s: str) -> str:
+            return s.replace("\\", "\\textbackslash{}").replace("_", "\\_").replace("&", "\\&").replace("%", "\\%")
+
+        lines = ["\\begin{table}[t]", "\\centering", "\\small",
+                 "\\begin{tabular}{l" + "c" * len(self.columns) + "}", "\\toprule"]
+        groups, start, rules = [], 2, []
+        for name, span in self._groups():
+            groups.append(f"\\multicolumn{{{span}}}{{c}}{{{esc(name)}}}")
+            rules.append(f"\\cmidrule(lr){{{start}-{start + span - 1}}}")
+            start += span
+        lines.append(" & " + " & ".join(groups) + " \\\\")
+        lines.append(" ".join(rules))
+        lines.append("System & " + " & ".join(esc(c.label or c.metric) for c in self.columns) + " \\\\")
+        lines.append("\\midrule")
+        last = None
+        for (group, sys), row in zip(self.rows, self.cells(), strict=True):
+            if self._grouped() and group != last:
+                lines.append(f"\\multicolumn{{{len(self.columns) + 1}}}{{l}}{{\\textit{{{esc(group or '-')}}}}} \\\\")
+                last = group
+            out = []
+            for text, rank, dagger in row:
+                t = f"\\textbf{{{text}}}" if rank == 0 else f"\\underline{{{text}}}" if rank == 1 else text
+                out.append(t + ("$^\\dagger$" if dagger else ""))
+            lines.append(esc(sys) + " & " + " & ".join(out) + " \\\\")
+        lines += ["\\bottomrule", "\\end{tabular}"]
+        text = " ".join(esc(x) for x in [self.caption, self.legend(latex=True), *self.notes] if x)
+        lines.append("\\caption{" + text.replace("†", "$^\\dagger$").replace(" < ", " $<$ ") + "}")
+        lines.append("\\end{table}")
+        return "\n".join(lines) + "\n"
+
+
+def build_table(
+    runs: Sequence[Mapping],
+    metrics: Sequence[str],
+    *,
+    labels: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None,
+    directions: Mapping[str, bool] | None = None,
+    scales: Mapping[str, float] | None = None,
+    unranked: Sequence[str] = (),
+    caption: str = "",
+    alpha: float = 0.05,
+    notes: Sequence[str] = (),
+) -> Table:
+    """Build a table from ``metrics.json`` contents of one or more runs (one column group per run).
+
+    Args:
+        runs: parsed ``metrics.json`` objects (see :mod:`htmlrag.evaluation.store`).
+        metrics: metric keys to show under each column group (a system's ``metrics``).
+        labels: the column-group label of each run (default: its dataset). Two runs with one label raise
+            ``ValueError`` (their numbers would share cells).
+        sources: the run folder (or id) of each run, for the provenance (default: its ``run_id``).
+        directions: higher-is-better per metric (default True).
+        scales: print scale per metric (default 100; token counts should use 1).
+        unranked: metrics whose columns get no best/second marks (e.g. token counts).
+        notes: sentences printed under the table.
+    """
+    directions = directions or {}
+    scales = scales or {}
+    labels = list(labels) if labels is not None else [str(r.get("dataset", r.get("experiment", ""))) for r in runs]
+    if len(labels) != len(runs):
+        raise ValueError(f"{len(labels)} labels for {len(runs)} runs")
+    seen = [lb for lb in labels if labels.count(lb) > 1]
+    if seen:
+        raise ValueError(f"two runs would fill the column group {seen[0]!r}: give each run its own label "
+                         "(e.g. by the settings that differ: htmlrag-bench-table does this)")
+    sources = list(sources) if sources is not None else [str(r.get("run_id", "?")) for r in runs]
+    columns, rows, values, tests, prov = [], [], {}, {}, {}
+    ours = None
+    for run, label, src in zip(runs, labels, sources, strict=True):
+        ours = ours or run.get("ours")
+        for sys in run.get("system_order") or run["systems"]:
+            if sys not in rows:
+                rows.append(sys)
+        for m in metrics:
+            col = Column(label, m, higher_is_better=directions.get(m, True), scale=scales.get(m, 100.0),
+                         digits=0 if scales.get(m, 100.0) == 1 else 2, rank=m not in unranked)
+            columns.append(col)
+            values[col.key] = {s: v["metrics"].get(m) for s, v in run["systems"].items()}
+            tests[col.key] = dict(run.get("tests", {}).get(m, {}))
+            prov[col.key] = {s: [src] for s in run["systems"]}
+    if ours in rows:
+        rows = [s for s in rows if s != ours] + [ours]
+    return Table(columns, rows, values, tests, ours=ours, caption=caption, alpha=alpha, notes=list(notes),
+                 provenance=prov)

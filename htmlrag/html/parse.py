@@ -1,0 +1,124 @@
+"""Parse HTML into an lxml tree, robustly.
+
+lxml/libxml2 is the fast path. libxml2 stops parsing at nesting depth 2048 and silently drops the rest of
+the page, so when it reports that limit we re-tokenise the page with the standard library's tokenizer,
+flatten nesting below :data:`MAX_DEPTH` (the deep tags are dropped, their text kept) and parse the result.
+No text is lost either way.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+from html.parser import HTMLParser as _StdTokenizer
+
+import lxml.etree as etree
+
+from htmlrag.core.errors import InputError
+from htmlrag.html.encoding import to_utf8
+
+#: Nesting depth kept by the fallback path; deeper start/end tags are dropped (their text is kept).
+MAX_DEPTH = 1024
+
+_VOID = frozenset(
+    "area base br col embed hr img input keygen link meta param source track wbr basefont frame".split()
+)
+_RAW = frozenset(("script", "style"))
+
+
+def _parser() -> etree.HTMLParser:
+    # A fresh parser per call: lxml parsers are not thread-safe and keep an error log. Plain etree elements
+    # (not lxml.html's): its Python-level class lookup costs more than the parse itself.
+    return etree.HTMLParser(
+        encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True, no_network=True,
+        recover=True, compact=True, default_doctype=False,
+    )
+
+
+class _Flattener(_StdTokenizer):
+    """Re-serialises a page while dropping tags nested deeper than ``max_depth``."""
+
+    def __init__(self, max_depth: int):
+        super().__init__(convert_charrefs=False)
+        self.max_depth = max_depth
+        self.out: list[str] = []
+        self.depth = 0
+        self.dropped: list[str] = []  # names of start tags dropped at depth, to drop their end tags too
+
+    def handle_starttag(self, tag, attrs):
+        if tag in _VOID:
+            self.out.append(self.get_starttag_text() or f"<{tag}>")
+            return
+        if self.depth >= self.max_depth:
+            self.dropped.append(tag)
+            self.out.append(" ")
+            return
+        self.depth += 1
+        self.out.append(self.get_starttag_text() or f"<{tag}>")
+
+    def handle_startendtag(self, tag, attrs):
+        self.out.append(self.get_starttag_text() or f"<{tag}/>")
+
+    def handle_endtag(self, tag):
+        if tag in _VOID:
+            return
+        if self.dropped:
+            self.dropped.pop()
+            self.out.append(" ")
+            return
+        self.depth = max(0, self.depth - 1)
+        self.out.append(f"</{tag}>")
+
+    def handle_data(self, data):
+        self.out.append(html_lib.escape(data, quote=False) if self.cdata_elem is None else data)
+
+    def handle_entityref(self, name):
+        self.out.append(f"&{name};")
+
+    def handle_charref(self, name):
+        self.out.append(f"&#{name};")
+
+    def handle_decl(self, decl):
+        self.out.append(f"<!{decl}>")
+
+
+def flatten_deep_nesting(html: str, max_depth: int = MAX_DEPTH) -> str:
+    """Return ``html`` with tags below ``max_depth`` removed (text kept); comments and PIs are dropped."""
+    tok = _Flattener(max_depth)
+    tok.feed(html)
+    tok.close()
+    return "".join(tok.out)
+
+
+def _depth_limited(parser: etree.HTMLParser) -> bool:
+    return any("depth" in (e.message or "").lower() for e in parser.error_log)
+
+
+def parse_html(html: str | bytes, name: str = "<input>") -> etree._Element | None:
+    """Parse a page (``str`` or ``bytes``) into its ``<html>`` root element.
+
+    Returns ``None`` for an input with no content (empty or whitespace only). Never raises from inside
+    the parser: failures become :class:`InputError` naming ``name``.
+    """
+    data = to_utf8(html, name)
+    if not data.strip():
+        return None
+    parser = _parser()
+    try:
+        root = etree.fromstring(data, parser=parser)
+        if root is not None and _depth_limited(parser):
+            parser = _parser()
+            text = data.decode("utf-8", errors="replace")
+            root = etree.fromstring(flatten_deep_nesting(text).encode("utf-8"), parser=parser)
+    except etree.ParserError as exc:  # "Document is empty": only markup without elements or text
+        if "empty" in str(exc).lower():
+            return None
+        raise InputError(f"{name}: HTML parser failed: {exc}") from exc
+    except (etree.LxmlError, ValueError) as exc:
+        raise InputError(f"{name}: HTML parser failed: {exc}") from exc
+    if root is None:
+        return None
+    if root.tag != "html":  # libxml2 always wraps in <html>, but be explicit about what we return
+        html_el = etree.Element("html")
+        html_el.append(root)
+        root = html_el
+    return root

@@ -1,0 +1,224 @@
+"""The HtmlRAG context pipeline: clean -> block tree -> rank -> prune (x2) -> format.
+
+Step 1 (coarse): block tree at ``max_words1`` (256) words, ranked by ``ranker1`` (the embedding ranker in
+the paper), pruned to ``budget1`` tokens (the paper's code uses 6K or 8K). Step 2 (fine): the pruned pages
+are re-split at ``max_words2`` (128) words, ranked by ``ranker2`` (the generative pruner in the paper; any
+ranker works), pruned to ``budget2`` (the reader's window, 4K in the paper), then converted to ``fmt``.
+Either ranker may be ``None`` to skip its step (the paper's ablations). Every number is an argument.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from htmlrag.core.errors import InputError
+from htmlrag.html.blocktree import BlockTree, build_block_tree
+from htmlrag.html.clean import clean_page_counted
+from htmlrag.html.formats import FORMATS, convert
+from htmlrag.pruning.prune import PruneResult, prune_to_budget
+from htmlrag.pruning.tokens import TokenCounter
+from htmlrag.rankers.base import Ranker
+
+
+@dataclass
+class PipelineResult:
+    """Output of :meth:`HtmlRagPipeline.run`.
+
+    Attributes:
+        context: final context in the pipeline's format, at most ``budget2`` tokens.
+        tokens: tokens of ``context``.
+        seconds: wall time of the whole run.
+        stages: HTML after each stage: ``cleaned``, ``step1`` (if ranker1), ``step2`` (if ranker2), pages
+            joined with newlines.
+        stage_tokens: tokens of each stage's HTML.
+        stage_seconds: wall time per stage (``clean``, ``step1``, ``step2``, ``format``).
+        errors: pages that could not be cleaned (index -> message); they are left out, the rest go on.
+    """
+
+    context: str
+    tokens: int
+    seconds: float
+    stages: dict[str, str] = field(default_factory=dict)
+    stage_tokens: dict[str, int] = field(default_factory=dict)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    errors: dict[int, str] = field(default_factory=dict)
+    ranker_stats: dict = field(default_factory=dict)
+
+
+class HtmlRagPipeline:
+    """Two-step block-tree pruning with plain arguments (usable from a notebook).
+
+    Args:
+        ranker1: ranker of step 1 (``None`` skips step 1).
+        ranker2: ranker of step 2 (``None`` skips step 2).
+        tokenizer: token counter for the budgets (the reader's tokenizer).
+        budget1: step-1 budget in tokens.
+        budget2: final budget in tokens.
+        max_words1: block size of step 1, in words.
+        max_words2: block size of step 2, in words.
+        fmt: ``html``, ``text`` or ``markdown`` (converted after pruning).
+        clean: clean pages first (turn off for pages that are already clean).
+        fill: see :func:`htmlrag.pruning.prune.prune_to_budget`.
+        pack_siblings: pack runs of small sibling blocks (see :func:`htmlrag.build_block_tree`) for rankers
+            that do not need one element per path (BM25, embedding; never for the generative pruner).
+        split_to_fill: our extension: up to this many blocks that do not fit the room left are split so that
+            their best parts fill it instead of lower-ranked blocks (see :func:`htmlrag.pruning.prune.prune_to_budget`;
+            0: the paper's rule). Not for rankers that read paths (the generative pruner: scoring the parts
+            would cost a forward pass each).
+        cache_pages: keep the cleaned HTML and block trees of this many recent pages, keyed by content
+            (SHA-1 of the page) and tree parameters, so a page retrieved for several questions is cleaned and
+            split once (0: no cache). Trees are never modified by pruning, so sharing them is safe.
+        count_stages: fill :attr:`PipelineResult.stage_tokens` (tokenizes every stage's whole HTML, the
+            cleaned pages included: a third of a BM25 run's time; the CLI turns it off).
+        keep_stages: keep the cleaned pages' HTML in ``stages["cleaned"]`` (always with ``count_stages``);
+            off, the cleaned pages are not serialised when nothing else needs them (the first ranker reads
+            the cleaned trees): ~3% of a BM25 run; the CLI turns it off.
+        keep_hidden: cleaning keeps text hidden by markup (:func:`htmlrag.html.clean.is_hidden`; dropped by default).
+        split_oversize: our extension: a block larger than the whole budget, met while half the budget is free,
+            is split and its parts ranked (:func:`htmlrag.pruning.prune.prune_to_budget`, ``split_min_room``); ``False``
+            never splits (the authors' code: the context is truncated when nothing fits).
+    """
+
+    def __init__(
+        self,
+        ranker1: Ranker | None,
+        ranker2: Ranker | None,
+        tokenizer: TokenCounter,
+        budget1: int = 6144,
+        budget2: int = 4096,
+        max_words1: int = 256,
+        max_words2: int = 128,
+        fmt: str = "html",
+        clean: bool = True,
+        fill: str = "skip",
+        pack_siblings: bool = True,
+        cache_pages: int = 0,
+        count_stages: bool = True,
+        split_to_fill: int = 4,
+        keep_stages: bool = True,
+        keep_hidden: bool = False,
+        split_oversize: bool = True,
+    ):
+        if fmt not in FORMATS:
+            raise InputError(f"unknown context format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        self.ranker1, self.ranker2, self.tokenizer = ranker1, ranker2, tokenizer
+        self.budget1, self.budget2 = budget1, budget2
+        self.max_words1, self.max_words2 = max_words1, max_words2
+        self.fmt, self.clean, self.fill, self.pack_siblings = fmt, clean, fill, pack_siblings
+        self.cache_pages = cache_pages
+        self.count_stages = count_stages
+        self.keep_stages = keep_stages or count_stages
+        self.keep_hidden = keep_hidden
+        if split_to_fill < 0:
+            raise InputError(f"split_to_fill must be >= 0, got {split_to_fill}")
+        self.split_to_fill = split_to_fill
+        self.split_oversize = split_oversize
+        self._cache: OrderedDict[tuple, object] = OrderedDict()
+
+    def _cached(self, key, make):
+        """``make()``, remembered under ``key()`` (a callable: hashing a page costs time when nothing is kept)."""
+        if not self.cache_pages:
+            return make()
+        key = key()
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        value = make()
+        self._cache[key] = value
+        while len(self._cache) > 2 * self.cache_pages:  # cleaned pages + trees
+            self._cache.popitem(last=False)
+        return value
+
+    def _step(self, question: str, pages: Sequence[str], ranker: Ranker, max_words: int, budget: int,
+              fmt: str, roots: Sequence[object] | None = None) -> tuple[PruneResult, list[BlockTree]]:
+        needs_paths = bool(getattr(ranker, "needs_paths", False))
+        pack = self.pack_siblings and not needs_paths
+
+        def tree(i: int, p: str) -> BlockTree:
+            def key() -> tuple:
+                return ("tree", hashlib.sha1(p.encode()).digest(), max_words, pack, i)
+
+            # The cleaned tree when we have it (no second parse; trees never modify their root). Not for
+            # rankers that read paths: in rare pages the cleaned tree nests elements that the HTML parser
+            # would not (a <p> in a <p>), so sibling numbers differ from the HTML's (2 of 2129 shared trees).
+            use_root = roots is not None and roots[i] is not None and not needs_paths
+            src = roots[i][0] if use_root else p
+            counts = roots[i][1] if use_root else None
+            def make() -> BlockTree:
+                t = build_block_tree(src, max_words, page=i, pack_siblings=pack, word_counts=counts)
+                if counts is not None:
+                    counts.release()  # the proxies of every element of a cached page would stay alive
+                return t
+
+            return self._cached(key, make)
+
+        trees = [tree(i, p) for i, p in enumerate(pages)]
+        scores = ranker.score(question, trees)
+        return prune_to_budget(trees, scores, budget, self.tokenizer, fmt=fmt, fill=self.fill, ranker=ranker,
+                               question=question, split_min_room=0.5 if self.split_oversize else 2.0,
+                               split_to_fill=0 if needs_paths else self.split_to_fill), trees
+
+    def run(self, question: str, pages: Sequence[str | bytes]) -> PipelineResult:
+        """Build the context for ``question`` from its retrieved ``pages`` (HTML ``str`` or ``bytes``)."""
+        t0 = time.perf_counter()
+        res = PipelineResult("", 0, 0.0)
+        cleaned: list[str] = []
+        roots: list[object] | None = [] if self.clean else None
+        # The cleaned HTML is needed for the stages, as cache keys, and by rankers that parse it (paths).
+        r1 = self.ranker1 if self.ranker1 is not None else self.ranker2
+        need_html = (self.keep_stages or self.cache_pages > 0 or r1 is None
+                     or bool(getattr(r1, "needs_paths", False)))
+        for i, page in enumerate(pages):
+            try:
+                if not self.clean:
+                    cleaned.append(page.decode("utf-8", "replace") if isinstance(page, bytes) else page)
+                    continue
+                html, root, counts = self._cached(
+                    lambda page=page: ("clean", self.keep_hidden, hashlib.sha1(page if isinstance(page, bytes) else
+                                                             page.encode("utf-8", "surrogatepass")).digest()),
+                    lambda page=page, i=i: clean_page_counted(page, name=f"page {i}", serialize_html=need_html,
+                                                                  keep_hidden=self.keep_hidden))
+                cleaned.append(html if html is not None else "")  # "" = not serialised (never read then)
+                roots.append((root, counts) if root is not None else None)
+            except InputError as exc:
+                res.errors[i] = str(exc)
+                cleaned.append("")
+                if roots is not None:
+                    roots.append(None)
+        if need_html:
+            res.stages["cleaned"] = "\n".join(p for p in cleaned if p)
+        t1 = time.perf_counter()
+        res.stage_seconds["clean"] = t1 - t0
+        current = cleaned
+        if self.ranker1 is not None:
+            last = self.ranker2 is None
+            pr, _ = self._step(question, current, self.ranker1, self.max_words1,
+                               self.budget2 if last else self.budget1, self.fmt if last else "html", roots)
+            current = pr.pages
+            res.stages["step1"] = "\n".join(p for p in current if p)
+            res.stage_seconds["step1"] = time.perf_counter() - t1
+            if last:
+                res.context, res.tokens = pr.context, pr.tokens
+        t2 = time.perf_counter()
+        if self.ranker2 is not None:
+            pr, _ = self._step(question, current, self.ranker2, self.max_words2, self.budget2, self.fmt,
+                               roots if self.ranker1 is None else None)
+            res.stages["step2"] = "\n".join(p for p in pr.pages if p)
+            res.context, res.tokens = pr.context, pr.tokens
+            res.stage_seconds["step2"] = time.perf_counter() - t2
+            stats = getattr(self.ranker2, "last_stats", None)
+            if stats is not None:
+                res.ranker_stats = stats if isinstance(stats, dict) else getattr(stats, "__dict__", {})
+        if self.ranker1 is None and self.ranker2 is None:  # no pruning: cut the cleaned pages to the budget
+            text = convert(res.stages["cleaned"], self.fmt)
+            res.context = self.tokenizer.truncate(text, self.budget2)
+            res.tokens = self.tokenizer.count(res.context)
+        if self.count_stages:
+            res.stage_tokens = {k: self.tokenizer.count(v) for k, v in res.stages.items()}
+        res.seconds = time.perf_counter() - t0
+        return res

@@ -1,0 +1,339 @@
+"""Layout parsing of a PDF into pages, headings, sections, paragraphs, tables, figures and a ToC.
+
+Two passes. The first walks the pages one at a time and keeps only text lines, table cells and figure boxes
+(no page objects, no images), so memory grows with the text, not with the page count or the images. The
+second removes repeated headers/footers, finds the body font size, reads each page in reading order, detects
+headings and builds the section tree. See :mod:`~htmlrag.superrag.parse.headings`, :mod:`~htmlrag.superrag.parse.order`,
+:mod:`~htmlrag.superrag.parse.furniture`, :mod:`~htmlrag.superrag.parse.toc` for the exact rules.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from htmlrag.core.errors import InputError
+from htmlrag.superrag.parse import figures as fig
+from htmlrag.superrag.parse import headings as hd
+from htmlrag.superrag.parse.furniture import find_furniture
+from htmlrag.superrag.parse.lines import body_size, inside, page_lines
+from htmlrag.superrag.parse.model import (
+    FigureItem,
+    Heading,
+    Line,
+    PageInfo,
+    Paragraph,
+    ParsedDocument,
+    Section,
+    TableItem,
+)
+from htmlrag.superrag.parse.order import reading_order
+from htmlrag.superrag.parse.pdfio import doc_id_for, open_pdf
+from htmlrag.superrag.parse.tables import page_tables, rows_to_html
+from htmlrag.superrag.parse.toc import detected_toc, is_toc_page, outline_toc, toc_line_ids
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ParseOptions:
+    """Knobs of the layout parser (defaults suit reports, papers and filings).
+
+    Attributes:
+        table_strategy: PyMuPDF ``find_tables`` strategy (``"lines"``: ruled tables; ``"text"``: aligned text).
+        aligned_tables: also find tables set as aligned text without ruling, from the page's words
+            (:func:`~htmlrag.superrag.parse.tables.aligned_tables`; conservative: runs of 3+ aligned rows of amounts).
+        furniture_band: fraction of the page height at top and bottom searched for headers/footers.
+        size_ratio: a line at least this many times the body size may be a heading.
+        max_heading_words: longest heading, in words.
+        two_column_share: share of characters each column needs for column-wise reading.
+        toc_search_pages: ToC pages are looked for among this many first pages.
+        min_figure_side: smallest figure side, in points.
+        scanned_cover: a page without text whose images cover at least this share of it is "scanned".
+        ocr: ``"auto"``: read scanned pages with Tesseract when it is installed (:mod:`~htmlrag.superrag.parse.ocr`),
+            else warn that their text is missing; ``"off"``: never; ``"require"``: raise when OCR is needed
+            but not installed.
+        ocr_dpi: rendering resolution for OCR.
+        ocr_lang: Tesseract language(s), e.g. ``"eng"`` or ``"eng+deu"``.
+    """
+
+    table_strategy: str = "lines"
+    aligned_tables: bool = True
+    furniture_band: float = 0.1
+    size_ratio: float = 1.15
+    max_heading_words: int = 16
+    two_column_share: float = 0.2
+    toc_search_pages: int = 20
+    min_figure_side: float = 30.0
+    scanned_cover: float = 0.5
+    ocr: str = "auto"
+    ocr_dpi: int = 300
+    ocr_lang: str = "eng"
+
+
+@dataclass
+class _Page:
+    info: PageInfo
+    lines: list[Line]
+    tables: list[TableItem]
+    figures: list[FigureItem]
+    toc: bool = False
+    label: str = ""
+    drop: set[int] = field(default_factory=set)
+    plain: str = ""
+
+
+def _join(lines: list[Line]) -> str:
+    out = ""
+    for ln in lines:
+        t = ln.text
+        hyphen = out.endswith("-") and t[:1].islower()
+        out = out[:-1] + t if hyphen else (f"{out} {t}" if out else t)
+    return out
+
+
+def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list[_Page]:
+    from htmlrag.superrag.parse.pdfio import import_pymupdf
+
+    pymupdf = import_pymupdf()
+    flags = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_IMAGES
+    pages: list[_Page] = []
+    for i in range(doc.page_count):
+        page = doc.load_page(i)
+        pno = i + 1
+        w, h = float(page.rect.width), float(page.rect.height)
+        try:
+            lines = page_lines(page.get_text("dict", flags=flags), pno)
+        except Exception as exc:
+            warnings.append(f"{name}: page {pno}: text extraction failed ({exc}); page skipped")
+            lines = []
+        chars = sum(len(ln.text) for ln in lines)
+        boxes = fig.image_boxes(page)
+        cover = sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes) / max(w * h, 1.0)
+        scanned = chars == 0 and cover >= opts.scanned_cover
+        if scanned:
+            lines = _ocr(page, pno, opts, name, warnings)
+            chars = sum(len(ln.text) for ln in lines)
+        toc = i < opts.toc_search_pages and is_toc_page(lines, n_pages=doc.page_count)
+        tables = [] if (scanned or not lines) else page_tables(page, pno, lines, strategy=opts.table_strategy,
+                                                                         aligned=opts.aligned_tables)
+        if toc:  # a ruled contents page is a table too: it is the ToC, not content
+            rows_in = toc_line_ids(lines)
+            tables = [t for t in tables if sum(inside(lines[j].bbox, t.bbox) for j in rows_in) < 3]
+        figures = [] if scanned else fig.page_figures(boxes, pno, min_side=opts.min_figure_side)
+        if not scanned and any(fig.CAPTION.match(ln.text) for ln in lines):
+            figures += fig.captioned_drawings(page, pno, lines, [t.bbox for t in tables] + [f.bbox for f in figures],
+                                              min_side=opts.min_figure_side)
+        try:
+            label = page.get_label() or ""
+        except Exception:  # pragma: no cover - broken label trees
+            label = ""
+        pages.append(_Page(PageInfo(pno, w, h, chars, scanned), lines, tables, figures, toc, label,
+                           plain="\n".join(ln.text for ln in lines) if scanned else _plain_text(page)))
+        del page
+    return pages
+
+
+def _ocr(page, pno: int, opts: ParseOptions, name: str, warnings: list[str]) -> list[Line]:
+    """Lines of a scanned page read by OCR, or none (with a warning naming the file and page)."""
+    from htmlrag.superrag.parse.ocr import ocr_available, ocr_lines
+
+    if opts.ocr not in ("auto", "off", "require"):
+        raise InputError(f"ParseOptions.ocr must be 'auto', 'off' or 'require', not {opts.ocr!r}")
+    if opts.ocr == "off" or not ocr_available():
+        if opts.ocr == "require":
+            raise InputError(f"{name}: page {pno} has no text layer and OCR is not installed "
+                             "(apt-get install tesseract-ocr; pip install 'htmlrag-bench[ocr]')")
+        why = "OCR is off" if opts.ocr == "off" else \
+            "OCR is not installed: apt-get install tesseract-ocr; pip install 'htmlrag-bench[ocr]'"
+        warnings.append(f"{name}: page {pno} has no text layer (scanned image); its text is missing ({why})")
+        return []
+    try:
+        lines = ocr_lines(page, pno, dpi=opts.ocr_dpi, lang=opts.ocr_lang)
+    except Exception as exc:  # a Tesseract failure loses this page's text, not the document
+        warnings.append(f"{name}: page {pno} has no text layer and OCR failed ({exc}); its text is missing")
+        return []
+    if not lines:
+        warnings.append(f"{name}: page {pno} has no text layer (scanned image) and OCR found no text")
+    else:
+        log.info("%s: page %d read by OCR (%d lines)", name, pno, len(lines))
+    return lines
+
+
+def _plain_text(page) -> str:
+    """The page's plain text as PyMuPDF reads it (no layout analysis): the non-layout baseline's input."""
+    try:
+        return str(page.get_text("text"))
+    except Exception:  # the layout pass already warned about this page
+        return ""
+
+
+def _caption(box, lines: list[Line], pattern, taken: set[int]) -> tuple[str, set[int]]:
+    i = fig.find_caption(box, lines, pattern)
+    if i is None or i in taken:
+        return "", set()
+    blk = lines[i].block
+    idx = {j for j, ln in enumerate(lines) if ln.block == blk and j >= i}
+    return _join([lines[j] for j in sorted(idx)]), idx
+
+
+def parse_pdf(
+    path: str | Path, *, options: ParseOptions | None = None, password: str | None = None, repair: bool = False
+) -> ParsedDocument:
+    """Parse one PDF into a :class:`~htmlrag.superrag.parse.model.ParsedDocument`.
+
+    Args:
+        path: the PDF file.
+        options: parser settings (:class:`ParseOptions` defaults when None).
+        password: user password for encrypted files.
+        repair: accept truncated/damaged files MuPDF can repair (see :func:`~htmlrag.superrag.parse.pdfio.open_pdf`).
+
+    Raises:
+        InputError: the file cannot be parsed (the message names it and says why).
+    """
+    opts = options or ParseOptions()
+    name = str(path)
+    doc, data = open_pdf(path, password=password, repair=repair)
+    warnings: list[str] = []
+    try:
+        pages = _read_pages(doc, opts, name, warnings)
+        outline = outline_toc(doc)
+        metadata = {k: str(v) for k, v in (doc.metadata or {}).items() if v and isinstance(v, str)}
+        meta_title = metadata.get("title", "")
+    finally:
+        doc.close()
+    if all(p.info.chars == 0 for p in pages):
+        warnings.append(f"{name}: no page has a text layer or OCR text; nothing to index")
+    for w in warnings:
+        log.warning("%s", w)
+
+    drops, labels = _mark_furniture(pages, opts)
+    toc, toc_source = _table_of_contents(pages, drops, outline, labels)
+    flow, tables, figures = _reading_flow(pages, opts, toc)
+    headings, sections = _sections(flow, toc)
+    title = _title(meta_title, headings, Path(path).stem)
+    return ParsedDocument(path=name, doc_id=doc_id_for(data, path), title=title, pages=[p.info for p in pages],
+                          headings=headings, sections=sections, tables=tables, figures=figures, toc=toc,
+                          toc_source=toc_source, warnings=warnings, page_texts=[p.plain for p in pages],
+                          metadata=metadata)
+
+
+def _mark_furniture(pages: list, opts: ParseOptions) -> tuple[list[set[int]], dict[int, str]]:
+    """Mark each page's running headers/footers and ToC rows to drop (``page.drop``) and its printed page label;
+    returns each page's furniture line ids and page number -> printed label."""
+    rough_body = body_size(ln for p in pages for ln in p.lines)
+    drops, labels = find_furniture([(p.lines, p.info.height) for p in pages], band=opts.furniture_band,
+                                   heading_size=rough_body * opts.size_ratio if rough_body else None)
+    if not labels:
+        labels = {p.info.number: p.label for p in pages if p.label}
+    for p, d in zip(pages, drops, strict=True):
+        p.drop = d | (toc_line_ids(p.lines) if p.toc else set())  # ToC rows leave the text; the rest of the page stays
+        p.info.printed = labels.get(p.info.number, "")
+    return drops, labels
+
+
+def _table_of_contents(pages: list, drops: list[set[int]], outline: list, labels: dict[int, str]
+                       ) -> tuple[list, str]:
+    """The document's ToC and where it came from: the PDF outline, else the ToC pages' lines (furniture
+    dropped, ToC rows kept) read as a ToC, else none."""
+    if outline:
+        return outline, "outline"
+    toc_pages = {p.info.number: [ln for i, ln in enumerate(p.lines) if i not in d]
+                 for p, d in zip(pages, drops, strict=True) if p.toc}
+    toc = detected_toc(toc_pages, labels, len(pages)) if toc_pages else []
+    return toc, "pages" if toc else "none"
+
+
+def _reading_flow(pages: list, opts: ParseOptions, toc: list
+                  ) -> tuple[list[tuple[str, object]], list[TableItem], list[FigureItem]]:
+    """Every page's units in reading order as one flow of ``("head", [Line])``, ``("para", Paragraph)``,
+    ``("table", TableItem)`` and ``("figure", FigureItem)``; also the tables and figures found."""
+    tables: list[TableItem] = []
+    figures: list[FigureItem] = []
+    flow: list[tuple[str, object]] = []
+    body = body_size(ln for p in pages for i, ln in enumerate(p.lines) if i not in p.drop)
+    known = {(e.page, hd.normalise(e.title)) for e in toc if e.page}
+    for p in pages:
+        units = _page_units(p, tables, figures)
+        for u in reading_order(units, p.info.width, min_share=opts.two_column_share):
+            if isinstance(u, hd.Block):
+                for kind, run in _segments(u, body, opts, known):
+                    if kind == "head":
+                        flow.append(("head", run))
+                    else:
+                        flow.append(("para", Paragraph(p.info.number, hd.Block(run).bbox, _join(run))))
+            else:
+                flow.append(("table" if isinstance(u, TableItem) else "figure", u))
+    return flow, tables, figures
+
+
+def _sections(flow: list[tuple[str, object]], toc: list) -> tuple[list[Heading], list[Section]]:
+    """Headings with levels (from the ToC where it names them, else by size) and the section tree they open;
+    content before the first heading goes to an untitled level-1 section."""
+    heads = [(x, max(ln.size for ln in x)) for k, x in flow if k == "head"]  # type: ignore[union-attr]
+    levels = iter(hd.assign_levels(heads, [(e.level, e.title) for e in toc]))
+    headings: list[Heading] = []
+    sections: list[Section] = []
+    for kind, obj in flow:
+        if kind == "head":
+            lvl, src = next(levels)
+            h = hd.make_heading(obj, lvl, src)  # type: ignore[arg-type]
+            headings.append(h)
+            parent = next((j for j in range(len(sections) - 1, -1, -1) if sections[j].level < lvl), None)
+            sections.append(Section(h.text, lvl, h.page, h, parent=parent))
+            continue
+        if not sections:
+            sections.append(Section("", 1, obj.page, None))  # type: ignore[attr-defined]
+        sections[-1].items.append(obj)  # type: ignore[arg-type]
+    return headings, sections
+
+
+def _title(meta_title: str, headings: list[Heading], stem: str) -> str:
+    """The metadata title when it reads as one (>= 4 letters, more letters than digits), else the largest
+    heading on the first heading's page, else the file name."""
+    meta_title = meta_title.strip()
+    letters = sum(c.isalpha() for c in meta_title)
+    if letters >= 4 and letters >= sum(c.isdigit() for c in meta_title):
+        return meta_title
+    first = [h for h in headings if h.page == headings[0].page] if headings else []
+    return max(first, key=lambda h: h.size).text if first else stem
+
+
+def _segments(block: hd.Block, body: float, opts: ParseOptions, known: set[tuple[int, str]]):
+    """Heading/body runs of a block; leading lines matching a ToC/outline entry on this page are a heading."""
+    for k in range(min(3, len(block.lines)), 0, -1):
+        if (block.page, hd.normalise(" ".join(ln.text for ln in block.lines[:k]))) in known:
+            rest = block.lines[k:]
+            return [("head", block.lines[:k])] + ([("body", rest)] if rest else [])
+    return hd.segment_block(block, body, size_ratio=opts.size_ratio, max_words=opts.max_heading_words)
+
+
+def _page_units(p: _Page, tables: list[TableItem], figures: list[FigureItem]) -> list[object]:
+    """Blocks, tables and figures of a page, with captions attached and covered lines removed."""
+    lines = p.lines
+    taken = set(p.drop)
+    for t in p.tables:
+        taken |= {i for i, ln in enumerate(lines) if inside(ln.bbox, t.bbox)}
+    for f in p.figures:
+        inner = {i for i, ln in enumerate(lines) if i not in taken and inside(ln.bbox, f.bbox)}
+        f.text = _join([lines[i] for i in sorted(inner)])
+        taken |= inner
+    for t in p.tables:
+        t.caption, used = _caption(t.bbox, lines, fig.TABLE_CAPTION, taken)
+        taken |= used
+        if t.caption:
+            t.html = rows_to_html(t.rows, t.caption)
+        t.index = len(tables)
+        tables.append(t)
+    for f in p.figures:
+        f.caption, used = _caption(f.bbox, lines, fig.CAPTION, taken)
+        taken |= used
+        f.index = len(figures)
+        figures.append(f)
+    blocks: dict[int, list[Line]] = {}
+    for i, ln in enumerate(lines):
+        if i not in taken:
+            blocks.setdefault(ln.block, []).append(ln)
+    units: list[object] = [hd.Block(sorted(b, key=lambda x: (round(x.bbox[1]), x.bbox[0]))) for b in blocks.values()]
+    return units + list(p.tables) + list(p.figures)

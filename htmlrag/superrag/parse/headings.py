@@ -1,0 +1,153 @@
+"""Headings and their levels from font statistics, numbering and the PDF outline.
+
+A *text block* (lines of one PyMuPDF block) yields a heading from its leading lines when they are
+
+* short (at most ``max_words`` words, at most 160 characters, with at least two letters),
+* not a sentence fragment (no trailing ``,`` or ``;``), and
+* either set at least ``size_ratio`` x the body size, or wholly bold at no less than the body size (when
+  the bold run is followed by non-bold lines or stands alone), or numbered (``1.2``, ``A.``, ``(3)``,
+  ``Item 2.``) and bold or larger.
+
+Consecutive qualifying lines of the same size in one block form one heading. Levels: headings matching an
+outline entry take the entry's level; in documents where most headings are numbered, a numbered heading's
+level is its depth (``2.1.3`` -> 3); otherwise styles are ranked (bigger first, bold before regular at the
+same size) and the rank is the level.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from htmlrag.superrag.parse.lines import union
+from htmlrag.superrag.parse.model import Heading, Line
+
+NUMBERED = re.compile(r"^(?:(?:chapter|part|section|item)\s+)?(\d+(?:\.\d+)*|[A-Z]|[IVX]+|\(\d+\)|\d+\))[.:)]?\s+\S", re.I)
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+
+
+def normalise(text: str) -> str:
+    """Lower-cased text with accents kept, punctuation and spacing removed (for comparing headings)."""
+    t = unicodedata.normalize("NFKC", text).lower()
+    return "".join(c for c in t if c.isalnum())
+
+
+def numbering_depth(text: str) -> int | None:
+    """Depth of a leading section number: ``"2.1 Scope"`` -> 2, ``"3 Results"`` -> 1, none -> None."""
+    m = re.match(r"^(\d+(?:\.\d+)*)\.?\s+\S", text)
+    if m:
+        return m.group(1).count(".") + 1
+    return None
+
+
+@dataclass
+class Block:
+    """Lines of one PyMuPDF block after furniture, tables and figures were taken out."""
+
+    lines: list[Line]
+
+    @property
+    def bbox(self) -> tuple[float, float, float, float]:
+        return union(ln.bbox for ln in self.lines)
+
+    @property
+    def text(self) -> str:
+        return " ".join(ln.text for ln in self.lines)
+
+    @property
+    def page(self) -> int:
+        return self.lines[0].page
+
+
+def _qualifies(ln: Line, body: float, size_ratio: float, max_words: int) -> bool:
+    t = ln.text
+    if len(t) > 160 or len(t.split()) > max_words or len(_LETTER.findall(t)) < 2 or t[-1] in ",;":
+        return False
+    big = ln.size >= body * size_ratio
+    styled = (ln.bold or ln.italic) and ln.size >= body * 0.95
+    numbered = NUMBERED.match(t) is not None and (ln.bold or ln.size > body + 0.4)
+    return big or styled or numbered
+
+
+def _style(ln: Line) -> tuple[float, bool, bool]:
+    return (round(ln.size * 2) / 2, ln.bold, ln.italic)
+
+
+def segment_block(
+    block: Block, body: float, *, size_ratio: float = 1.15, max_words: int = 16
+) -> list[tuple[str, list[Line]]]:
+    """Split a block into ``("head", lines)`` and ``("body", lines)`` runs, in order.
+
+    A heading run is a maximal run of qualifying lines of one style (size, bold, italic) that starts the
+    block or follows a line ending a sentence, holds at most ``max_words + 4`` words, and, unless it is set
+    larger than ``size_ratio`` x body, is followed by body text in the block or is the whole (short) block.
+    Italic-only runs must be followed by body text (a lone italic line is more often a quote or a caption).
+    """
+    lines = block.lines
+    out: list[tuple[str, list[Line]]] = []
+    body_run: list[Line] = []
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        starts = i == 0 or lines[i - 1].text.rstrip()[-1:] in ".:!?)" or _style(lines[i - 1]) != _style(ln)
+        run: list[Line] = []
+        if starts and _qualifies(ln, body, size_ratio, max_words):
+            j = i
+            while j < len(lines) and _style(lines[j]) == _style(ln) and _qualifies(lines[j], body, size_ratio, max_words):
+                run.append(lines[j])
+                j += 1
+        if run and _accept(run, lines[i + len(run) :], body, size_ratio, max_words):
+            if body_run:
+                out.append(("body", body_run))
+                body_run = []
+            out.append(("head", run))
+            i += len(run)
+            continue
+        body_run.append(ln)
+        i += 1
+    if body_run:
+        out.append(("body", body_run))
+    return out
+
+
+def _accept(run: list[Line], after: list[Line], body: float, size_ratio: float, max_words: int) -> bool:
+    if sum(len(ln.text.split()) for ln in run) > max_words + 4:
+        return False
+    big = run[0].size >= body * size_ratio
+    if big:
+        return True
+    followed = bool(after) and _style(after[0]) != _style(run[0])
+    if run[0].italic and not run[0].bold:
+        return followed and len(run) == 1 and run[0].text.rstrip()[-1:] != "."
+    return followed or (not after and len(run) <= 2)
+
+
+def assign_levels(
+    heads: Sequence[tuple[list[Line], float]], outline: Sequence[tuple[int, str]] = ()
+) -> list[tuple[int, str]]:
+    """Level and deciding source for each heading given as (lines, size); see the module docstring."""
+    texts = [" ".join(ln.text for ln in lines) for lines, _ in heads]
+    out_levels = {normalise(t): lvl for lvl, t in outline if normalise(t)}
+    styles = sorted({(round(size * 2) / 2, all(ln.bold for ln in lines)) for lines, size in heads},
+                    key=lambda s: (-s[0], not s[1]))
+    rank = {s: i + 1 for i, s in enumerate(styles)}
+    depths = [numbering_depth(t) for t in texts]
+    numbered = sum(d is not None for d in depths) >= max(2, len(texts) / 2)
+    out: list[tuple[int, str]] = []
+    for (lines, size), text, depth in zip(heads, texts, depths, strict=True):
+        key = normalise(text)
+        if key in out_levels:
+            out.append((out_levels[key], "outline"))
+        elif numbered and depth is not None:
+            out.append((depth, "numbering"))
+        else:
+            out.append((min(rank[(round(size * 2) / 2, all(ln.bold for ln in lines))], 6), "font"))
+    return out
+
+
+def make_heading(lines: list[Line], level: int, source: str) -> Heading:
+    return Heading(page=lines[0].page, bbox=union(ln.bbox for ln in lines),
+                   text=" ".join(ln.text for ln in lines), level=level, size=max(ln.size for ln in lines),
+                   source=source)

@@ -1,0 +1,132 @@
+"""Text lines of a page with their font facts, and the document's font statistics.
+
+A :class:`~htmlrag.superrag.parse.model.Line` is one PyMuPDF line (spans sharing a baseline in one block). Its size
+is the size covering most of its characters; it is bold when every visible character is in a bold face
+(font name with Bold/Black/Heavy/Semibold, or PyMuPDF's bold flag).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from htmlrag.superrag.parse.model import BBox, Line
+
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.I)
+_ITALIC_NAME = re.compile(r"italic|oblique", re.I)
+_ITALIC_FLAG = 2
+_WS = re.compile(r"\s+")
+_BOLD_FLAG = 16
+
+
+def _is_bold(span: dict[str, Any]) -> bool:
+    return bool(span.get("flags", 0) & _BOLD_FLAG) or bool(_BOLD_NAME.search(span.get("font", "")))
+
+
+def _is_italic(span: dict[str, Any]) -> bool:
+    return bool(span.get("flags", 0) & _ITALIC_FLAG) or bool(_ITALIC_NAME.search(span.get("font", "")))
+
+
+def clean_text(text: str) -> str:
+    """Collapse whitespace (including no-break spaces) and drop control characters."""
+    text = "".join(c if c.isprintable() or c.isspace() else " " for c in text)
+    return _WS.sub(" ", text).strip()
+
+
+def _row_spans(block: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """Spans of a block grouped by visual row (PyMuPDF may split one row into several lines)."""
+    rows_: list[tuple[float, float, list[dict[str, Any]]]] = []
+    for line in block.get("lines", []):
+        spans = [s for s in line.get("spans", []) if s.get("text")]
+        if not spans:
+            continue
+        y0, y1 = float(line["bbox"][1]), float(line["bbox"][3])
+        cy = (y0 + y1) / 2
+        if rows_ and abs(rows_[-1][0] - cy) <= max(2.0, 0.3 * (y1 - y0)):
+            rows_[-1][2].extend(spans)
+        else:
+            rows_.append((cy, y1 - y0, list(spans)))
+    return [sorted(r[2], key=lambda s: s["bbox"][0]) for r in rows_]
+
+
+def _join_spans(spans: list[dict[str, Any]]) -> str:
+    out = ""
+    prev_x1: float | None = None
+    for s in spans:
+        t = s["text"]
+        gap = 0.0 if prev_x1 is None else float(s["bbox"][0]) - prev_x1
+        if out and not out[-1].isspace() and not t[:1].isspace() and gap > 0.15 * float(s["size"]):
+            out += " "
+        out += t
+        prev_x1 = float(s["bbox"][2])
+    return out
+
+
+def page_lines(page_dict: dict[str, Any], page_no: int) -> list[Line]:
+    """Lines of one page from ``page.get_text("dict")``, skipping empty ones; PyMuPDF's block index kept.
+
+    Lines of one block that share a row (PyMuPDF splits "5.1" and "Results" when spaced apart) are joined
+    left to right into one line.
+    """
+    out: list[Line] = []
+    for bi, block in enumerate(page_dict.get("blocks", [])):
+        if block.get("type", 0) != 0:
+            continue
+        for spans in _row_spans(block):
+            text = clean_text(_join_spans(spans))
+            if not text:
+                continue
+            sizes: Counter[float] = Counter()
+            bold = italic = True
+            for s in spans:
+                n = len(s["text"].strip())
+                if n:
+                    sizes[round(float(s["size"]), 1)] += n
+                    bold = bold and _is_bold(s)
+                    italic = italic and _is_italic(s)
+            size = sizes.most_common(1)[0][0] if sizes else 0.0
+            x0 = min(float(s["bbox"][0]) for s in spans)
+            y0 = min(float(s["bbox"][1]) for s in spans)
+            x1 = max(float(s["bbox"][2]) for s in spans)
+            y1 = max(float(s["bbox"][3]) for s in spans)
+            out.append(Line(page=page_no, bbox=(x0, y0, x1, y1), text=text, size=size, bold=bold, block=bi,
+                            italic=italic))
+    return out
+
+
+def body_size(lines: Iterable[Line]) -> float:
+    """The body font size: the size that covers the most characters (0.0 for no text)."""
+    c: Counter[float] = Counter()
+    for ln in lines:
+        c[ln.size] += len(ln.text)
+    return c.most_common(1)[0][0] if c else 0.0
+
+
+def union(boxes: Iterable[BBox]) -> BBox:
+    """Smallest box holding all boxes."""
+    bs = list(boxes)
+    return (min(b[0] for b in bs), min(b[1] for b in bs), max(b[2] for b in bs), max(b[3] for b in bs))
+
+
+def inside(inner: BBox, outer: BBox, tol: float = 2.0) -> bool:
+    """True when the centre of ``inner`` lies in ``outer`` grown by ``tol`` points."""
+    cx, cy = (inner[0] + inner[2]) / 2, (inner[1] + inner[3]) / 2
+    return outer[0] - tol <= cx <= outer[2] + tol and outer[1] - tol <= cy <= outer[3] + tol
+
+
+def rows(lines: list[Line], tol: float = 2.5) -> list[list[Line]]:
+    """Group lines into visual rows (same vertical centre within ``tol`` points), left to right."""
+    out: list[list[Line]] = []
+    for ln in sorted(lines, key=lambda x: ((x.bbox[1] + x.bbox[3]) / 2, x.bbox[0])):
+        cy = (ln.bbox[1] + ln.bbox[3]) / 2
+        if out:
+            last = out[-1][0]
+            if abs((last.bbox[1] + last.bbox[3]) / 2 - cy) <= tol:
+                out[-1].append(ln)
+                continue
+        out.append([ln])
+    for r in out:
+        r.sort(key=lambda x: x.bbox[0])
+    return out

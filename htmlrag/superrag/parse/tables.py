@@ -1,0 +1,456 @@
+"""Tables found by PyMuPDF's ruling-line detector, cleaned into rows of cells and a plain HTML table.
+
+Cleaning: ``None`` cells become empty strings; a cell holding only a currency sign or ``%`` is joined to its
+neighbour (financial statements set ``$`` in a column of its own); columns and rows left empty are dropped.
+A table needs at least 2 rows and 2 non-empty columns, otherwise it is ignored (its text stays in the flow).
+
+Rows the detector leaves out: filings often rule or shade only part of a table, so the detected box starts
+below the column headings ("Three Months Ended" / "July 1, 2023") and the first unshaded row, or ends above
+the last. Each table is grown over the aligned text rows directly above and below it (:func:`grow`): a row
+belongs to the table when it lies within the table's width, sits at most ``1.6`` row heights from the box,
+and is split into cells by wide gaps (two or more phrases; a single phrase is taken only between such rows,
+so a heading or a paragraph above a table ends the growth; a lone phrase of 8 or more words, or wider than 60%
+of the table, is prose and ends it too). The new rows' phrases go to the detector's
+columns by position. Tables that then touch (same edges, same columns, at most a row apart) are joined
+(:func:`join_touching`): some statements come out of the detector a row or two at a time.
+
+Statements with alternately shaded rows come out of the detector as a stack of one- or two-row tables of the
+same width. Stacks of at least ``min_stack`` such strips (same left/right edges within 4 points, at most
+``stack_gap`` points apart) are merged into one table whose rows are the visual rows of words inside the
+stack's box (the strips hold only the shaded rows; the rows between them are plain text), placed in the
+columns of the strip that fills the most columns (:func:`to_cells`); a stack whose strips have fewer than two
+filled columns keeps one cell per text line.
+
+Tables drawn with no ruling at all (aligned text only, or rows on fill-only strips the detector does not see)
+are found from the text (:func:`aligned_tables`): a run of at least ``3`` consecutive rows of two or more
+phrases, none of them prose, whose phrases line up into the same columns (the rows with the run's most
+frequent phrase count define the columns; their phrases must not straddle two columns) and whose value cells
+are mostly numbers (a statement, not a two-column list of words). Short lone phrases inside the run ("Net
+sales:") are rows too; at the run's ends they are headings and stay in the text.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from htmlrag.superrag.parse.lines import clean_text, inside, rows, union
+from htmlrag.superrag.parse.model import BBox, Line, TableItem
+
+log = logging.getLogger(__name__)
+
+_UNITS_BEFORE = {"$", "€", "£", "¥", "("}
+_UNITS_AFTER = {"%", ")", "%)"}
+
+
+def _merge_units(raw: list[list[Any]]) -> list[list[str]]:
+    """Cells as stripped strings, a currency/percent-only cell joined to its neighbour (in place of a copy)."""
+    rows = [[clean_text(str(c)) if c is not None else "" for c in r] for r in raw]
+    for r in rows:
+        for j, cell in enumerate(r):
+            if cell in _UNITS_BEFORE and j + 1 < len(r):
+                k = next((k for k in range(j + 1, len(r)) if r[k]), None)
+                if k is not None:
+                    r[k] = f"{cell}{r[k]}"
+                    r[j] = ""
+            elif cell in _UNITS_AFTER and j > 0:
+                k = next((k for k in range(j - 1, -1, -1) if r[k]), None)
+                if k is not None:
+                    r[k] = f"{r[k]}{cell}"
+                    r[j] = ""
+    return rows
+
+
+def clean_rows(raw: list[list[Any]]) -> list[list[str]]:
+    """Cells as stripped strings with currency/percent columns merged and empty rows/columns dropped."""
+    rows = _merge_units(raw)
+    if not rows:
+        return []
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    keep = [j for j in range(width) if any(r[j] for r in rows)]
+    return [[r[j] for j in keep] for r in rows if any(r[j] for j in keep)]
+
+
+def rows_to_html(rows: list[list[str]], caption: str = "") -> str:
+    """A ``<table>`` with one ``<tr>`` per row; the first row uses ``<th>`` when it holds no number."""
+    out = ["<table>"]
+    if caption:
+        out.append(f"<caption>{html.escape(caption)}</caption>")
+    for i, r in enumerate(rows):
+        head = i == 0 and not any(any(ch.isdigit() for ch in c) for c in r if c.strip()) and len(rows) > 1
+        tag = "th" if head else "td"
+        out.append("<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in r) + "</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def rows_to_text(rows: list[list[str]]) -> str:
+    """Rows as text, cells separated by `` | `` and rows by newlines (what full-text search indexes)."""
+    return "\n".join(" | ".join(c for c in r if c) for r in rows)
+
+
+Word = tuple[float, float, float, float, str]
+
+
+def _join_words(words: list[str]) -> str:
+    """Words joined by spaces, none after a currency sign ("$ 51,728" -> "$51,728")."""
+    out: list[str] = []
+    for w in words:
+        if out and out[-1] in {"$", "€", "£", "¥"}:
+            out[-1] += w
+        else:
+            out.append(w)
+    return " ".join(out)
+
+
+@dataclass
+class TextRow:
+    """A visual row of words: its box and its phrases (runs of words without a wide gap), left to right."""
+
+    bbox: BBox
+    phrases: list[tuple[float, float, str]]  # (x0, x1, text)
+
+
+def text_rows(words: list[Word], tol: float = 2.5) -> list[TextRow]:
+    """Words (``page.get_text("words")`` tuples) grouped into visual rows, top to bottom, each split into
+    phrases at horizontal gaps wider than the row's height (a wide gap separates table cells; word spaces,
+    even in justified prose, are far narrower). A currency sign or opening parenthesis just before a wide gap
+    starts the next phrase (statements set ``$`` right after the amount of the column before)."""
+    groups: list[list[Word]] = []
+    for w in sorted(words, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
+        cy = (w[1] + w[3]) / 2
+        if groups and abs((groups[-1][0][1] + groups[-1][0][3]) / 2 - cy) <= tol:
+            groups[-1].append(w)
+        else:
+            groups.append([w])
+    out: list[TextRow] = []
+    for g in groups:
+        g.sort(key=lambda w: w[0])
+        box = union(w[:4] for w in g)
+        height = max(box[3] - box[1], 1.0)
+        phrases: list[list[Word]] = [[g[0]]]
+        for w in g[1:]:
+            if w[0] - phrases[-1][-1][2] > height:
+                phrases.append([w])
+            else:
+                phrases[-1].append(w)
+        for a, b in itertools.pairwise(phrases):  # "52,747 $ | 51,728": the sign belongs to the amount after the gap
+            if len(a) > 1 and a[-1][4] in _UNITS_BEFORE:
+                b.insert(0, a.pop())
+        out.append(TextRow(box, [(p[0][0], p[-1][2], _join_words([w[4] for w in p])) for p in phrases]))
+    return out
+
+
+def grow(box: BBox, rows_: list[TextRow], taken: set[int], *, up: int = 6, down: int = 3,
+         reach: float = 1.6, tol: float = 6.0, prose_words: int = 8) -> tuple[list[int], list[int]]:
+    """Indices of the text rows (``rows_`` top to bottom) that extend ``box`` upwards and downwards, nearest
+    first; rows in ``taken`` (inside this or another table) stop the growth. See the module docstring."""
+    x0, x1 = box[0] - tol, box[2] + tol
+    inner = [i for i, r in enumerate(rows_) if box[1] - 2 <= (r.bbox[1] + r.bbox[3]) / 2 <= box[3] + 2]
+
+    def walk(order: list[int], edge: float, limit: int, sign: int) -> list[int]:
+        got: list[int] = []
+        for i in order:
+            r = rows_[i]
+            if len(got) >= limit or i in taken or r.bbox[0] < x0 or r.bbox[2] > x1:
+                break
+            height = max(r.bbox[3] - r.bbox[1], 1.0)
+            gap = (edge - r.bbox[3]) if sign < 0 else (r.bbox[1] - edge)
+            if gap > reach * height:
+                break
+            if len(r.phrases) < 2 and ((r.phrases[0][1] - r.phrases[0][0]) > 0.6 * (x1 - x0)
+                                       or len(r.phrases[0][2].split()) >= prose_words):
+                break  # a line of prose
+            got.append(i)
+            edge = r.bbox[1] if sign < 0 else r.bbox[3]
+        while got and len(rows_[got[-1]].phrases) < 2:  # a lone phrase at the outer end: a heading, not a row
+            got.pop()
+        return got
+
+    first = min(inner, default=None)
+    last = max(inner, default=None)
+    above = [i for i in range(len(rows_) - 1, -1, -1) if rows_[i].bbox[3] <= box[1] + 2
+             and (first is None or i < first)]
+    below = [i for i in range(len(rows_)) if rows_[i].bbox[1] >= box[3] - 2 and (last is None or i > last)]
+    return walk(above, box[1], up, -1), walk(below, box[3], down, 1)
+
+
+def _is_prose(phrase: tuple[float, float, str], width: float, prose_words: int) -> bool:
+    return len(phrase[2].split()) >= prose_words or (phrase[1] - phrase[0]) > width
+
+
+def _numeric(text: str) -> bool:
+    """An amount, a percentage, a year or a dash: mostly digits once signs and separators are set aside."""
+    core = [ch for ch in text if ch not in " $€£¥,.()%+-—–"]
+    return not core or sum(ch.isdigit() for ch in core) >= 0.6 * len(core)
+
+
+def aligned_tables(trows: list[TextRow], taken: set[int], page_no: int, page_width: float, *,
+                   min_rows: int = 3, reach: float = 1.6, prose_words: int = 8, prose_width: float = 0.45,
+                   value_width: float = 0.25, numeric_share: float = 0.5) -> list[TableItem]:
+    """Tables of aligned text without ruling (see the module docstring) among ``trows`` (top to bottom); rows
+    in ``taken`` (inside a detected table) are not used and end a run.
+
+    Args:
+        trows: the page's text rows (:func:`text_rows`).
+        taken: indices of rows already inside a table.
+        page_no: physical page number (1-based).
+        page_width: the page's width in points (a phrase wider than ``prose_width`` of it is prose).
+        min_rows: fewest rows with the run's most frequent phrase count (two or more).
+        reach: largest gap between consecutive rows, in row heights.
+        prose_words: a phrase of this many words is prose.
+        prose_width: a phrase wider than this share of the page is prose.
+        value_width: a value phrase (any but a row's first) wider than this share of the page is prose (the
+            two columns of a two-column page are not a table).
+        numeric_share: least share of value cells (all but the first column) of the rows with the run's most
+            frequent phrase count that are amounts (:func:`_numeric`).
+    """
+    wide = prose_width * page_width
+    runs: list[list[int]] = []
+    cur: list[int] = []
+    for i, r in enumerate(trows):
+        ok = (i not in taken and not any(_is_prose(p, wide, prose_words) for p in r.phrases)
+              and not any(b - a > value_width * page_width for a, b, _ in r.phrases[1:]))
+        if ok and cur:
+            prev = trows[cur[-1]]
+            ok_gap = r.bbox[1] - prev.bbox[3] <= reach * max(prev.bbox[3] - prev.bbox[1], 1.0)
+            if not ok_gap:
+                runs.append(cur)
+                cur = []
+        if ok:
+            cur.append(i)
+        else:
+            if cur:
+                runs.append(cur)
+            cur = []
+    if cur:
+        runs.append(cur)
+    out: list[TableItem] = []
+    for run in runs:
+        while run and len(trows[run[0]].phrases) < 2:  # lone phrases at the ends: headings or captions
+            run = run[1:]
+        while run and len(trows[run[-1]].phrases) < 2:
+            run = run[:-1]
+        multi = [i for i in run if len(trows[i].phrases) >= 2]
+        if len(multi) < min_rows:
+            continue
+        table = _aligned(trows, run, multi, page_no, numeric_share, min_rows)
+        if table is not None:
+            out.append(table)
+    return out
+
+
+def _aligned(trows: list[TextRow], run: list[int], multi: list[int], page_no: int,
+             numeric_share: float, min_rows: int) -> TableItem | None:
+    counts: dict[int, int] = {}
+    for i in multi:
+        counts[len(trows[i].phrases)] = counts.get(len(trows[i].phrases), 0) + 1
+    k = max((n for n, c in counts.items() if c >= 2), default=0)
+    if k < 2:
+        return None
+    spans = sorted((a, b) for i in multi if len(trows[i].phrases) == k for a, b, _ in trows[i].phrases)
+    columns: list[tuple[float, float]] = []
+    for a, b in spans:
+        if columns and a <= columns[-1][1]:
+            columns[-1] = (columns[-1][0], max(columns[-1][1], b))
+        else:
+            columns.append((a, b))
+    if len(columns) != k:  # the defining rows' phrases do not line up: not a table
+        return None
+    first = next(i for i in multi if len(trows[i].phrases) == k)
+    for i in multi:  # below the headings, no phrase may straddle two columns (text that merely has gaps)
+        if i < first:
+            continue
+        for a, b, _ in trows[i].phrases:
+            if sum(1 for c0, c1 in columns if a < c1 and b > c0) > 1:
+                return None
+    body = [i for i in multi if len(trows[i].phrases) == k]
+    values = [t for i in body for _, _, t in trows[i].phrases[1:]]
+    if len(body) < min_rows or sum(map(_numeric, values)) < numeric_share * len(values):
+        return None
+    cells = clean_rows([to_cells(trows[i], columns) for i in run])
+    if len(cells) < 2:
+        return None
+    box = union(trows[i].bbox for i in run)
+    return TableItem(page=page_no, bbox=box, rows=cells, html=rows_to_html(cells))
+
+
+def _columns(tab: Any) -> list[tuple[float, float]]:
+    """x-range of each column of a PyMuPDF table (union of its cells)."""
+    spans: list[tuple[float, float]] = []
+    for j in range(tab.col_count):
+        xs = [(c[0], c[2]) for row in tab.rows for c in [row.cells[j] if j < len(row.cells) else None] if c]
+        spans.append((min(a for a, _ in xs), max(b for _, b in xs)) if xs else (float("inf"), float("-inf")))
+    return spans
+
+
+def to_cells(row: TextRow, columns: list[tuple[float, float]], used: list[int] | None = None) -> list[str]:
+    """A text row's phrases placed in ``columns`` (x-ranges) by their centre: in the column holding it, else
+    the nearest; only columns in ``used`` (those the table's own rows fill) are candidates when given, so a
+    heading centred over a ``$`` column and its amount lands on the amount."""
+    cells = [""] * len(columns)
+    cand = [k for k in (used if used else range(len(columns))) if columns[k][0] <= columns[k][1]]
+    if not cand:  # no column with a cell: keep the row's text in the first column
+        return [" ".join(t for _, _, t in row.phrases), *cells[1:]] if cells else []
+    for a, b, text in row.phrases:
+        cx = (a + b) / 2
+        j = min(cand, key=lambda k: 0.0 if columns[k][0] <= cx <= columns[k][1]
+                else min(abs(cx - columns[k][0]), abs(cx - columns[k][1])))
+        glue = "" if cells[j] in _UNITS_BEFORE or not cells[j] else " "
+        cells[j] = f"{cells[j]}{glue}{text}"
+    return cells
+
+
+def _used(body: list[list[str]], width: int) -> list[int]:
+    """Columns (of ``width``) that some row of ``body`` fills."""
+    return [j for j in range(width) if any(j < len(r) and r[j] for r in body)]
+
+
+def _stacks(strips: list[tuple[BBox, int]], gap: float) -> list[list[int]]:
+    order = sorted(range(len(strips)), key=lambda i: strips[i][0][1])
+    groups: list[list[int]] = []
+    for i in order:
+        b, n = strips[i]
+        if n > 2:
+            continue
+        if groups:
+            last = strips[groups[-1][-1]][0]
+            if abs(last[0] - b[0]) <= 4 and abs(last[2] - b[2]) <= 4 and b[1] - last[3] <= gap:
+                groups[-1].append(i)
+                continue
+        groups.append([i])
+    return groups
+
+
+def page_tables(
+    page: Any, page_no: int, lines: list[Line] | None = None, *, strategy: str = "lines",
+    min_stack: int = 3, stack_gap: float = 30.0, aligned: bool = True,
+) -> list[TableItem]:
+    """Tables of one PyMuPDF page (``strategy`` as ``Page.find_tables``); failures are logged, never raised.
+
+    Args:
+        page: the PyMuPDF page.
+        page_no: its physical number (1-based).
+        lines: the page's text lines, needed to rebuild stacks of strip tables (see the module docstring).
+        strategy: ``find_tables`` strategy.
+        min_stack: fewest strips that make a stacked table.
+        stack_gap: largest vertical gap between strips of one stack, in points.
+        aligned: also find tables of aligned text without ruling (:func:`aligned_tables`).
+    """
+    try:
+        found = page.find_tables(strategy=strategy)
+    except Exception as exc:  # a detector crash must not lose the page's text
+        log.warning("page %d: table detection failed: %s", page_no, exc)
+        return []
+    raw: list[tuple[BBox, list[list[str]]]] = []
+    columns: list[list[tuple[float, float]]] = []
+    for tab in found.tables:
+        try:
+            item = (tuple(float(v) for v in tab.bbox), tab.extract())
+            cols = _columns(tab)
+        except Exception as exc:
+            log.warning("page %d: table extraction failed: %s", page_no, exc)
+            continue
+        raw.append(item)  # type: ignore[arg-type]
+        columns.append(cols)
+    try:
+        trows = text_rows([tuple(w[:5]) for w in page.get_text("words")]) if raw or aligned else []
+    except Exception as exc:  # the words are only needed to grow tables
+        log.warning("page %d: words for table rows failed: %s", page_no, exc)
+        trows = []
+    out: list[TableItem] = []
+    boxes, stack_cols = _stack_boxes(raw, columns, stack_gap, min_stack) if lines else ([], {})
+    try:
+        ups, downs = _grow_all([b for b, _, _ in boxes], trows)
+    except Exception as exc:  # growing is an improvement: never lose the detected tables over it
+        log.warning("page %d: growing tables failed: %s", page_no, exc)
+        ups = downs = [[] for _ in boxes]
+    for b, ((box, cells_raw, cols), above, below) in enumerate(zip(boxes, ups, downs)):
+        if above or below:
+            box = union([box, *(trows[i].bbox for i in above + below)])
+        if cells_raw is None:  # a stack: its rows are the rows of words inside the grown box
+            cells = _stack_cells(box, *stack_cols[b], trows, lines or [])
+            if len(cells) >= 2:
+                out.append(TableItem(page=page_no, bbox=box, rows=cells, html=rows_to_html(cells)))
+            continue
+        assert cols is not None
+        body = _merge_units(cells_raw)
+        used = _used(body, len(cols))
+        grown = [to_cells(trows[i], cols, used) for i in reversed(above)] + body + \
+            [to_cells(trows[i], cols, used) for i in below]
+        cells = clean_rows(grown)
+        if len(cells) < 2 or max((sum(1 for c in r if c) for r in cells), default=0) < 2:
+            continue
+        out.append(TableItem(page=page_no, bbox=box, rows=cells, html=rows_to_html(cells)))
+    out = join_touching(sorted(out, key=lambda t: (t.bbox[1], t.bbox[0])))
+    if aligned and trows:
+        try:
+            taken = {i for i, r in enumerate(trows) for t in out if inside(r.bbox, t.bbox)}
+            out += aligned_tables(trows, taken, page_no, float(page.rect.width))
+        except Exception as exc:  # an extra: never lose the ruled tables over it
+            log.warning("page %d: aligned-text tables failed: %s", page_no, exc)
+    return sorted(out, key=lambda t: (t.bbox[1], t.bbox[0]))
+
+
+def _stack_boxes(raw: list[tuple[BBox, list[list[str]]]], columns: list[list[tuple[float, float]]],
+                 gap: float, min_stack: int) -> tuple[list[tuple[BBox, Any, Any]], dict[int, Any]]:
+    """The page's tables as (box, cells or None, columns or None): each stack of ``min_stack``+ strips one box
+    (cells None; its fullest strip's columns and filled columns in the dict, by box index), then the tables
+    in no stack."""
+    merged: set[int] = set()
+    boxes: list[tuple[BBox, Any, Any]] = []
+    stack_cols: dict[int, tuple[list[tuple[float, float]], list[int]]] = {}
+    for group in _stacks([(b, len(clean_rows(r))) for b, r in raw], gap):  # rows with text
+        if len(group) < min_stack:
+            continue
+        merged |= set(group)
+        filled = {i: _used(_merge_units(raw[i][1]), len(columns[i])) for i in group}
+        best = max(group, key=lambda i: (len(filled[i]), -i))  # the strip that fills the most columns
+        stack_cols[len(boxes)] = (columns[best], filled[best])
+        boxes.append((union(raw[i][0] for i in group), None, None))
+    return boxes + [(b, r, columns[i]) for i, (b, r) in enumerate(raw) if i not in merged], stack_cols
+
+
+def _stack_cells(box: BBox, cols: list[tuple[float, float]], used: list[int], trows: list[TextRow],
+                 lines: list[Line]) -> list[list[str]]:
+    """A stack's rows: the rows of words inside its (grown) box placed in its fullest strip's columns; when no
+    strip fills two columns, one cell per text line."""
+    inner = [r for r in trows if inside(r.bbox, box)]
+    if len(used) >= 2 and inner:
+        return clean_rows([to_cells(r, cols, used) for r in inner])
+    return [[ln.text for ln in r] for r in rows([ln for ln in lines if inside(ln.bbox, box)])]
+
+
+def _grow_all(boxes: list[BBox], trows: list[TextRow]) -> tuple[list[list[int]], list[list[int]]]:
+    """Rows grown above, then below, each table (:func:`grow`); upward first for all tables, so that the
+    column headings of a table are not taken as the last rows of the table above it."""
+    taken = {i for i, r in enumerate(trows) for b in boxes if inside(r.bbox, b)}
+    ups: list[list[int]] = []
+    for box in boxes:
+        ups.append(grow(box, trows, taken, down=0)[0])
+        taken |= set(ups[-1])
+    downs: list[list[int]] = []
+    for box in boxes:
+        downs.append(grow(box, trows, taken, up=0)[1])
+        taken |= set(downs[-1])
+    return ups, downs
+
+
+def join_touching(tables: list[TableItem], *, gap: float = 12.0, tol: float = 8.0) -> list[TableItem]:
+    """Tables (top to bottom) that touch after growing are one table cut up by the detector: consecutive tables
+    with the same left and right edges (within ``tol`` points), at most ``gap`` points apart and with the same
+    number of columns are joined (statements whose rows the detector finds in groups of one or two)."""
+    out: list[TableItem] = []
+    for t in tables:
+        last = out[-1] if out else None
+        if (last is not None and abs(last.bbox[0] - t.bbox[0]) <= tol and abs(last.bbox[2] - t.bbox[2]) <= tol
+                and -gap <= t.bbox[1] - last.bbox[3] <= gap and len(last.rows[0]) == len(t.rows[0])):
+            rows_ = last.rows + t.rows
+            out[-1] = TableItem(page=t.page, bbox=union([last.bbox, t.bbox]), rows=rows_, html=rows_to_html(rows_))
+        else:
+            out.append(t)
+    return out

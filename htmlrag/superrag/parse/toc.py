@@ -1,0 +1,127 @@
+"""The table of contents: from the PDF outline, else from detected ToC pages, mapped to physical pages.
+
+A *ToC row* is a visual row whose last piece is a page label (1-3 digits or a valid roman numeral), optionally
+after dot leaders, with a title before it that has at least two letters, at most half as many digits as letters and no ``$``. Among the first ``search_pages`` pages, a page is a
+ToC page when it has at least ``min_rows`` ToC rows (3 if the page says "contents" or "index") making up at
+least 30% of its rows, and its arabic labels mostly (80%) do not decrease. Entry levels come from indentation (distinct left edges, 6-point buckets).
+
+Printed page labels map to physical pages through the labels found in headers/footers: an exact match
+first, else the most common offset between physical and printed arabic numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from itertools import pairwise
+from typing import Any
+
+from htmlrag.superrag.parse.lines import rows
+from htmlrag.superrag.parse.model import Line, TocEntry
+
+_ROMAN = r"(?=[ivxlcdm]+\b)m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
+_LABEL = re.compile(rf"^(\d{{1,3}}|{_ROMAN})$", re.I)
+_LEADER = re.compile(rf"^(.*?[^\W\d_].*?)\s*(?:\.{{2,}}|…+|\s)\s*(\d{{1,3}}|{_ROMAN})$", re.I | re.UNICODE)
+_LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
+_CONTENTS = re.compile(r"\b(table of )?contents\b|\bindex\b", re.I)
+
+
+def outline_toc(doc: Any) -> list[TocEntry]:
+    """Entries of the PDF outline (bookmarks); physical pages are 1-based, None when the entry has none."""
+    out: list[TocEntry] = []
+    for item in doc.get_toc(simple=True):
+        level, title, page = int(item[0]), str(item[1]).strip(), int(item[2])
+        if title:
+            out.append(TocEntry(level=level, title=title, printed_page="", page=page if page > 0 else None))
+    return out
+
+
+def toc_rows(lines: Sequence[Line]) -> tuple[list[tuple[float, str, str]], int]:
+    """(left edge, title, printed label) of each ToC row of a page, and the page's number of rows."""
+    found, n, _ = _toc_rows(lines)
+    return found, n
+
+
+def _toc_rows(lines: Sequence[Line]) -> tuple[list[tuple[float, str, str]], int, list[list[Line]]]:
+    found: list[tuple[float, str, str]] = []
+    members: list[list[Line]] = []
+    rs = rows(list(lines))
+    for r in rs:
+        last = r[-1].text.strip().rstrip(".")
+        if len(r) > 1 and _LABEL.match(last):
+            title = " ".join(x.text for x in r[:-1]).rstrip(" .…")
+            label = last
+        else:
+            m = _LEADER.match(" ".join(x.text for x in r))
+            if not m:
+                continue
+            title, label = m.group(1).rstrip(" .…"), m.group(2)
+        letters, digits = len(_LETTERS.findall(title)), sum(c.isdigit() for c in title)
+        if letters >= 2 and digits <= letters / 2 and "$" not in title and label.strip("0"):
+            found.append((r[0].bbox[0], title, label.lower()))
+            members.append(r)
+    return found, len(rs), members
+
+
+def is_toc_page(lines: Sequence[Line], *, min_rows: int = 5, n_pages: int | None = None) -> bool:
+    """Whether a page's non-furniture lines look like a table of contents (see the module docstring).
+
+    ``n_pages``: the document's page count; on a page that does not say "contents"/"index", arabic labels
+    beyond it point nowhere, so such a page (a table of small amounts, say) is not a ToC. A page that says
+    "contents" may point past the end (an excerpt of a longer document)."""
+    found, n = toc_rows(lines)
+    says = any(_CONTENTS.search(ln.text) for ln in lines[:40])
+    need = 3 if says else min_rows
+    nums = [int(lab) for _, _, lab in found if lab.isdigit()]
+    steady = sum(b >= a for a, b in pairwise(nums)) >= 0.8 * (len(nums) - 1)
+    in_range = says or n_pages is None or all(x <= n_pages for x in nums)  # an excerpt's "Contents" may point past it
+    return len(found) >= need and len(found) >= 0.3 * max(n, 1) and steady and in_range
+
+
+def toc_line_ids(lines: Sequence[Line]) -> set[int]:
+    """Indexes (into ``lines``) of the lines that make up the page's ToC rows."""
+    members = {id(ln) for r in _toc_rows(lines)[2] for ln in r}
+    return {i for i, ln in enumerate(lines) if id(ln) in members}
+
+
+def roman_to_int(s: str) -> int | None:
+    vals = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
+    if not s or any(c not in vals for c in s.lower()):
+        return None
+    total = 0
+    for a, b in zip(s.lower(), s.lower()[1:] + " ", strict=True):
+        v = vals[a]
+        total += -v if b != " " and vals[b] > v else v
+    return total
+
+
+def page_mapper(labels: dict[int, str], n_pages: int):
+    """A function printed label -> physical page (1-based) or None, from the labels seen on pages."""
+    exact: dict[str, int] = {}
+    for phys, lab in sorted(labels.items()):
+        exact.setdefault(lab, phys)
+    offsets = Counter(phys - int(lab) for phys, lab in labels.items() if lab.isdigit())
+    offset = offsets.most_common(1)[0][0] if offsets else None
+
+    def to_physical(printed: str) -> int | None:
+        p = printed.lower()
+        if p in exact:
+            return exact[p]
+        if p.isdigit() and offset is not None and 1 <= int(p) + offset <= n_pages:
+            return int(p) + offset
+        return None
+
+    return to_physical
+
+
+def detected_toc(page_lines: dict[int, list[Line]], labels: dict[int, str], n_pages: int) -> list[TocEntry]:
+    """Entries from ToC pages (given as physical page -> lines), with printed pages mapped."""
+    to_physical = page_mapper(labels, n_pages)
+    entries: list[tuple[float, str, str]] = []
+    for _, lines in sorted(page_lines.items()):
+        entries += toc_rows(lines)[0]
+    lefts = sorted({round(x / 6) for x, _, _ in entries})
+    rank = {v: i + 1 for i, v in enumerate(lefts)}
+    return [TocEntry(level=min(rank[round(x / 6)], 6), title=t, printed_page=lab, page=to_physical(lab))
+            for x, t, lab in entries]
