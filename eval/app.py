@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 import hydra
-from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 from omegaconf import DictConfig, OmegaConf
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 
 log = logging.getLogger("htmlrag-bench")
 
@@ -86,10 +86,9 @@ def _point_hydra_job_to(run_dir: Path) -> None:
 def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str],
              reader: dict[str, Any] | None = None) -> dict[str, Any]:
     """Merge rows, write ``metrics.json`` and ``tables/`` (rank 0, or the single process)."""
+    from htmlrag.evaluation.summary import summarize, write_tables
     from htmlrag_bench.eval import fidelity
     from htmlrag_bench.eval.systems import docqa
-
-    from htmlrag.evaluation.summary import summarize, write_tables
 
     rows = store.merge()
     rows, metrics = docqa.judge_rows(cfg, store, rows, metrics)  # LLM judge scores (judge.enabled)
@@ -129,12 +128,11 @@ def run(cfg: DictConfig) -> float | None:
         RunFailedError: examples failed and ``run.allow_failures`` is false (results are written first).
         ServiceError: the reader's service is down; the run stopped (saved rows are kept).
     """
+    from htmlrag.core import redact
+    from htmlrag.evaluation.scoring.loop import EvalSettings, evaluate
     from htmlrag_bench.eval import fidelity
     from htmlrag_bench.eval.schemas import validate
     from htmlrag_bench.eval.systems import build
-
-    from htmlrag.core import redact
-    from htmlrag.evaluation.scoring.loop import EvalSettings, evaluate
 
     redact.install()
     t0 = time.perf_counter()

@@ -26,8 +26,9 @@ def data_dir(override: str | None) -> Path:
     """``override``, else ``paths.data`` of the composed ``htmlrag-bench`` config (local settings included)."""
     if override:
         return Path(override).expanduser().resolve()
-    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from hydra import compose, initialize_config_dir
+
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
 
+from omegaconf import II, MISSING, OmegaConf
+
 from htmlrag_bench.eval.docqa_schemas import DATASET_SCHEMAS, DocQAConfig, GraphSystemConfig, JudgeConfig
 from htmlrag_bench.eval.fidelity import FidelityConfig
 from htmlrag_bench.eval.locations import conf_dir, register_resolvers
-from omegaconf import II, MISSING, OmegaConf
 
 log = logging.getLogger(__name__)
 CONF_DIR = conf_dir()
@@ -385,10 +386,10 @@ def validate(cfg: Any) -> None:
     Raises:
         HtmlRagError: naming the baseline or the field (``pruner.budget: must be >= 1, got 0``).
     """
-    from htmlrag_bench.eval import fidelity
     from omegaconf import open_dict
 
     from htmlrag.core.errors import HtmlRagError
+    from htmlrag_bench.eval import fidelity
 
     with open_dict(cfg):
         for name in list(cfg.baselines):

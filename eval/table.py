@@ -23,10 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from htmlrag_bench.eval.runs import Run, find_runs, label_apart, place, reader_label, select
-
 import htmlrag.docqa.metrics  # noqa: F401 - registers the document-QA metrics (SuperRAG runs)
 from htmlrag.evaluation.summary import write_tables
+from htmlrag_bench.eval.runs import Run, find_runs, label_apart, place, reader_label, select
 
 log = logging.getLogger("htmlrag-bench-table")
 

@@ -113,10 +113,11 @@ def build(pdfs: list[Path], root: Path, config: Any, emb: Any, cache: Path) -> P
     from dataclasses import asdict
 
     from htmlrag.core.cache import content_key
+    from htmlrag.core.fingerprint import PDF_CORPUS, fingerprint
     from htmlrag.superrag.build.corpus import open_writable
-    from htmlrag.superrag.to_html import CORPUS_MODULES, parse_cached, superrag_fingerprint
+    from htmlrag.superrag.to_html import parse_cached
 
-    folder = root / content_key("bench", asdict(config), superrag_fingerprint(CORPUS_MODULES))[:16]
+    folder = root / content_key("bench", asdict(config), fingerprint(PDF_CORPUS))[:16]
     with open_writable(folder, config=config, embedder=emb) as corpus:
         for pdf in pdfs:
             t0 = time.perf_counter()

@@ -163,11 +163,11 @@ def print_table(summary: dict, names: list[str], budgets: list[int], ours: str) 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
-    from htmlrag_bench.training.split import in_split
     from tqdm import tqdm
 
     from htmlrag.data import load_wtq_html
     from htmlrag.pruning.tokens import load_tokenizer
+    from htmlrag_bench.training.split import in_split
 
     items = [ex for ex in load_wtq_html(args.wtq, order="shuffled") if in_split(ex.id, args.split)]
     items = items[: args.limit] if args.limit else items

@@ -36,9 +36,10 @@ KNOBS = [("fidelity.keep_hidden=false", "drop hidden text"), ("fidelity.pack_sib
 
 
 def compose(overrides: list[str]):
-    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from hydra import compose as hcompose
     from hydra import initialize_config_dir
+
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):

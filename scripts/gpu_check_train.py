@@ -92,14 +92,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if not torch.cuda.is_available():
         log.warning("gpu_check_train: no CUDA device; nothing to check")
         return {"skipped": "no CUDA"}
-    from htmlrag_bench.training.data import write_jsonl
-    from htmlrag_bench.training.samples import BuildSettings, build_samples
-    from htmlrag_bench.training.schemas import CONF_DIR, register_configs
-    from htmlrag_bench.training.train import train
     from hydra import compose, initialize_config_dir
     from transformers import TrainerCallback
 
     from htmlrag.pruning.tokens import HFCounter
+    from htmlrag_bench.training.data import write_jsonl
+    from htmlrag_bench.training.samples import BuildSettings, build_samples
+    from htmlrag_bench.training.schemas import CONF_DIR, register_configs
+    from htmlrag_bench.training.train import train
     from tests.helpers.tiny import tiny_tokenizer
 
     class StepTimer(TrainerCallback):

@@ -33,6 +33,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.html.blocktree import build_block_tree
 from htmlrag_bench.training.data import write_buckets, write_jsonl
 from htmlrag_bench.training.samples import (
     ANSWER_FORMATS,
@@ -43,9 +45,6 @@ from htmlrag_bench.training.samples import (
     build_samples,
 )
 from htmlrag_bench.training.split import HELDOUT_FRACTION, SPLITS, in_split
-
-from htmlrag.core.errors import HtmlRagError
-from htmlrag.html.blocktree import build_block_tree
 
 log = logging.getLogger("htmlrag-train-data")
 

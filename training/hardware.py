@@ -21,10 +21,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.errors import HtmlRagError
 from htmlrag_bench.eval.locations import project_root
 from htmlrag_bench.training.schemas import DEEPSPEED_DIR
-
-from htmlrag.core.errors import HtmlRagError
 
 log = logging.getLogger(__name__)
 

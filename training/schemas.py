@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from htmlrag_bench.eval.locations import conf_dir, register_resolvers
 from omegaconf import MISSING
+
+from htmlrag_bench.eval.locations import conf_dir, register_resolvers
 
 CONF_DIR = conf_dir()
 DEEPSPEED_DIR = CONF_DIR / "accelerate" / "deepspeed"

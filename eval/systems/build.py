@@ -14,10 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from htmlrag_bench.eval.locations import source_root
-from htmlrag_bench.eval.schemas import NOT_HASHED
-from htmlrag_bench.eval.systems import docqa
-from htmlrag_bench.eval.systems.common import build_reader, load_examples, plain  # noqa: F401 - the run builders, used by htmlrag_bench.eval.app
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
@@ -27,6 +23,10 @@ from htmlrag.data import Example, fingerprint
 from htmlrag.evaluation.scoring.loop import Caches, System
 from htmlrag.evaluation.scoring.metrics import get_metric
 from htmlrag.evaluation.store import RunStore, run_id_for
+from htmlrag_bench.eval.locations import source_root
+from htmlrag_bench.eval.schemas import NOT_HASHED
+from htmlrag_bench.eval.systems import docqa
+from htmlrag_bench.eval.systems.common import build_reader, load_examples, plain  # noqa: F401 - the run builders, used by htmlrag_bench.eval.app
 
 log = logging.getLogger(__name__)
 

@@ -16,12 +16,13 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from htmlrag_bench.eval.systems.common import build_reader, load_examples, plain
 from omegaconf import DictConfig
 
 from htmlrag.core.cache import content_key
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.fingerprint import PDF_CORPUS, PDF_ROWS, fingerprint
 from htmlrag.evaluation.scoring.loop import System
+from htmlrag_bench.eval.systems.common import build_reader, load_examples, plain
 
 log = logging.getLogger(__name__)
 _HANDLES: dict[str, Any] = {}
@@ -44,13 +45,12 @@ def uses_superrag(cfg: DictConfig) -> bool:
 
 
 def run_identity_extra(cfg: DictConfig) -> dict[str, str]:
-    """Added to the run id: the SuperRAG code fingerprint when :func:`uses_superrag` (the library's code
-    fingerprint leaves :mod:`htmlrag.superrag` out), so changed parser/graph code starts a new run."""
+    """Added to the run id: the fingerprint of :data:`~htmlrag.core.fingerprint.PDF_ROWS` when
+    :func:`uses_superrag` (HtmlRAG runs hash :data:`~htmlrag.core.fingerprint.ROWS` only), so changed
+    parser/graph code starts a new run."""
     if not uses_superrag(cfg):
         return {}
-    from htmlrag.superrag.to_html import superrag_fingerprint
-
-    return {"_superrag": superrag_fingerprint()}
+    return {"_superrag": fingerprint(PDF_ROWS)}
 
 
 def corpus_handle(cfg: DictConfig) -> Any:
@@ -58,10 +58,9 @@ def corpus_handle(cfg: DictConfig) -> Any:
     from htmlrag.superrag.build.corpus import CorpusConfig
     from htmlrag.superrag.build.embed import HashingEmbedder, SentenceTransformerEmbedder
     from htmlrag.superrag.system import CorpusHandle
-    from htmlrag.superrag.to_html import CORPUS_MODULES, superrag_fingerprint
 
     settings = plain(cfg.docqa.corpus)
-    folder = Path(cfg.docqa.corpus_root) / content_key("corpus", settings, superrag_fingerprint(CORPUS_MODULES))[:16]
+    folder = Path(cfg.docqa.corpus_root) / content_key("corpus", settings, fingerprint(PDF_CORPUS))[:16]
     key = str(folder.resolve())
     if key not in _HANDLES:
         model = settings["embedding_model"]
@@ -107,7 +106,6 @@ def graph_system(cfg: DictConfig, name: str, spec: dict[str, Any], graph: dict[s
     """A SuperRAG graph system from a baseline entry (``budget``/``fmt`` from the entry, stages from ``graph``)."""
     from htmlrag.superrag.settings import GraphSetting
     from htmlrag.superrag.system import GraphContextPipeline
-    from htmlrag.superrag.to_html import superrag_fingerprint
 
     if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
         raise HtmlRagError(f"system {name!r}: graph systems run in one process (the graph corpus is opened "
@@ -124,7 +122,7 @@ def graph_system(cfg: DictConfig, name: str, spec: dict[str, Any], graph: dict[s
                                 toc_reader=_reflect_reader(cfg, "reader", cache_dir) if toc_llm else None)
     reader_id = plain(cfg.reader) if mode == "reader" or toc_llm else mode
     fp = content_key("graph", graph, mode, reader_id, spec["budget"], fmt, plain(cfg.docqa.corpus),
-                     superrag_fingerprint(), cfg.pruner.tokenizer)
+                     fingerprint(PDF_ROWS), cfg.pruner.tokenizer)
     return System(name=name, pipeline=pipe, clean=False, fmt=fmt, fingerprint=fp)
 
 
@@ -216,10 +214,9 @@ def write_subset_tables(cfg: DictConfig, store: Any, rows: list[dict[str, Any]],
         keys = list(cfg.docqa.subsets)
         if not keys and not cfg.docqa.pairwise:
             return
-        from htmlrag_bench.eval.fidelity import describe
-
         from htmlrag.evaluation.store import atomic_write
         from htmlrag.evaluation.summary import summarize, write_tables
+        from htmlrag_bench.eval.fidelity import describe
 
         exs = _examples(cfg)
 

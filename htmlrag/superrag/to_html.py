@@ -13,7 +13,6 @@ given a folder, on disk (keyed by the file's SHA-256 and name, the parser option
 
 from __future__ import annotations
 
-import functools
 import gzip
 import hashlib
 import html
@@ -26,35 +25,13 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.fingerprint import PDF_PARSE, fingerprint
 from htmlrag.superrag.parse.model import FigureItem, Paragraph, ParsedDocument, TableItem
 
 log = logging.getLogger(__name__)
 _MEMO: dict[str, ParsedDocument] = {}
 _MEMO_MAX = 64
 _META = re.compile(r'<meta name="superrag-(doc-id|source)" content="([^"]*)"\s*/?>')
-
-
-#: Modules whose code shapes a parsed document (the parse cache key).
-PARSER_MODULES = ("parse.py", "lines.py", "headings.py", "furniture.py", "order.py", "tables.py", "figures.py",
-                  "toc.py", "pdfio.py", "model.py")
-#: ... and a built corpus (graph, embeddings, indexes).
-CORPUS_MODULES = (*PARSER_MODULES, "corpus.py", "embed.py", "graph", "index")
-
-
-@functools.lru_cache(maxsize=4)
-def superrag_fingerprint(parts: tuple[str, ...] | None = None) -> str:
-    """SHA-256 (16 hex digits) over the source of :mod:`htmlrag.superrag` (``parts``: only these files or
-    folders). Part of the parse cache key (parser modules), corpus folders (corpus modules) and context cache
-    keys (everything), so changed code never reuses what older code made."""
-    root = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root)
-        if parts is not None and rel.parts[0] not in parts:
-            continue
-        h.update(rel.as_posix().encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
 
 
 def file_sha256(path: str | Path) -> str:
@@ -80,7 +57,7 @@ def parse_cached(path: str | Path, *, options: Any = None, cache_dir: str | Path
     except FileNotFoundError:
         digest = ""  # parse_pdf raises the proper InputError
     key = content_key("parsed", digest, p.stem, asdict(options) if options is not None else None,
-                      superrag_fingerprint(PARSER_MODULES))
+                      fingerprint(PDF_PARSE))
     if key in _MEMO:
         return replace(_MEMO[key], path=str(p))
     disk = Path(cache_dir) / "parsed" / f"{key[:32]}.pkl.gz" if cache_dir is not None and digest else None

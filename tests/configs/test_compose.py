@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 from tests.conftest import ROOT, SHARED
 
 register_configs()

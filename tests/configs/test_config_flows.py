@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 from hydra import compose, initialize_config_dir
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 from tests.conftest import ROOT
 from tests.helpers.configs import experiments
 

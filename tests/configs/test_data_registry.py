@@ -4,10 +4,10 @@ experiment that exists, and every experiment whose own dataset is in the registr
 from __future__ import annotations
 
 import pytest
-from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 from hydra import compose, initialize_config_dir
 
 from htmlrag.data.download import DATASETS
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 from tests.helpers.configs import experiments
 
 register_configs()

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from htmlrag_bench.eval import fidelity
-from htmlrag_bench.eval.schemas import CONF_DIR, register_configs, validate
 from hydra import compose, initialize_config_dir
 
+from htmlrag_bench.eval import fidelity
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs, validate
 from tests.conftest import ROOT
 
 register_configs()
@@ -96,9 +96,8 @@ def test_deviations_from_the_fidelity_are_listed() -> None:
 def test_short_answer_instruction_only_with_ours(monkeypatch) -> None:
     """The reader prompt gets our short-answer sentence only under fidelity=ours (and only on short-answer
     datasets): checked on the settings the harness hands to the evaluation loop."""
-    from htmlrag_bench.eval.app import run
-
     import htmlrag.evaluation.scoring.loop as ev
+    from htmlrag_bench.eval.app import run
 
     seen = []
 

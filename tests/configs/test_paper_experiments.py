@@ -19,11 +19,11 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("langchain_text_splitters")
 
-from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 from tests.conftest import ROOT
 from tests.helpers.tiny import save_tiny
 
@@ -236,6 +236,7 @@ def test_figure5_sweep_writes_png(tmp_path: Path, tiny) -> None:
 def test_figure5_points_from_saved_runs(tmp_path: Path) -> None:
     """Curves for systems whose configuration changes with the granularity, a dashed reference otherwise."""
     import yaml
+
     from htmlrag_bench.eval.paper import figure5_points, find_runs, plot_figure5
 
     for g, (a, b) in zip((64, 128, 256, 512), ((0.2, 0.3), (0.4, 0.35), (0.5, 0.3), (0.3, 0.25)), strict=True):
@@ -271,9 +272,8 @@ def test_heavy_refiner_runs_and_is_released_before_the_reader_is_built(tmp_path:
     """LongLLMLingua builds every context first, frees its model, and only then is the reader built; the
     evaluation loop takes the contexts from the cache (no second compression)."""
     import htmlrag_bench.eval.systems.build as build
-    from htmlrag_bench.eval.app import run
-
     from htmlrag.baselines.longllmlingua import LongLLMLinguaRefiner
+    from htmlrag_bench.eval.app import run
 
     events: list[str] = []
     real_run, real_release, real_reader = LongLLMLinguaRefiner.run, LongLLMLinguaRefiner.release, build.build_reader

@@ -5,11 +5,12 @@ silent), so that no later edit can drift silently: reader model and window, cont
 from __future__ import annotations
 
 import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
 from htmlrag_bench.eval import fidelity
 from htmlrag_bench.eval.paper import coarse_budget
 from htmlrag_bench.eval.schemas import CONF_DIR, register_configs, validate
-from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf
 
 register_configs()
 DATASETS = ("asqa", "hotpot_qa", "nq", "trivia_qa", "musique", "eli5")

@@ -102,10 +102,10 @@ def test_judge_verdicts_malformed_replies_and_cache(stub: Stub, tmp_path: Path) 
 
 
 def test_judge_step_of_a_run_reports_invalid_verdicts(stub: Stub, tmp_path: Path) -> None:
-    from htmlrag_bench.eval.app import run
-    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from hydra import compose, initialize_config_dir
 
+    from htmlrag_bench.eval.app import run
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from tests.helpers.docqa_data import offline_pdf_overrides
 
     register_configs()

@@ -50,9 +50,10 @@ def test_no_chat_template_and_cache(tmp_path: Path) -> None:
 
 
 def test_app_runs_with_tiny_hf_reader(tiny: Path, tmp_path: Path) -> None:
+    from hydra import compose, initialize_config_dir
+
     from htmlrag_bench.eval.app import run
     from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
-    from hydra import compose, initialize_config_dir
 
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):

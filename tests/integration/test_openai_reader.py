@@ -181,9 +181,10 @@ def test_response_cache_and_sampling(stub: Stub, tmp_path: Path) -> None:
 
 def test_full_run_records_failures_and_never_stores_the_key(stub: Stub, tmp_path: Path,
                                                             caplog: pytest.LogCaptureFixture) -> None:
+    from hydra import compose, initialize_config_dir
+
     from htmlrag_bench.eval.app import run
     from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
-    from hydra import compose, initialize_config_dir
 
     register_configs()
     q = tmp_path / "questions.jsonl"

@@ -97,10 +97,10 @@ def test_render_evidence_names_source_and_keeps_tables() -> None:
 
 
 def test_settings_experiment_writes_type_tables_and_pairwise_tests(tmp_path: Path) -> None:
-    from htmlrag_bench.eval.app import run
-    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from hydra import compose, initialize_config_dir
 
+    from htmlrag_bench.eval.app import run
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from tests.helpers.docqa_data import offline_pdf_overrides
 
     register_configs()
@@ -151,17 +151,17 @@ def test_superrag_quickstart_on_real_filings(tmp_path: Path) -> None:
 
 
 def test_run_id_covers_superrag_code_only_for_pdf_runs() -> None:
-    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
-    from htmlrag_bench.eval.systems.docqa import run_identity_extra
     from hydra import compose, initialize_config_dir
 
-    from htmlrag.superrag.to_html import superrag_fingerprint
+    from htmlrag.core.fingerprint import PDF_ROWS, fingerprint
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
+    from htmlrag_bench.eval.systems.docqa import run_identity_extra
 
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         pdf = compose("config", overrides=["experiment=superrag_settings"])
         html = compose("config", overrides=["experiment=quickstart"])
-    assert run_identity_extra(pdf) == {"_superrag": superrag_fingerprint()} and run_identity_extra(html) == {}
+    assert run_identity_extra(pdf) == {"_superrag": fingerprint(PDF_ROWS)} and run_identity_extra(html) == {}
 
 
 def test_cached_evidence_embeddings_equal_the_embedder(tmp_path: Path) -> None:

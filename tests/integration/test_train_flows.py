@@ -11,11 +11,11 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("hydra")
 
+from hydra import compose, initialize_config_dir
+
 from htmlrag_bench.training import build_data, tiny_model
 from htmlrag_bench.training.schemas import CONF_DIR, register_configs
 from htmlrag_bench.training.train import train
-from hydra import compose, initialize_config_dir
-
 from tests.conftest import ROOT
 
 register_configs()

@@ -18,15 +18,15 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("hydra")
 
-from htmlrag_bench.training.data import write_jsonl
-from htmlrag_bench.training.samples import BuildSettings, build_samples
-from htmlrag_bench.training.schemas import CONF_DIR, register_configs
-from htmlrag_bench.training.train import train
 from hydra import compose, initialize_config_dir
 
 from htmlrag.html.blocktree import build_block_tree
 from htmlrag.pruning.tokens import HFCounter
 from htmlrag.rankers.generative import GenerativeRanker, block_paths, path_string
+from htmlrag_bench.training.data import write_jsonl
+from htmlrag_bench.training.samples import BuildSettings, build_samples
+from htmlrag_bench.training.schemas import CONF_DIR, register_configs
+from htmlrag_bench.training.train import train
 from tests.conftest import ROOT
 from tests.helpers.tiny import save_tiny, tiny_tokenizer
 from tests.helpers.train_items import synthetic_items

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from htmlrag_bench.eval.systems.docqa import pairwise_tests
 
 import htmlrag.docqa.metrics  # noqa: F401 - registers the metrics
 from htmlrag.core.errors import HtmlRagError, InputError
@@ -17,6 +16,7 @@ from htmlrag.data.spiqa import download_spiqa, load_spiqa
 from htmlrag.docqa.items import gold_items, item_recall
 from htmlrag.docqa.judge import parse_verdict
 from htmlrag.evaluation.scoring.metrics import MetricInput, get_metric, score_example
+from htmlrag_bench.eval.systems.docqa import pairwise_tests
 from tests.conftest import shared_path
 
 ANSWER = ("For the quarter ended July 1, 2023, total net sales were $81,797 million, down from $82,959 million; "

@@ -14,10 +14,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from htmlrag_bench.eval.data_cli import main as data_main
 
 from htmlrag.data import download as dl
 from htmlrag.data.download import ChecksumError, DownloadError, build_wtq_html, fetch
+from htmlrag_bench.eval.data_cli import main as data_main
 from tests.helpers.http_stub import Stub, StubFile
 
 
@@ -243,8 +243,9 @@ def test_list_names_every_dataset_its_source_and_the_experiments(tmp_path: Path,
 
 
 def test_every_dataset_config_is_a_download_or_a_project_sample() -> None:
-    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from hydra import compose, initialize_config_dir
+
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 
     register_configs()
     for yaml in sorted((CONF_DIR / "dataset").glob("*.yaml")):
@@ -262,11 +263,11 @@ def test_every_dataset_config_is_a_download_or_a_project_sample() -> None:
 
 
 def test_bench_names_the_download_a_missing_dataset_needs(tmp_path: Path) -> None:
-    from htmlrag_bench.eval.app import run
-    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from hydra import compose, initialize_config_dir
 
     from htmlrag.core.errors import HtmlRagError
+    from htmlrag_bench.eval.app import run
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 
     register_configs()
     for experiment in ("wtq_html_qa", "paper/table5_wtq_offline", "superrag_settings"):

@@ -48,10 +48,10 @@ def test_minilm_loads_at_its_training_length_unless_asked() -> None:
 def test_cli_and_hydra_defaults_are_the_librarys() -> None:
     import inspect
 
-    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
     from hydra import compose, initialize_config_dir
 
     from htmlrag.cli.main import build_parser
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
 
     lib = inspect.signature(emb.EmbeddingRanker).parameters
     args = build_parser().parse_args(["prune", "p.html", "-q", "?", "--ranker", "embed"])

@@ -10,6 +10,9 @@ import pytest
 
 pytest.importorskip("transformers")
 
+from htmlrag.html.blocktree import build_block_tree
+from htmlrag.pruning.tokens import HFCounter
+from htmlrag.rankers.generative import pruner_prompt_ids
 from htmlrag_bench.training.checkpoints import latest_checkpoint
 from htmlrag_bench.training.data import (
     IGNORE_INDEX,
@@ -25,10 +28,6 @@ from htmlrag_bench.training.data import (
 )
 from htmlrag_bench.training.hardware import fill_auto, load_deepspeed, resolve_deepspeed
 from htmlrag_bench.training.samples import BuildSettings, build_samples
-
-from htmlrag.html.blocktree import build_block_tree
-from htmlrag.pruning.tokens import HFCounter
-from htmlrag.rankers.generative import pruner_prompt_ids
 from tests.helpers.tiny import tiny_tokenizer
 from tests.helpers.train_items import synthetic_items
 

@@ -9,7 +9,6 @@ pytest.importorskip("transformers")
 
 from htmlrag_bench.training.data import IGNORE_INDEX  # noqa: E402
 from htmlrag_bench.training.loss import answer_loss, answer_positions  # noqa: E402
-
 from tests.helpers.tiny import tiny_causal_lm, tiny_tokenizer  # noqa: E402
 
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+
+from htmlrag.data import Example
+from htmlrag.html.blocktree import build_block_tree
+from htmlrag.rankers.generative import block_paths, build_pruner_messages, path_string
 from htmlrag_bench.training.samples import (
     BuildSettings,
     SampleBuilder,
@@ -12,10 +16,6 @@ from htmlrag_bench.training.samples import (
     build_samples,
     contains_answer,
 )
-
-from htmlrag.data import Example
-from htmlrag.html.blocktree import build_block_tree
-from htmlrag.rankers.generative import block_paths, build_pruner_messages, path_string
 from tests.conftest import shared_path
 from tests.helpers.train_items import page, synthetic_items
 

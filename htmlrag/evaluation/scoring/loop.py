@@ -23,17 +23,16 @@ Row format (one JSON line per example)::
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from htmlrag.core.cache import SqliteCache, content_key
 from htmlrag.core.errors import HtmlRagError, ServiceError
+from htmlrag.core.fingerprint import ROWS, fingerprint
 from htmlrag.data.schema import Example
 from htmlrag.evaluation.scoring.metrics import MetricInput, example_stats, score_example
 from htmlrag.evaluation.store import RunStore
@@ -41,27 +40,11 @@ from htmlrag.readers.base import Reader, ReaderOutput, ReadRequest
 
 log = logging.getLogger(__name__)
 
-#: Library modules that do not influence a row (presentation, storage, command lines): left out of
-#: :func:`code_fingerprint`.
-_NOT_FINGERPRINTED = frozenset({"results.py", "summary.py", "tables.py", "stats.py", "cache.py", "cli.py",
-                                "cli_prune.py", "__main__.py"})
 
-
-@functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """SHA-256 (16 hex digits) over the library source that shapes a prediction row: cleaning, block trees,
-    rankers, pruning, formats, tokens, readers, metrics, data loaders, this loop (``superrag`` and
-    presentation modules excluded). Part of every cache key and of the run id, so that changed code never
-    reuses contexts, answers or rows computed by older code."""
-    root = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root)
-        if rel.parts[0] == "superrag" or (len(rel.parts) == 1 and rel.name in _NOT_FINGERPRINTED):
-            continue
-        h.update(rel.as_posix().encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
+    """The fingerprint of the code that shapes a row (:data:`htmlrag.core.fingerprint.ROWS`): part of every
+    cache key and of the run id, so that changed code never reuses contexts, answers or rows of older code."""
+    return fingerprint(ROWS)
 
 
 @dataclass
