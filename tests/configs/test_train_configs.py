@@ -17,8 +17,9 @@ from hydra.errors import ConfigCompositionException
 
 from htmlrag.core.errors import HtmlRagError
 from htmlrag_bench.training.data import TrainDataError, write_jsonl
-from htmlrag_bench.training.schemas import CONF_DIR, ROOT, register_configs
+from htmlrag_bench.training.schemas import CONF_DIR, register_configs
 from htmlrag_bench.training.train import train
+from tests.conftest import ROOT
 
 register_configs()
 PAPER = {"max_length": 35000, "per_device_train_batch_size": 1, "gradient_accumulation_steps": 8,
