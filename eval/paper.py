@@ -11,7 +11,7 @@ figure can be redrawn at any time without rerunning anything::
 The paper-experiment configs (``conf/experiment/paper/``) also attach :class:`PaperArtifacts` as a Hydra
 callback, which writes the same files when a run or a sweep ends.
 
-Run selection (:mod:`htmlrag_bench.eval.runs`): every ``metrics.json`` below the given folders is read (``_hydra`` log
+Run selection (:mod:`htmlrag.evaluation.runs`): every ``metrics.json`` below the given folders is read (``_hydra`` log
 folders skipped). Runs with identical settings are one run written by different code: the one written last
 fills the cells. Runs with different settings never share a cell: one row group per reader model (the paper
 prints Llama-3.1-8B and -70B as row groups of Table 1), one column group per dataset, and runs of one dataset
@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from htmlrag_bench.eval.runs import (
+from htmlrag.evaluation.runs import (
     Run,
     deciding,
     differing,
@@ -135,7 +135,7 @@ def _not_reader(key: str) -> bool:
 
 
 def arrange(runs: Sequence[Run]) -> list[tuple[str, str, Run]]:
-    """``(column group, row group, run)`` for the runs that fill a table (:func:`htmlrag_bench.eval.runs.select`): row
+    """``(column group, row group, run)`` for the runs that fill a table (:func:`htmlrag.evaluation.runs.select`): row
     group = the reader model, column group = the dataset plus the non-reader settings that differ among
     its runs; paper dataset order, then row groups in order of appearance."""
     runs = select(runs)
@@ -403,7 +403,7 @@ def write_artifacts(kind: str, folder: Path, caption: str = "", metric: str | No
     """Write the artefact of ``kind`` for the runs below ``folder``; returns the files written."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    runs = find_runs([folder])
+    runs = [r.check() for r in find_runs([folder])]
     if not runs:
         raise FileNotFoundError(f"no runs (metrics.json) below {folder}")
     if kind == "figure5":

@@ -6,7 +6,7 @@
 One column group per run: its dataset, and where several runs share a dataset, the settings that tell them
 apart (``sample_pages (budget=128, window=128)``); with several reader models, one row group per reader. Runs
 with identical settings (the same configuration run by different code) are one column group, filled by the
-run written last (see :mod:`htmlrag_bench.eval.runs`). Beside ``results.md/.csv/.tex`` goes ``provenance.csv``: the run
+run written last (see :mod:`htmlrag.evaluation.runs`). Beside ``results.md/.csv/.tex`` goes ``provenance.csv``: the run
 folder each cell was read from.
 
 After a Hydra multirun (``htmlrag-bench -m ...``), :class:`SweepTable` (a callback in ``conf/hydra``) writes
@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any
 
 import htmlrag.docqa.metrics  # noqa: F401 - registers the document-QA metrics (SuperRAG runs)
+from htmlrag.evaluation.runs import Run, find_runs, label_apart, place, reader_label, select
 from htmlrag.evaluation.summary import write_tables
-from htmlrag_bench.eval.runs import Run, find_runs, label_apart, place, reader_label, select
 
 log = logging.getLogger("htmlrag-bench-table")
 
 
 def layout(runs: Sequence[Run]) -> tuple[list[Run], list[str]]:
-    """The runs that fill the table (see :func:`htmlrag_bench.eval.runs.select`) and their column-group labels: the
+    """The runs that fill the table (see :func:`htmlrag.evaluation.runs.select`) and their column-group labels: the
     dataset, the settings that differ among runs of one dataset, and the reader when several are present."""
     runs = select(runs)
     readers = {reader_label(r) for r in runs}
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--caption", default="")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    runs = find_runs(args.runs)
+    runs = [r.check() for r in find_runs(args.runs)]
     if not runs:
         log.error("no metrics.json under %s", " ".join(args.runs))
         return 2
@@ -80,7 +80,7 @@ def sweep_runs(sweep_dir: Path) -> tuple[list[Run], list[str]]:
     jobs = []
     for pointer in sorted(sweep_dir.glob("*/htmlrag_run.json"), key=lambda p: _job_number(p.parent.name)):
         rec = json.loads(pointer.read_text(encoding="utf-8"))
-        found = find_runs([rec["run_dir"]])
+        found = [r.check() for r in find_runs([rec["run_dir"]])]
         if not found:
             log.warning("sweep job %s: no metrics.json in %s (failed or unfinished); left out", pointer.parent,
                         rec["run_dir"])

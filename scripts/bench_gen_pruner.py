@@ -172,12 +172,11 @@ def load_model(name: str) -> tuple[Any, Any]:
 
 def _prune_first(html: str, budget: int, tok: Any) -> str:
     """Step 1 of the two-step pipeline: BM25 over 256-word blocks, pruned to ``budget`` tokens of ``tok``."""
-    from htmlrag.pruning.pipeline import HtmlRagPipeline
+    from htmlrag.factory import make_pipeline
     from htmlrag.pruning.tokens import HFCounter
-    from htmlrag.rankers.bm25 import BM25Ranker
 
-    pipe = HtmlRagPipeline(BM25Ranker(), None, HFCounter(tok, "pruner"), budget2=budget, max_words1=256,
-                           clean=False, count_stages=False, keep_stages=False)
+    pipe = make_pipeline("bm25", None, HFCounter(tok, "pruner"), budget2=budget, max_words1=256,
+                         clean=False, count_stages=False, keep_stages=False)
     return pipe.run(QUESTION, [html]).context
 
 

@@ -40,9 +40,9 @@ from pathlib import Path
 from htmlrag import clean_html
 from htmlrag.core.models import minilm_path, mistral_tokenizer_path
 from htmlrag.evaluation.stats import mcnemar_exact
+from htmlrag.factory import make_pipeline
 from htmlrag.html.chunking import chunk_tree, section_chunks
 from htmlrag.html.formats import html_to_text
-from htmlrag.pruning.pipeline import HtmlRagPipeline
 from htmlrag.pruning.prune import prune_to_budget
 from htmlrag.pruning.tokens import load_tokenizer
 
@@ -82,17 +82,15 @@ def load_items(data: Path, limit: int | None) -> list[dict]:
 
 
 def make_ranker(kind: str, args=None):
+    from htmlrag import factory
+
     if kind == "bm25":
-        from htmlrag.rankers.bm25 import BM25Ranker
-
-        return BM25Ranker(page_prior=getattr(args, "page_prior", 0.0))
-    from htmlrag.rankers.embedding import EmbeddingRanker
-
-    ranker = EmbeddingRanker("sentence-transformers/all-MiniLM-L6-v2",
-                             dtype=getattr(args, "embed_dtype", "auto"),
-                             max_seq_length=getattr(args, "embed_max_seq", None),
-                             page_prior=getattr(args, "embed_page_prior", 0.0),
-                             candidates=getattr(args, "embed_candidates", None) or None)
+        return factory.make_ranker("bm25", page_prior=getattr(args, "page_prior", 0.0))
+    ranker = factory.make_ranker("embedding", model="sentence-transformers/all-MiniLM-L6-v2",
+                                 dtype=getattr(args, "embed_dtype", "auto"),
+                                 max_seq_length=getattr(args, "embed_max_seq", None),
+                                 page_prior=getattr(args, "embed_page_prior", 0.0),
+                                 candidates=getattr(args, "embed_candidates", None) or None)
     ranker._load()  # model loading is not per-question work
     return ranker
 
@@ -144,9 +142,9 @@ def run_ours(items, ranker, budget, tok, max_words, fmt="html", pack=True, warm=
             pipe = cli_default_pipeline(ranker_kind(ranker), budget)[0]
             pipe.ranker1, pipe.fmt, pipe.cache_pages = ranker, fmt, 4096 if warm else 0
         else:
-            pipe = HtmlRagPipeline(ranker, None, tok, budget2=budget, max_words1=max_words, fmt=fmt,
-                                   pack_siblings=pack, cache_pages=4096 if warm else 0, count_stages=False,
-                                   keep_stages=False, split_to_fill=split_to_fill)
+            pipe = make_pipeline(ranker, None, tok, budget2=budget, max_words1=max_words, fmt=fmt,
+                                 pack_siblings=pack, cache_pages=4096 if warm else 0, count_stages=False,
+                                 keep_stages=False, split_to_fill=split_to_fill)
         if warm and not keep:
             _forget(_base_ranker(ranker))  # warm = warmed by this pass's own earlier questions only
         hits, secs, toks = [], 0.0, 0

@@ -59,16 +59,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def make_rankers(args: argparse.Namespace) -> dict[str, Any]:
     """Step-2 rankers by name: bm25, minilm, then every ``--gen NAME=MODEL``."""
     from htmlrag.core.models import MINILM, resolve_embedding_model
-    from htmlrag.rankers.bm25 import BM25Ranker
-    from htmlrag.rankers.embedding import EmbeddingRanker
-    from htmlrag.rankers.generative import GenerativeRanker
+    from htmlrag.factory import make_ranker
 
-    rankers: dict[str, Any] = {"bm25": BM25Ranker(), "minilm": EmbeddingRanker(resolve_embedding_model(MINILM))}
+    rankers: dict[str, Any] = {"bm25": make_ranker("bm25"),
+                               "minilm": make_ranker("embedding", model=resolve_embedding_model(MINILM))}
     for spec in args.gen:
         name, _, model = spec.partition("=")
         if not model:
             raise SystemExit(f"--gen takes NAME=MODEL, got {spec!r}")
-        rankers[name] = GenerativeRanker(model, dtype="float32", batch_size=args.batch_size)
+        rankers[name] = make_ranker("generative", model_name_or_path=model, dtype="float32",
+                                    batch_size=args.batch_size)
     return rankers
 
 

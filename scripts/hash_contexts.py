@@ -36,18 +36,17 @@ def context_digests(limit: int, budgets: list[int], formats: list[str]) -> tuple
     """(SHA-1 of all contexts in order budget, format, question; per-item SHA-1 keyed ``budget/fmt/id``)."""
     from bench_prune import load_items  # a sibling script
 
-    from htmlrag.pruning.pipeline import HtmlRagPipeline
+    from htmlrag.factory import make_pipeline, make_ranker
     from htmlrag.pruning.tokens import load_tokenizer
-    from htmlrag.rankers.bm25 import BM25Ranker
 
     tok = load_tokenizer()
     items = load_items(SHARED / "wtq-html-qa", limit)
-    ranker = BM25Ranker(page_prior=0.5)
+    ranker = make_ranker("bm25", page_prior=0.5)
     whole = hashlib.sha1()
     per: dict[str, str] = {}
     for b in budgets:
         for fmt in formats:
-            pipe = HtmlRagPipeline(ranker, None, tok, budget2=b, max_words1=128, fmt=fmt)
+            pipe = make_pipeline(ranker, None, tok, budget2=b, max_words1=128, fmt=fmt)
             for it in items:
                 data = pipe.run(it["question"], it["pages"]).context.encode()
                 whole.update(data)

@@ -81,11 +81,11 @@ def step1_items(items: list[Any], budget: int, counter: Any, max_words: int = 25
     one string per page, ``""`` where nothing was kept; page order and ``gold_page`` unchanged)."""
     from dataclasses import replace
 
+    from htmlrag.factory import make_ranker
     from htmlrag.html.clean import clean_html
     from htmlrag.pruning.prune import prune_to_budget
-    from htmlrag.rankers.bm25 import BM25Ranker
 
-    ranker, out = BM25Ranker(), []
+    ranker, out = make_ranker("bm25"), []
     for ex in items:
         trees = []
         for i, page in enumerate(ex.load_pages()):

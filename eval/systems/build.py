@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from htmlrag.core.cache import SqliteCache, content_key
@@ -74,9 +73,10 @@ def _ranker(node: Any, cache_dir: Path | None, made: dict[str, Any]) -> Any:
     spec = plain(node)
     key = content_key(spec)
     if key not in made:
-        ranker = instantiate(spec)
+        from htmlrag.factory import make_ranker
         from htmlrag.rankers.embedding import EmbeddingCache, EmbeddingRanker
 
+        ranker = make_ranker(spec)
         if isinstance(ranker, EmbeddingRanker) and cache_dir is not None:
             ranker.cache = EmbeddingCache(cache_dir / "embeddings.sqlite")
         made[key] = ranker
@@ -88,7 +88,7 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
 
     Rankers with the same configuration are built once and shared (one model load).
     """
-    from htmlrag.pruning.pipeline import HtmlRagPipeline
+    from htmlrag.factory import make_pipeline
     from htmlrag.pruning.tokens import load_tokenizer
 
     docqa.check(cfg)  # judge settings fail before any work
@@ -114,7 +114,7 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
             continue
         if spec.get("refiner") is None:
             spec.pop("refiner", None)  # keeps the fingerprints of refiner-less systems unchanged
-            pipe = HtmlRagPipeline(
+            pipe = make_pipeline(
                 ranker1=_ranker(s["ranker1"], cache_dir, made), ranker2=_ranker(s["ranker2"], cache_dir, made),
                 tokenizer=tokenizer, budget1=spec["budget1"], budget2=spec["budget"], max_words1=spec["max_words1"],
                 max_words2=spec["max_words2"], fmt=spec["fmt"], clean=False, fill=p.fill,

@@ -54,6 +54,8 @@ def build_reader(cfg: DictConfig, cache_dir: Path | None) -> Any:
     from htmlrag.readers import ResponseCache
 
     cache = ResponseCache(str(cache_dir / "responses.sqlite")) if cache_dir is not None and cfg.reader.cache else None
+    from htmlrag.factory import make_reader
+
     spec = plain(cfg.reader)
     spec["cache"] = cache
-    return instantiate(spec, _convert_="all")
+    return make_reader(spec)

@@ -1,9 +1,10 @@
 """The pruning playground: one page, one question, one budget, one ranker; every stage shown.
 
 Stages are the library's: :func:`htmlrag.html.clean.clean_html`, :func:`htmlrag.html.blocktree.build_block_tree`,
-a ranker's scores, :func:`htmlrag.pruning.prune.prune_to_budget` (with the pipeline's defaults: sibling packing and
-``split_to_fill=4`` for BM25/embeddings). With ranker ``none`` the cleaned page is cut to the budget (what the
-``cleaned`` baseline of the quickstart does).
+a ranker's scores, :func:`htmlrag.pruning.prune.prune_to_budget` with the options of a pipeline built by
+:func:`htmlrag.factory.make_pipeline` (:meth:`~htmlrag.pruning.pipeline.HtmlRagPipeline.walk_options`), so a page
+prunes here as one step of ``htmlrag prune`` prunes it. Rankers come from :func:`htmlrag.factory.make_ranker`. With
+ranker ``none`` the cleaned page is cut to the budget (what the ``cleaned`` baseline of the quickstart does).
 """
 
 from __future__ import annotations
@@ -33,14 +34,10 @@ class Rankers:
             raise InputError(f"unknown ranker {name!r}; choose one of bm25, embed")
         with self._lock:
             if name not in self._made:
-                if name == "bm25":
-                    from htmlrag.rankers.bm25 import BM25Ranker
+                from htmlrag.factory import make_ranker
 
-                    self._made[name] = BM25Ranker()
-                else:
-                    from htmlrag.rankers.embedding import EmbeddingRanker
-
-                    self._made[name] = EmbeddingRanker(self.embed_model)
+                self._made[name] = (make_ranker("bm25") if name == "bm25"
+                                    else make_ranker("embedding", model=self.embed_model))
             return self._made[name]
 
 
@@ -67,6 +64,7 @@ def prune_page(raw: bytes, question: str, *, budget: int, ranker: str, max_words
     Raises:
         InputError: bad settings, or a page that cannot be parsed.
     """
+    from htmlrag.factory import make_pipeline
     from htmlrag.html.blocktree import build_block_tree
     from htmlrag.html.clean import clean_html
     from htmlrag.pruning.prune import prune_to_budget, rank_blocks
@@ -95,7 +93,8 @@ def prune_page(raw: bytes, question: str, *, budget: int, ranker: str, max_words
         t2 = time.perf_counter()
         sc = r.score(question.strip(), [tree])
         t3 = time.perf_counter()
-        res = prune_to_budget([tree], sc, budget, tok, ranker=r, question=question.strip(), split_to_fill=4)
+        walk = make_pipeline(r, None, tok).walk_options(bool(getattr(r, "needs_paths", False)))
+        res = prune_to_budget([tree], sc, budget, tok, ranker=r, question=question.strip(), **walk)
         seconds.update(rank=t3 - t2, prune=time.perf_counter() - t3)
         trees, scores, kept, pruned_html, tokens = res.trees, res.scores, res.kept, res.pages[0], res.tokens
     final = trees[0]

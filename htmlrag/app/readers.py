@@ -58,18 +58,16 @@ class Readers:
             return self._made[name]
 
     def _make(self, name: str) -> Any:
+        from htmlrag.factory import make_reader
         from htmlrag.readers.base import GenerationConfig
 
         s = self.settings
         gen = GenerationConfig(max_new_tokens=s.max_new_tokens)
         if name == "openai":
-            from htmlrag.readers.openai import OpenAIReader
-
-            return OpenAIReader(str(s.openai_model), window=8192, generation=gen, base_url_env=s.base_url_env,
-                                api_key_env=s.api_key_env, max_retries=2, timeout=120.0, tokenizer=s.tokenizer)
-        from htmlrag.readers.hf import HFReader
-
-        return HFReader(str(s.hf_model), generation=gen)
+            return make_reader("openai", model=str(s.openai_model), window=8192, generation=gen,
+                               base_url_env=s.base_url_env, api_key_env=s.api_key_env, max_retries=2, timeout=120.0,
+                               tokenizer=s.tokenizer)
+        return make_reader("hf", model=str(s.hf_model), generation=gen)
 
     def forget(self, name: str) -> None:
         """Drop a built reader (after its endpoint failed for good: the next question builds it afresh)."""

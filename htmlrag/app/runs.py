@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import time
 from pathlib import Path
@@ -19,27 +18,10 @@ from typing import Any
 
 from htmlrag.app.files import PathRefused, resolve_under
 from htmlrag.core.errors import InputError
+from htmlrag.evaluation.runs import is_run, open_run
 
 ARTEFACT_EXTS = (".png", ".jpg", ".md", ".csv", ".tex", ".json")
 MAX_CSV_ROWS = 500
-
-
-def _yaml(path: Path) -> Any:
-    import yaml
-
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{path.name}: not valid YAML ({exc})") from exc
-
-
-def _json(path: Path) -> Any:
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path.name}: not valid JSON ({exc})") from exc
 
 
 def fidelity_of(metrics: dict[str, Any] | None, config: dict[str, Any] | None) -> str:
@@ -58,10 +40,6 @@ def fidelity_of(metrics: dict[str, Any] | None, config: dict[str, Any] | None) -
     return "unrecorded"
 
 
-def _is_run(p: Path) -> bool:
-    return p.is_dir() and ((p / "metrics.json").is_file() or (p / "config.yaml").is_file())
-
-
 class Results:
     """Runs under one ``results/`` folder."""
 
@@ -74,7 +52,7 @@ class Results:
         if len(parts) != 2:
             raise InputError(f"{rel!r}: a run is named <experiment>/<run-id>")
         path = resolve_under(self.root, "/".join(parts))
-        if not _is_run(path):
+        if not is_run(path):
             raise InputError(f"{rel!r}: not a run (no metrics.json or config.yaml)")
         return path
 
@@ -85,7 +63,7 @@ class Results:
             return out
         for exp in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
             runs = [self.summary(f"{exp.name}/{r.name}") for r in exp.iterdir()
-                    if not r.name.startswith((".", "_")) and _is_run(r)]
+                    if not r.name.startswith((".", "_")) and is_run(r)]
             if not runs:
                 continue
             runs.sort(key=lambda r: r["mtime"], reverse=True)
@@ -113,22 +91,18 @@ class Results:
                 "provenance": "provenance" in p.name}
 
     def summary(self, rel: str) -> dict[str, Any]:
-        """Experiment, run id, date, overrides, fidelity, dataset, metrics per system (no rows)."""
-        d = self.run_dir(rel)
-        metrics = _json(d / "metrics.json")
-        config = _yaml(d / "config.yaml") or {}
-        overrides = _yaml(d / "overrides.yaml") or []
-        stamp = (d / "metrics.json") if (d / "metrics.json").is_file() else (d / "config.yaml")
-        mtime = stamp.stat().st_mtime
-        m = metrics or {}
+        """Experiment, run id, date, overrides, fidelity, dataset, metrics per system (no rows), and the files
+        that could not be read (``problems``: the run is still listed)."""
+        run = open_run(self.run_dir(rel))
+        m, config = run.summary, run.config
         names = list(m.get("metric_names") or [])
         systems = m.get("system_order") or sorted((m.get("systems") or {}).keys())
         per = {s: (m.get("systems") or {}).get(s, {}).get("metrics", {}) for s in systems}
         return {
-            "id": f"{d.parent.name}/{d.name}", "experiment": d.parent.name, "run_id": d.name, "mtime": mtime,
-            "date": time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime)), "complete": metrics is not None,
-            "overrides": [str(o) for o in overrides] if isinstance(overrides, list) else [str(overrides)],
-            "fidelity": fidelity_of(metrics, config), "dataset": m.get("dataset") or (config.get("dataset") or {}).get("name", ""),
+            "id": f"{run.experiment}/{run.dir.name}", "experiment": run.experiment, "run_id": run.dir.name,
+            "mtime": run.mtime, "date": time.strftime("%Y-%m-%d %H:%M", time.localtime(run.mtime)),
+            "complete": run.complete, "problems": run.problems, "overrides": run.overrides,
+            "fidelity": fidelity_of(m or None, config), "dataset": run.dataset,
             "n_examples": m.get("n_examples"), "n_failed": m.get("n_failed_examples"), "ours": m.get("ours"),
             "metric_names": names, "systems": systems, "metrics": per,
         }
@@ -138,10 +112,10 @@ class Results:
         d = self.run_dir(rel)
         out = self.summary(rel)
         out["config_text"] = (d / "config.yaml").read_text(encoding="utf-8") if (d / "config.yaml").is_file() else ""
-        out["env"] = _json(d / "env.json") or {}
-        out["timings"] = _json(d / "timings.json") or {}
-        metrics = _json(d / "metrics.json") or {}
-        out["tests"] = metrics.get("tests", {})
+        run = open_run(d)
+        out["env"] = run.json("env.json") or {}
+        out["timings"] = run.json("timings.json") or {}
+        out["tests"] = run.summary.get("tests", {})
         files = sorted(p for p in d.rglob("*") if p.is_file() and self._inside(p)
                        and not any(x.startswith(".") for x in p.relative_to(d).parts))
         out["files"] = [self._file(p) for p in files]
@@ -153,10 +127,7 @@ class Results:
 
     def rows(self, rel: str) -> list[dict[str, Any]]:
         """The run's rows (merged file and shards, one per id); reading never repairs (only a run's writer does)."""
-        from htmlrag.evaluation.store import RunStore
-
-        d = self.run_dir(rel)
-        return RunStore(self.root, d.parent.name, d.name).all_rows()  # reads only: a torn tail is skipped, not cut
+        return open_run(self.run_dir(rel)).rows()
 
     def questions(self, rel: str, offset: int = 0, limit: int = 100) -> dict[str, Any]:
         """One page of questions with each system's scores (no contexts)."""

@@ -13,31 +13,36 @@ from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.io import read_page
-from htmlrag.rankers.embedding import DEFAULT_CANDIDATES
 
 log = logging.getLogger("htmlrag")
 
 
 def add_prune_parser(sub: Any) -> None:
     """Register the ``prune`` subcommand on ``sub`` (an argparse subparsers object)."""
+    from htmlrag.factory import PIPELINE, defaults
+
+    pipe, emb, gen = defaults(PIPELINE), defaults("embedding"), defaults("generative")  # one source: the library
     p = sub.add_parser("prune", help="prune pages to a token budget for a question (HtmlRAG Algorithm 2)")
     p.add_argument("paths", nargs="*", help=".html/.html.gz pages retrieved for the question")
     p.add_argument("--question", "-q", help="the question (single mode)")
     p.add_argument("--batch", help="JSONL input: {id, question, pages: [html]} or {id, question, page_paths: [...]}")
     p.add_argument("--out", help="JSONL output of --batch: {id, context, tokens, seconds} (+ error) per input line")
-    p.add_argument("--budget", type=int, default=4096, help="final token budget (default 4096)")
+    p.add_argument("--budget", type=int, default=pipe["budget2"], help=f"final token budget (default {pipe['budget2']})")
     p.add_argument("--ranker", choices=["bm25", "embed", "gen"], default="bm25", help="ranker of step 1")
-    p.add_argument("--max-words", type=int, default=256, help="block size of step 1 in words (default 256)")
+    p.add_argument("--max-words", type=int, default=pipe["max_words1"],
+                   help=f"block size of step 1 in words (default {pipe['max_words1']})")
     p.add_argument("--ranker2", choices=["bm25", "embed", "gen"], help="ranker of step 2 (two-step pipeline)")
-    p.add_argument("--budget1", type=int, default=6144, help="step-1 budget when --ranker2 is set (default 6144)")
-    p.add_argument("--max-words2", type=int, default=128, help="block size of step 2 (default 128)")
+    p.add_argument("--budget1", type=int, default=pipe["budget1"],
+                   help=f"step-1 budget when --ranker2 is set (default {pipe['budget1']})")
+    p.add_argument("--max-words2", type=int, default=pipe["max_words2"],
+                   help=f"block size of step 2 (default {pipe['max_words2']})")
     p.add_argument("--page-prior", type=float, default=0.0,
                    help="add W x the page's best block score to every block of it (0: off; see PagePrior)")
     p.add_argument("--tokenizer", default=None, help="HF tokenizer name/path (default: Mistral-7B, offline)")
-    p.add_argument("--embed-model", default="sentence-transformers/all-MiniLM-L6-v2",
-                   help="embedding model name/path (default: bundled all-MiniLM-L6-v2; paper: BAAI/bge-large-en)")
+    p.add_argument("--embed-model", default=emb["model"],
+                   help=f"embedding model name/path (default {emb['model']}, bundled; paper: BAAI/bge-large-en)")
     p.add_argument("--embed-cache", default=None, help="SQLite file for block embeddings (default: in memory)")
-    p.add_argument("--embed-dtype", choices=["auto", "float32", "bfloat16", "float16"], default="auto",
+    p.add_argument("--embed-dtype", choices=["auto", "float32", "bfloat16", "float16"], default=emb["dtype"],
                    help="embedding model dtype (default auto: bfloat16 on CPUs with AVX512-BF16/AMX and on CUDA, "
                         "~1.7x faster with the same block ranking; float32 elsewhere)")
     p.add_argument("--embed-max-seq", type=int, default=None,
@@ -45,21 +50,21 @@ def add_prune_parser(sub: Any) -> None:
                         "known, MiniLM 128; else the model's own)")
     p.add_argument("--embed-cpu-workers", type=int, default=None,
                    help="CPU: parallel encoding streams (default: one per torch thread, at most 8; 1: off)")
-    p.add_argument("--embed-candidates", type=int, default=DEFAULT_CANDIDATES,
+    p.add_argument("--embed-candidates", type=int, default=emb["candidates"],
                    help=f"embed only the N blocks BM25 ranks highest, the rest below them in BM25's order "
-                        f"(default {DEFAULT_CANDIDATES}: the same answer retention as every block on WTQ-HTML, "
+                        f"(default {emb['candidates']}: the same answer retention as every block on WTQ-HTML, "
                         "~3-4x faster; 0: every block, the paper's ranker)")
     p.add_argument("--gen-model", default=None, help="generative pruner name/path (for --ranker gen)")
-    p.add_argument("--gen-dtype", default="bfloat16", help="generative pruner dtype (default bfloat16)")
+    p.add_argument("--gen-dtype", default=gen["dtype"], help=f"generative pruner dtype (default {gen['dtype']})")
     p.add_argument("--gen-max-prompt-tokens", type=int, default=None, help="cap on the pruner prompt length")
-    p.add_argument("--gen-truncation", choices=["error", "left", "right"], default="error",
+    p.add_argument("--gen-truncation", choices=["error", "left", "right"], default=gen["truncation"],
                    help="a pruner prompt over the window: reject (default) or drop HTML from the left/right")
     p.add_argument("--no-pack", action="store_true",
                    help="one block per child (the paper's Algorithm 1) instead of packing small siblings")
-    p.add_argument("--split-to-fill", type=int, default=4,
+    p.add_argument("--split-to-fill", type=int, default=pipe["split_to_fill"],
                    help="split up to N blocks that do not fit the room left so their best parts fill it "
-                        "(default 4; 0: the paper's rule, skip them whole; not for --ranker gen)")
-    p.add_argument("--device", default="cpu", help="torch device for model rankers")
+                        f"(default {pipe['split_to_fill']}; 0: the paper's rule, skip them whole; not for --ranker gen)")
+    p.add_argument("--device", default=emb["device"], help="torch device for model rankers")
     p.add_argument("--trust-remote-code", action="store_true", help="allow model code from the hub (off)")
     p.add_argument("--format", choices=["html", "compact_html", "text", "markdown"], default="html", help="context format")
     p.add_argument("--no-clean", action="store_true", help="pages are already cleaned")
@@ -72,26 +77,31 @@ def add_prune_parser(sub: Any) -> None:
     p.set_defaults(func=run_prune)
 
 
-def _make_ranker(kind: str, args: argparse.Namespace):
-    if kind == "bm25":
-        from htmlrag.rankers.bm25 import BM25Ranker
+#: ``--ranker`` names -> the factory's ranker kinds
+_KINDS = {"bm25": "bm25", "embed": "embedding", "gen": "generative"}
 
-        return BM25Ranker()
+
+def _make_ranker(kind: str, args: argparse.Namespace):
+    """The ranker ``--ranker``/``--ranker2`` names, built by :func:`htmlrag.factory.make_ranker` from the options
+    given on the command line (their defaults are the rankers' own)."""
+    from htmlrag.factory import make_ranker
+
+    if kind == "bm25":
+        return make_ranker("bm25")
     if kind == "embed":
-        from htmlrag.rankers.embedding import EmbeddingCache, EmbeddingRanker
+        from htmlrag.rankers.embedding import EmbeddingCache
 
         cache = EmbeddingCache(args.embed_cache) if args.embed_cache else None
-        return EmbeddingRanker(args.embed_model, device=args.device, cache=cache, dtype=args.embed_dtype,
-                               max_seq_length=args.embed_max_seq, trust_remote_code=args.trust_remote_code,
-                               cpu_workers=args.embed_cpu_workers, candidates=_candidates(args))
+        return make_ranker("embedding", model=args.embed_model, device=args.device, cache=cache,
+                           dtype=args.embed_dtype, max_seq_length=args.embed_max_seq,
+                           trust_remote_code=args.trust_remote_code, cpu_workers=args.embed_cpu_workers,
+                           candidates=_candidates(args))
     if kind == "gen":
         if not args.gen_model:
             raise InputError("--ranker gen needs --gen-model NAME_OR_PATH (e.g. zstanjj/HTML-Pruner-Llama-1B)")
-        from htmlrag.rankers.generative import GenerativeRanker
-
-        return GenerativeRanker(args.gen_model, device=args.device, dtype=args.gen_dtype,
-                                max_prompt_tokens=args.gen_max_prompt_tokens, truncation=args.gen_truncation,
-                                trust_remote_code=args.trust_remote_code)
+        return make_ranker("generative", model_name_or_path=args.gen_model, device=args.device,
+                           dtype=args.gen_dtype, max_prompt_tokens=args.gen_max_prompt_tokens,
+                           truncation=args.gen_truncation, trust_remote_code=args.trust_remote_code)
     raise InputError(f"unknown ranker {kind!r}")
 
 
@@ -105,7 +115,7 @@ def _candidates(args: argparse.Namespace) -> int | None:
 
 
 def _make_pipeline(args: argparse.Namespace):
-    from htmlrag.pruning.pipeline import HtmlRagPipeline
+    from htmlrag.factory import make_pipeline
     from htmlrag.pruning.tokens import load_tokenizer
 
     tok = load_tokenizer(args.tokenizer, trust_remote_code=args.trust_remote_code)
@@ -115,7 +125,7 @@ def _make_pipeline(args: argparse.Namespace):
 
         r1 = PagePrior(r1, args.page_prior)
     r2 = _make_ranker(args.ranker2, args) if args.ranker2 else None
-    return HtmlRagPipeline(r1, r2, tok, budget1=args.budget1, budget2=args.budget, max_words1=args.max_words,
+    return make_pipeline(r1, r2, tok, budget1=args.budget1, budget2=args.budget, max_words1=args.max_words,
                            max_words2=args.max_words2, fmt=args.format, clean=not args.no_clean,
                            pack_siblings=not args.no_pack, count_stages=False, keep_stages=False, keep_hidden=args.keep_hidden,
                            split_to_fill=args.split_to_fill)

@@ -5,7 +5,7 @@ excluding file names. A run id, a cache key or a corpus folder holds the fingerp
 it, so editing a web-app view, a command line or a table writer changes no run id and misses no cache, while
 editing a ranker, a metric or the harness's wiring of systems changes every id it can affect.
 
-Presentation and storage (:mod:`htmlrag.app`, :mod:`htmlrag.cli`, :mod:`htmlrag.evaluation` outside
+Presentation and storage (:mod:`htmlrag.app`, :mod:`htmlrag.cli.main`, :mod:`htmlrag.evaluation` outside
 ``scoring/``, :mod:`htmlrag.core` outside ``models/``, the harness's entry points and table commands) are in
 no set.
 """

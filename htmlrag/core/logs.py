@@ -16,7 +16,7 @@ import sys
 
 #: Logger names (and their children) whose INFO/DEBUG records our command lines show. ``htmlrag`` also
 #: covers every ``htmlrag-<tool>`` entry-point logger (``htmlrag-train``, ``htmlrag-paper``, ...).
-OURS = ("htmlrag", "eval", "training", "scripts", "quickstart", "__main__")
+OURS = ("htmlrag", "htmlrag_bench", "scripts", "quickstart", "__main__")
 
 
 def is_ours(name: str) -> bool:

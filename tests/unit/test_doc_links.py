@@ -52,7 +52,7 @@ def test_link_checker_catches_missing_files_and_anchors(tmp_path: Path, monkeypa
     monkeypatch.setattr("tests.unit.test_doc_links.ROOT", tmp_path)
     monkeypatch.setattr("tests.unit.test_doc_links.PENDING_PAGES", {"docs/pending.md"})
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "a.md").write_text("# Top\n\n## Pruning to a budget (`htmlrag.pruning.prune`)\n\ntext\n")
+    (tmp_path / "docs" / "a.md").write_text("# Top\n\n## Pruning to a budget (`htmlrag.prune`)\n\ntext\n")
     page = tmp_path / "README.md"
     page.write_text(
         "[ok](docs/a.md) [ok](docs/a.md#pruning-to-a-budget-htmlragprune) [ok](#intro) [web](https://x.org/y)\n"
@@ -68,7 +68,7 @@ def test_link_checker_catches_missing_files_and_anchors(tmp_path: Path, monkeypa
 
 
 def test_slug_follows_github():
-    assert slug("Pruning to a token budget (`htmlrag.pruning.prune`, `htmlrag.pruning.pipeline`)") == \
+    assert slug("Pruning to a token budget (`htmlrag.prune`, `htmlrag.pipeline`)") == \
         "pruning-to-a-token-budget-htmlragprune-htmlragpipeline"
     assert slug("htmlrag clean, htmlrag tree") == "htmlrag-clean-htmlrag-tree"
     assert slug("Set-up: the two commands") == "set-up-the-two-commands"

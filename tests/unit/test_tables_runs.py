@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from htmlrag.evaluation.runs import find_runs, select
 from htmlrag.evaluation.tables import Column, Table, build_table
-from htmlrag_bench.eval.runs import find_runs, select
 
 
 def _run(root: Path, name: str, dataset: str, config: dict, values: dict[str, float], *, mtime: float | None = None,

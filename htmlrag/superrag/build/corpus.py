@@ -230,13 +230,14 @@ class Corpus:
     def describer(self) -> Any:
         """The figure describer of ``config.figure_model`` (replies cached in ``figures.sqlite``)."""
         if getattr(self, "_describer", None) is None:
+            from htmlrag.factory import make_reader
             from htmlrag.readers.base import GenerationConfig
-            from htmlrag.readers.openai import OpenAIReader
             from htmlrag.superrag.build.figdesc import FigureDescriber
 
             c = self.config
-            reader = OpenAIReader(str(c.figure_model), window=8192, generation=GenerationConfig(max_new_tokens=300),
-                                  base_url_env=c.figure_base_url_env, api_key_env=c.figure_api_key_env)
+            reader = make_reader("openai", model=str(c.figure_model), window=8192,
+                                 generation=GenerationConfig(max_new_tokens=300), base_url_env=c.figure_base_url_env,
+                                 api_key_env=c.figure_api_key_env)
             self._describer = FigureDescriber(reader, self.folder / "figures.sqlite")
         return self._describer
 

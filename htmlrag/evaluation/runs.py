@@ -1,4 +1,11 @@
-"""Saved runs for tables: find them, decide which run fills which cell, and label column groups.
+"""The one reader of run folders (``results/<experiment>/<run-id>/``, written by :mod:`htmlrag.evaluation.store`),
+used by the harness, the table commands and the web app; and the rules that decide which run fills which table
+cell.
+
+Reading: :func:`open_run` reads one folder into a :class:`Run` (``metrics.json``, ``config.yaml``, ``overrides.yaml``;
+rows, ``env.json`` and ``timings.json`` on demand). A file that cannot be read does not raise: the run is
+returned with the problem in :attr:`Run.problems` (a browser lists it flagged; a table command refuses it with
+:meth:`Run.check`). :func:`find_runs` finds every run at or below some folders. Reading never writes.
 
 The rule every table writer follows (``htmlrag-bench-table``, ``htmlrag-paper``, the sweep table):
 
@@ -23,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.errors import InputError
+
 log = logging.getLogger(__name__)
 
 #: Config keys that do not change results (as htmlrag_bench.eval.schemas.NOT_HASHED).
@@ -36,21 +45,63 @@ MAX_LABEL_KEYS = 4
 
 @dataclass(eq=False)
 class Run:
-    """One saved run: its folder, ``metrics.json`` and resolved ``config.yaml``."""
+    """One saved run as the tables and the app see it.
+
+    Attributes:
+        dir: the run folder.
+        summary: ``metrics.json`` (``{}`` while the run is incomplete or when it cannot be read).
+        config: the resolved ``config.yaml`` (``{}`` when missing or unreadable).
+        mtime: when ``metrics.json`` (else ``config.yaml``) was written.
+        overrides: ``overrides.yaml``.
+        problems: files that could not be read, each ``"<file>: <why>"``.
+        superseded: runs with the same settings that this one replaces in tables (:func:`select`).
+    """
 
     dir: Path
     summary: dict[str, Any]
     config: dict[str, Any]
     mtime: float
     superseded: list[Path] = field(default_factory=list)
+    overrides: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
     @property
     def dataset(self) -> str:
-        return str(self.summary.get("dataset", ""))
+        return str(self.summary.get("dataset", "")) or str((self.config.get("dataset") or {}).get("name", ""))
 
     @property
     def run_id(self) -> str:
         return str(self.summary.get("run_id", self.dir.name))
+
+    @property
+    def experiment(self) -> str:
+        return self.dir.parent.name
+
+    @property
+    def complete(self) -> bool:
+        """``metrics.json`` was written and read."""
+        return bool(self.summary)
+
+    def check(self) -> Run:
+        """The run itself, or :class:`~htmlrag.core.errors.InputError` naming every file that could not be read."""
+        if self.problems:
+            raise InputError(f"{self.dir}: " + "; ".join(self.problems))
+        return self
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The prediction rows (merged file and shards, one per id, in example order); reads only.
+
+        Raises:
+            InputError: a row that is not valid JSON or not a JSON object (naming the file and line).
+        """
+        from htmlrag.evaluation.store import RunStore
+
+        return RunStore(self.dir.parent.parent, self.experiment, self.dir.name).all_rows()
+
+    def json(self, name: str) -> Any:
+        """Another JSON file of the run (``env.json``, ``timings.json``), or ``None`` when missing or unreadable."""
+        value, _ = _read_json(self.dir / name)
+        return value
 
     def get(self, dotted: str, default: Any = None) -> Any:
         """A config value by dotted path (``pruner.budget``)."""
@@ -79,22 +130,74 @@ def flatten(node: Any, prefix: str = "") -> dict[str, str]:
     return {prefix: json.dumps(node, sort_keys=True, default=str)} if prefix else {}
 
 
-def find_runs(paths: Iterable[str | Path]) -> list[Run]:
-    """Every run (a folder with ``metrics.json``) at or below ``paths``, Hydra log folders skipped."""
+def is_run(path: Path) -> bool:
+    """A run folder: it holds ``metrics.json`` or ``config.yaml``."""
+    return path.is_dir() and ((path / "metrics.json").is_file() or (path / "config.yaml").is_file())
+
+
+def _read_json(path: Path) -> tuple[Any, str | None]:
+    if not path.is_file():
+        return None, None
+    try:
+        return json.loads(path.read_text(encoding="utf-8")), None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return None, f"{path.name}: not readable JSON ({exc})"
+
+
+def _read_yaml(path: Path) -> tuple[Any, str | None]:
     import yaml
 
+    if not path.is_file():
+        return None, None
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8")), None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        return None, f"{path.name}: not readable YAML ({' '.join(str(exc).split())})"
+
+
+def open_run(path: str | Path) -> Run:
+    """Read one run folder (see the module docstring: problems are recorded, not raised).
+
+    Raises:
+        InputError: ``path`` is not a run folder.
+    """
+    d = Path(path)
+    if not is_run(d):
+        raise InputError(f"{d}: not a run (no metrics.json or config.yaml)")
+    problems: list[str] = []
+    summary, bad = _read_json(d / "metrics.json")
+    problems += [bad] if bad else []
+    if summary is not None and not isinstance(summary, dict):
+        problems.append("metrics.json: not a JSON object")
+        summary = None
+    config, bad = _read_yaml(d / "config.yaml")
+    problems += [bad] if bad else []
+    if config is not None and not isinstance(config, dict):
+        problems.append("config.yaml: not a mapping")
+        config = None
+    overrides, bad = _read_yaml(d / "overrides.yaml")
+    problems += [bad] if bad else []
+    overrides = [str(o) for o in overrides] if isinstance(overrides, list) else [] if overrides is None else [str(overrides)]
+    stamp = d / "metrics.json" if (d / "metrics.json").is_file() else d / "config.yaml"
+    return Run(d, summary or {}, config or {}, stamp.stat().st_mtime, overrides=overrides, problems=problems)
+
+
+def find_runs(paths: Iterable[str | Path], *, complete: bool = True) -> list[Run]:
+    """Every run at or below ``paths`` (Hydra log folders and hidden folders skipped), in path order.
+
+    Args:
+        complete: only runs that wrote ``metrics.json`` (what tables use); ``False`` adds runs in progress.
+    """
     found: list[Path] = []
     for p in map(Path, paths):
-        if (p / "metrics.json").is_file():
-            found.append(p / "metrics.json")
+        if is_run(p):
+            found.append(p)
         elif p.is_dir():
-            found.extend(f for f in sorted(p.rglob("metrics.json")) if "_hydra" not in f.parts)
-    runs = []
-    for f in found:
-        cfg_file = f.parent / "config.yaml"
-        config = yaml.safe_load(cfg_file.read_text(encoding="utf-8")) if cfg_file.is_file() else {}
-        runs.append(Run(f.parent, json.loads(f.read_text(encoding="utf-8")), config or {}, f.stat().st_mtime))
-    return runs
+            marker = "metrics.json" if complete else "config.yaml"
+            dirs = {f.parent for f in p.rglob(marker)} | ({f.parent for f in p.rglob("metrics.json")} if not complete else set())
+            found.extend(sorted(d for d in dirs if not any(x.startswith(("_", ".")) for x in d.relative_to(p).parts)))
+    runs = [open_run(d) for d in found]
+    return [r for r in runs if r.complete or r.problems] if complete else runs
 
 
 def select(runs: Sequence[Run]) -> list[Run]:

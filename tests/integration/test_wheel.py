@@ -1,0 +1,72 @@
+"""The built wheel runs outside a checkout: configs and samples ship with it, results go where the user works,
+and it installs no top-level names but ``htmlrag`` and ``htmlrag_bench``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(ROOT),
+                    "-w", str(out)], check=True, capture_output=True, text=True, timeout=600)
+    (whl,) = out.glob("htmlrag_bench-*.whl")
+    return whl
+
+
+def test_wheel_holds_every_package_configs_and_samples_and_no_stray_top_level_names(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top == {"htmlrag", "htmlrag_bench"}
+    assert "htmlrag_bench/conf/config.yaml" in names
+    assert "htmlrag_bench/conf/experiment/quickstart.yaml" in names
+    assert not any(n.startswith("htmlrag_bench/conf/local/") and n.endswith(".yaml") for n in names)
+    assert "htmlrag_bench/samples/pages/lighthouse.html" in names
+    assert any(n.startswith("htmlrag_bench/samples/pdfs/docs/") and n.endswith(".pdf") for n in names)
+    # every package folder of the checkout is listed in pyproject.toml and so lands in the wheel
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    folders = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "htmlrag").rglob("__init__.py")}
+    folders |= {"htmlrag_bench." + ".".join(p.parent.relative_to(ROOT).parts)
+                for d in ("eval", "training") for p in (ROOT / d).rglob("__init__.py")}
+    assert folders <= listed, f"package folders missing from pyproject.toml: {sorted(folders - listed)}"
+    for pkg in listed:
+        assert any(n.startswith(pkg.replace(".", "/") + "/") for n in names), pkg
+
+
+def test_installed_wheel_runs_the_quickstart_from_an_empty_folder(wheel, tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    site = next((venv / "lib").glob("python*/site-packages"))
+    # the dependencies of this environment (no downloads here), but not its editable copy of the project
+    (site / "zz_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    py = venv / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, timeout=300,
+                   capture_output=True)
+    work = tmp_path / "empty"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HTMLRAG_") and k != "PYTHONPATH"}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="disabled")
+    where = subprocess.run([str(py), "-c", "import htmlrag, htmlrag_bench.eval; print(htmlrag.__file__)"],
+                           cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    assert str(site) in where.stdout, where.stdout + where.stderr  # the wheel's copy, not the checkout's
+    assert subprocess.run([str(py), "-c", "import eval.app"], cwd=work, env=env, capture_output=True,
+                          timeout=60).returncode != 0  # no top-level 'eval' package
+    run = subprocess.run([str(venv / "bin" / "htmlrag-bench"), "experiment=quickstart", "run.progress=false"],
+                         cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    runs = list((work / "results" / "quickstart").glob("*/metrics.json"))
+    assert len(runs) == 1, sorted(p.as_posix() for p in work.rglob("*"))[:40]
+    assert not list((site / "htmlrag_bench").rglob("metrics.json"))  # nothing written into the installed code
