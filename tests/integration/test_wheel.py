@@ -50,8 +50,10 @@ def test_installed_wheel_runs_the_quickstart_from_an_empty_folder(wheel, tmp_pat
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     site = next((venv / "lib").glob("python*/site-packages"))
-    # the dependencies of this environment (no downloads here), but not its editable copy of the project
-    (site / "zz_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    # the dependencies of this environment (no downloads here), but not its editable copy of the project: a
+    # folder named in a .pth file is searched, but its own .pth files (the editable finder's) are not run
+    deps = [p for p in sys.path if p.endswith("site-packages")] or [sysconfig.get_paths()["purelib"]]
+    (site / "zz_deps.pth").write_text("\n".join(deps) + "\n", encoding="utf-8")
     py = venv / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, timeout=300,
                    capture_output=True)
