@@ -17,8 +17,17 @@ What :func:`clean_html` does, in order:
    its whitespace exactly), replace ``<br>``/``<hr>`` by a space, drop elements with no text and no meaningful
    content (images with alt text, and empty cells that hold a table row's shape, are meaningful), and unwrap
    chains of single-child wrappers (``div > div > p`` becomes ``p``). Structural tags (html, body, title,
-   headings, paragraphs, lists, tables, pre, blockquote) are never unwrapped.
+   headings, paragraphs, lists, tables, pre, blockquote, textarea) are never unwrapped, and no element is
+   moved into a parent that the HTML parser would close before it (``<ul><div><pre>`` stays:
+   :data:`htmlrag.html.nesting.NOT_KEPT`).
 5. Serialise as HTML (well-formed: every element closed, text escaped).
+
+*Stable*: every output is a fixed point, ``clean_html(clean_html(x)) == clean_html(x)``, and it parses back
+to the tree cleaning returned. So whitespace follows the rules of an element's final context (an inline
+element's edge space unwrapped into a block goes: ``<td> <b>OC </b></td>`` gives ``<td>OC</td>``), and in the
+rare page where stripping inline tags left an element in a parent the parser closes before it
+(``<p><span><div>``), the cleaned tree is parsed and cleaned once more (:func:`clean_tree`; 1 of the 581
+shared pages).
 
 *Lossless* means: every run of visible text of the input's body, whitespace-normalised, appears in the
 output's text in the same order (:func:`htmlrag.html.lossless.check_lossless` tests exactly this; text inside
@@ -32,6 +41,7 @@ from dataclasses import dataclass
 import lxml.etree as etree
 
 from htmlrag.core.errors import InputError
+from htmlrag.html.nesting import NOT_KEPT, NOT_KEPT_UNDER
 from htmlrag.html.parse import parse_html
 from htmlrag.html.text import has_cjk
 
@@ -44,7 +54,7 @@ DROP_WITH_CONTENT: tuple[str, ...] = (
 #: Never unwrapped, even when they wrap a single child.
 STRUCTURAL: frozenset[str] = frozenset(
     "html head body title h1 h2 h3 h4 h5 h6 p pre blockquote table thead tbody tfoot tr td th caption "
-    "ul ol li dl dt dd img figcaption".split()
+    "ul ol li dl dt dd img figcaption textarea".split()
 )
 #: Inline (phrasing) elements; every other element is treated as block-level for whitespace.
 INLINE: frozenset[str] = frozenset(
@@ -57,6 +67,7 @@ UNWRAP_INLINE: tuple[str, ...] = ("span", "font", "abbr", "bdi", "bdo", "data", 
 _CELLS = frozenset(("td", "th"))
 _ATTR_TAGS = frozenset(("img", "td", "th", "a"))  # the only elements that keep attributes
 _BREAKS = frozenset(("br", "hr", "wbr"))
+_PRE_TAGS = frozenset(("pre", "textarea"))  # text kept verbatim (xmp, listing, plaintext are renamed pre)
 
 
 def _hidden_style(style: str | None) -> bool:
@@ -76,8 +87,13 @@ def is_hidden(el: etree._Element) -> bool:
     return el.get("hidden") is not None or _hidden_style(el.get("style"))
 
 
-def _remove(el: etree._Element, parent: etree._Element, sep: str = "") -> None:
-    """Remove ``el`` (and its subtree) but keep its tail text in place."""
+def _remove(el: etree._Element, parent: etree._Element, sep: str = "", settled: bool = False) -> None:
+    """Remove ``el`` (and its subtree) but keep its tail text in place.
+
+    ``settled``: ``el``'s later siblings are cleaned already (the bottom-up pass, outside ``<pre>``). A block
+    element among them took the whitespace just before it off ``el``'s tail; with ``el`` gone, the whitespace
+    before it is the text before ``el``, which loses its trailing whitespace too (``<img> <b></b><div>``:
+    ``<img><div>``, as a second cleaning would give)."""
     tail = el.tail
     if tail:
         prev = el.getprevious()
@@ -85,15 +101,48 @@ def _remove(el: etree._Element, parent: etree._Element, sep: str = "") -> None:
             prev.tail = (prev.tail or "") + sep + tail
         else:
             parent.text = (parent.text or "") + sep + tail
+    elif settled and (nxt := el.getnext()) is not None and nxt.tag not in INLINE:
+        _trim_before(el, parent)
     parent.remove(el)
 
 
-def _unwrap_child(el: etree._Element, child: etree._Element) -> None:
-    """Replace ``el``'s only child by the child's content (``el.text`` is blank, ``child.tail`` blank)."""
+def _trim_before(el: etree._Element, parent: etree._Element) -> None:
+    """Rule for a block element ``el``: no whitespace just before it (its previous sibling's tail, or its
+    parent's text when it comes first)."""
+    prev = el.getprevious()
+    if prev is not None:
+        if prev.tail and prev.tail[-1].isspace():
+            prev.tail = prev.tail.rstrip() or None
+    elif parent.text and parent.text[-1].isspace():
+        parent.text = parent.text.rstrip() or None
+
+
+def _trim_inner_ends(el: etree._Element) -> None:
+    """Rule for a block element ``el``: no whitespace at its inner ends. Its text starts with no space and ends
+    with none unless an inline child follows; its last child's tail ends with no space. (Texts outside
+    ``<pre>`` are collapsed by now: single spaces are their only whitespace.)"""
+    text = el.text
+    n = len(el)
+    if text and (text[0] == " " or text[-1] == " "):
+        text = text.lstrip()
+        if not n or el[0].tag not in INLINE:
+            text = text.rstrip()
+        el.text = text or None
+    if n:
+        last = el[-1]
+        if last.tail and last.tail[-1] == " ":
+            last.tail = last.tail.rstrip() or None
+
+
+def _unwrap_child(el: etree._Element, child: etree._Element, moved: list[etree._Element] | None) -> None:
+    """Replace ``el``'s only child by the child's content (``el.text`` is blank, ``child.tail`` blank); the
+    moved grandchildren that are single-child wrappers go to ``moved`` (not ``None`` if there are any)."""
     el.text = child.text
     el.remove(child)  # its blank tail goes with it
     for grandchild in list(child):
         el.append(grandchild)  # moves, with the grandchild's tail
+        if grandchild.text is None and len(grandchild) == 1:
+            moved.append(grandchild)  # type: ignore[union-attr]
 
 
 def clean_html(html: str | bytes, *, keep_href: bool = False, name: str = "<input>", keep_hidden: bool = False,
@@ -119,9 +168,8 @@ def clean_html(html: str | bytes, *, keep_href: bool = False, name: str = "<inpu
 def clean_page(html: str | bytes, *, keep_href: bool = False, name: str = "<input>", keep_hidden: bool = False,
                ) -> tuple[str, etree._Element | None]:
     """:func:`clean_html` that also returns the cleaned tree (``None`` when the result is empty), so a
-    block tree can be built from it without parsing the cleaned HTML again. Its blocks are those of the
-    parsed HTML, except in pages where cleaning left a nesting the HTML parser undoes (a ``<p>`` inside a
-    ``<p>``): there sibling numbers in paths can differ (2 of 2129 trees of the shared pages)."""
+    block tree can be built from it without parsing the cleaned HTML again: the parse of the cleaned HTML is
+    this very tree (same elements, same paths; see *Stable* in the module docstring)."""
     html_out, root, _ = _clean(html, keep_href, name, None, keep_hidden=keep_hidden)
     return html_out, root
 
@@ -197,12 +245,37 @@ class WordCounts:
         self.alive = []
 
 
+#: How many times at most :func:`clean_tree` cleans the parse of its own result (once is always enough).
+_MAX_RECLEANS = 2
+
+
 def clean_tree(root: etree._Element, *, keep_href: bool = False,
                word_counts: WordCounts | None = None, keep_hidden: bool = False) -> etree._Element:
     """Clean a parsed tree in place and return its root (see :func:`clean_html`).
 
     ``word_counts``: if given (empty), it is filled with the word counts of the cleaned tree's elements.
+
+    The result is what the HTML parser gives back for its serialisation (so cleaning it again changes
+    nothing). In rare pages, unwrapping inline tags put an element directly in a parent that the parser closes
+    before it (``<p><span><div>`` became ``<p><div>``; :data:`htmlrag.html.nesting.NOT_KEPT`): the pass notes
+    it, and the cleaned tree is then serialised, parsed and cleaned again, and that new root is returned (the
+    parser ends the ``p`` there, as it does when it reads the cleaned page).
     """
+    for rounds_left in range(_MAX_RECLEANS, -1, -1):
+        if not _clean_in_place(root, keep_href, word_counts, keep_hidden) or not rounds_left:
+            break
+        reparsed = parse_html(serialize(root))
+        if reparsed is None:  # pragma: no cover - the tree holds an element below the root
+            break
+        root = reparsed
+        if word_counts is not None and word_counts.by_id:
+            word_counts.by_id.clear()
+    return root
+
+
+def _clean_in_place(root: etree._Element, keep_href: bool, word_counts: WordCounts | None,
+                    keep_hidden: bool) -> bool:
+    """One cleaning of ``root`` in place; True when an element is left where the parser would not keep it."""
     _keep_first_title(root)
     _strip_in_c(root, keep_href, keep_hidden)
     # Keep every proxy alive in `elements` first: the id() sets below rely on lxml reusing live proxies.
@@ -216,7 +289,7 @@ def clean_tree(root: etree._Element, *, keep_href: bool = False,
     if word_counts is not None:
         word_counts.alive = elements
         word_counts.cjk = cjk
-    return root
+    return cleaner.not_kept
 
 
 def _keep_first_title(root: etree._Element) -> None:
@@ -293,12 +366,14 @@ class _BottomUp:
         self.inner: dict[int, int] = {}
         self.shape_only: set[int] = set()  # empty cells kept for a row's shape
         self.saved_attributes: list[tuple[etree._Element, dict]] = []  # restored after the pass
+        #: An element sits in a parent that libxml2's parser would close before it (:data:`NOT_KEPT`).
+        self.not_kept = False
 
     def run(self, elements: list[etree._Element]) -> bool:
         """Clean ``elements`` (a tree's elements in document order) from the last; True if a text had CJK."""
         inline, breaks, attr_tags, pre_text, pre_tail = INLINE, _BREAKS, _ATTR_TAGS, self.pre_text, self.pre_tail
         any_pre, drop_hidden, counting = bool(pre_text), self.drop_hidden, self.counting
-        counts, inner, shape_only = self.counts, self.inner, self.shape_only
+        counts, inner, shape_only, not_kept_under = self.counts, self.inner, self.shape_only, NOT_KEPT_UNDER
         # CJK text makes the counts invalid (the block tree counts each CJK character): looked for in each text
         # while counting, until found (a non-ASCII test first: most texts are ASCII).
         look = counting
@@ -309,7 +384,7 @@ class _BottomUp:
                 if drop_hidden and (((style := attrib.get("style")) and _hidden_style(style)) or "hidden" in attrib):
                     parent = el.getparent()  # its subtree was cleaned for nothing (bottom-up): rare
                     if parent is not None:
-                        _remove(el, parent, sep="" if tag in inline else " ")
+                        _remove(el, parent, "" if tag in inline else " ", not (any_pre and eid in pre_tail))
                         continue
                 if tag in attr_tags and (alt := self.save_attributes(el, tag)):
                     alt_words = len(alt.split())
@@ -320,7 +395,7 @@ class _BottomUp:
                 look = self.finish_root(el, look)
                 continue
             if tag in breaks:
-                _remove(el, parent, sep=" ")
+                _remove(el, parent, " ", not (any_pre and eid in pre_tail))
                 continue
             block, n = tag not in inline, len(el)
             # el's text, el's tail, and the whitespace just before el if el is block-level.
@@ -361,15 +436,17 @@ class _BottomUp:
                 elif parent.text and parent.text[-1].isspace():
                     parent.text = parent.text.rstrip() or None
             if not ((text and not text.isspace()) or (n and (not shape_only or _has_content(el, shape_only)))):
-                self.drop_empty(el, parent, tag, alt_words, tail_words)
+                self.drop_empty(el, parent, tag, alt_words, tail_words, tail_in_pre)
                 continue
             if counting:
                 words_el = text_words + alt_words + inner.pop(eid, 0) if n else text_words + alt_words
                 counts[eid] = words_el
                 pid = id(parent)
                 inner[pid] = inner.get(pid, 0) + words_el + tail_words
+            if (under := not_kept_under.get(tag)) is not None and parent.tag in under:
+                self.not_kept = True  # stripping inline tags put el where the parser would not keep it
             if n == 1 and el.text is None:
-                _unwrap_single(el, parent, tag, block)
+                _unwrap_single(el, parent, tag, block, in_pre)
         return not look if counting else False
 
     def save_attributes(self, el: etree._Element, tag: str) -> str | None:
@@ -398,18 +475,21 @@ class _BottomUp:
         return look
 
     def drop_empty(self, el: etree._Element, parent: etree._Element, tag: str, alt_words: int,
-                   tail_words: int) -> None:
+                   tail_words: int, tail_in_pre: bool) -> None:
         """``el`` holds nothing: an image with alt text and an empty cell (a row's shape) stay, counted;
-        anything else goes (its tail stays)."""
+        anything else goes (its tail stays; ``tail_in_pre``: it is inside ``<pre>``, see :func:`_remove`)."""
         if alt_words or tag in _CELLS:
-            if tag in _CELLS and not alt_words:
-                self.shape_only.add(id(el))
+            if tag in _CELLS:
+                if not alt_words:
+                    self.shape_only.add(id(el))
+                if parent.tag in NOT_KEPT_UNDER[tag]:  # as in run(): a cell that stripping moved (<b><th>)
+                    self.not_kept = True
             if self.counting:
                 self.counts[id(el)] = alt_words
                 pid = id(parent)
                 self.inner[pid] = self.inner.get(pid, 0) + alt_words + tail_words
             return
-        _remove(el, parent, sep="" if tag in INLINE else " ")
+        _remove(el, parent, "" if tag in INLINE else " ", not tail_in_pre)
 
 
 def _has_content(el: etree._Element, shape_only: set[int]) -> bool:
@@ -420,18 +500,53 @@ def _has_content(el: etree._Element, shape_only: set[int]) -> bool:
     return False
 
 
-def _unwrap_single(el: etree._Element, parent: etree._Element, tag: str, block: bool) -> None:
+def _unwrap_single(el: etree._Element, parent: etree._Element, tag: str, block: bool, in_pre: bool,
+                   moved: list[etree._Element] | None = None) -> None:
     """Unwrap a single-child wrapper (``el`` holds one child and no text of its own): ``el`` gives way to
-    its child, or the child to its content, unless structure forbids (:data:`STRUCTURAL`)."""
+    its child, or the child to its content, unless structure forbids (:data:`STRUCTURAL`) or the HTML parser
+    would not keep an element so moved in its new parent (:data:`htmlrag.html.nesting.NOT_KEPT`: ``<pre>`` in
+    ``<ul>``, ``<p>`` in ``<b>``, ``<li>`` in ``<li>``), so that a cleaned page parses back as cleaned.
+
+    Whitespace then follows the rules of the new context (outside ``<pre>``, ``in_pre``): a block child that
+    took an inline ``el``'s place has no whitespace just before or after it, and a block ``el`` that took its
+    inline child's content has none at its inner ends (``<td><b>OC </b></td>`` gives ``<td>OC</td>``).
+    A moved element that is a wrapper itself, whose unwrapping its old parent may have refused, is unwrapped in
+    its new place too (``<b><div><p>`` in a ``<div>``: ``<p>``); ``moved`` collects those when given, else
+    they are done here."""
     child = el[0]
     if child.tail is not None and not child.tail.isspace():
         return
     ctag = child.tag
     child_inline = ctag in INLINE
+    todo = moved
     if tag not in STRUCTURAL and not (block and child_inline and ctag not in STRUCTURAL):
+        if ctag in NOT_KEPT.get(parent.tag, ()):
+            return
         tail = el.tail  # remove el: the child takes its place
         parent.replace(el, child)
-        child.tail = tail
+        if not block and not child_inline and not in_pre:
+            child.tail = (tail.lstrip() or None) if tail else None
+            _trim_before(child, parent)
+        else:
+            child.tail = tail
+        if child.text is None and len(child) == 1:
+            if moved is None:
+                todo = [child]
+            else:
+                moved.append(child)
     elif ctag not in STRUCTURAL and not (not child_inline and tag in INLINE):
+        if len(child):
+            not_kept = NOT_KEPT.get(tag, ())
+            for grandchild in child:
+                if grandchild.tag in not_kept:
+                    return
+            todo = [] if moved is None else moved
         child.tail = None
-        _unwrap_child(el, child)
+        _unwrap_child(el, child, todo)
+        if child_inline and not in_pre:
+            _trim_inner_ends(el)
+    while moved is None and todo:
+        x = todo.pop()
+        xtag, xparent = x.tag, x.getparent()
+        if xparent is not None and x.text is None and len(x) == 1:
+            _unwrap_single(x, xparent, xtag, xtag not in INLINE, in_pre or xtag in _PRE_TAGS, todo)

@@ -145,8 +145,9 @@ class HtmlRagPipeline:
                 return ("tree", hashlib.sha1(p.encode()).digest(), max_words, pack, i)
 
             # The cleaned tree when we have it (no second parse; trees never modify their root). Not for
-            # rankers that read paths: in rare pages the cleaned tree nests elements that the HTML parser
-            # would not (a <p> in a <p>), so sibling numbers differ from the HTML's (2 of 2129 shared trees).
+            # rankers that read paths: they get the parse of the HTML, as before issue 36, when the cleaned
+            # tree could nest elements the parser would not (a <p> in a <p>: other sibling numbers). Cleaned
+            # HTML now parses back to the cleaned tree (clean_page), so this exception could go.
             use_root = roots is not None and roots[i] is not None and not needs_paths
             src = roots[i][0] if use_root else p
             counts = roots[i][1] if use_root else None
