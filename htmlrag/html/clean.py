@@ -366,6 +366,7 @@ class _BottomUp:
         self.inner: dict[int, int] = {}
         self.shape_only: set[int] = set()  # empty cells kept for a row's shape
         self.saved_attributes: list[tuple[etree._Element, dict]] = []  # restored after the pass
+        self.links: set[int] = set()  # ids of links that keep their href (keep_href): never unwrapped
         #: An element sits in a parent that libxml2's parser would close before it (:data:`NOT_KEPT`).
         self.not_kept = False
 
@@ -446,7 +447,7 @@ class _BottomUp:
             if (under := not_kept_under.get(tag)) is not None and parent.tag in under:
                 self.not_kept = True  # stripping inline tags put el where the parser would not keep it
             if n == 1 and el.text is None:
-                _unwrap_single(el, parent, tag, block, in_pre)
+                _unwrap_single(el, parent, tag, block, in_pre, links=self.links)
         return not look if counting else False
 
     def save_attributes(self, el: etree._Element, tag: str) -> str | None:
@@ -456,6 +457,8 @@ class _BottomUp:
         if not kept:
             return None
         self.saved_attributes.append((el, kept))
+        if tag == "a":
+            self.links.add(id(el))
         return kept.get("alt") if tag == "img" else None
 
     def finish_root(self, root: etree._Element, look: bool) -> bool:
@@ -501,7 +504,7 @@ def _has_content(el: etree._Element, shape_only: set[int]) -> bool:
 
 
 def _unwrap_single(el: etree._Element, parent: etree._Element, tag: str, block: bool, in_pre: bool,
-                   moved: list[etree._Element] | None = None) -> None:
+                   moved: list[etree._Element] | None = None, links: set[int] | frozenset[int] = frozenset()) -> None:
     """Unwrap a single-child wrapper (``el`` holds one child and no text of its own): ``el`` gives way to
     its child, or the child to its content, unless structure forbids (:data:`STRUCTURAL`) or the HTML parser
     would not keep an element so moved in its new parent (:data:`htmlrag.html.nesting.NOT_KEPT`: ``<pre>`` in
@@ -512,9 +515,12 @@ def _unwrap_single(el: etree._Element, parent: etree._Element, tag: str, block: 
     inline child's content has none at its inner ends (``<td><b>OC </b></td>`` gives ``<td>OC</td>``).
     A moved element that is a wrapper itself, whose unwrapping its old parent may have refused, is unwrapped in
     its new place too (``<b><div><p>`` in a ``<div>``: ``<p>``); ``moved`` collects those when given, else
-    they are done here."""
+    they are done here. A link that keeps its ``href`` (``links``: ids, with ``keep_href``) is never unwrapped,
+    neither as the wrapper nor as the only child (``<p><a href=u>text</a></p>`` keeps its link)."""
     child = el[0]
     if child.tail is not None and not child.tail.isspace():
+        return
+    if links and (id(el) in links or id(child) in links):
         return
     ctag = child.tag
     child_inline = ctag in INLINE
@@ -549,4 +555,4 @@ def _unwrap_single(el: etree._Element, parent: etree._Element, tag: str, block: 
         x = todo.pop()
         xtag, xparent = x.tag, x.getparent()
         if xparent is not None and x.text is None and len(x) == 1:
-            _unwrap_single(x, xparent, xtag, xtag not in INLINE, in_pre or xtag in _PRE_TAGS, todo)
+            _unwrap_single(x, xparent, xtag, xtag not in INLINE, in_pre or xtag in _PRE_TAGS, todo, links)

@@ -306,3 +306,17 @@ def test_lossless_property_on_generated_trees(parts, keep_href, keep_hidden):
     assert clean_html(out, keep_href=keep_href, keep_hidden=keep_hidden) == out, (html, out)
     if visible_text_runs(html, keep_hidden):
         assert out
+
+
+@pytest.mark.parametrize("html, link", [
+    ('<p><a href="/w/A">text</a></p>', '<a href="/w/A">text</a>'),
+    ('<ul><li><a href="/w/B">B</a></li></ul>', '<a href="/w/B">B</a>'),
+    ('<table><tr><td><a href="/w/C"><span>C</span></a></td></tr></table>', '<a href="/w/C">C</a>'),
+    ('<div><div><a href="/w/D"><b>D d</b></a></div></div>', '<a href="/w/D"><b>D d</b></a>'),
+    ('<h2><a href="/w/E">E</a></h2>', '<a href="/w/E">E</a>'),
+])
+def test_keep_href_keeps_a_link_that_is_the_only_content_of_its_parent(html, link):
+    out = clean_html(html, keep_href=True)
+    assert link in out
+    assert clean_html(out, keep_href=True) == out
+    assert "href" not in clean_html(html)  # without keep_href links go, text stays
