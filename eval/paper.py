@@ -16,7 +16,7 @@ folders skipped). Runs with identical settings are one run written by different 
 fills the cells. Runs with different settings never share a cell: one row group per reader model (the paper
 prints Llama-3.1-8B and -70B as row groups of Table 1), one column group per dataset, and runs of one dataset
 whose other settings differ get a column group each, labelled by those settings. Each table is written with
-``<stem>.provenance.csv``: the run folder behind every cell.
+``<stem>.provenance.csv``: the run behind every cell, relative to the results root (``quickstart/093ac65d4f21``).
 
 Layout of the main tables (paper Tables 1-3, 6, 7): one row per system (the system under test last), one
 column group per dataset in the paper's order (ASQA, HotpotQA, NQ, TriviaQA, MuSiQue, ELI5, then others),
@@ -177,7 +177,7 @@ def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str
             cell = values.setdefault(key, {})
             for x, e in r.summary["systems"].items():
                 cell[(group, x)] = e.get("metrics", {}).get(m)
-                prov.setdefault(key, {})[(group, x)] = [str(r.dir)]
+                prov.setdefault(key, {})[(group, x)] = [r.name]
             tests.setdefault(key, {}).update({(group, b): t for b, t in r.summary.get("tests", {}).get(m, {}).items()})
     rows = [(g, x) for g, names in by_group.items() for x in _order(names, ours)]
     fid = fidelity_caption([r.summary for *_, r in placed], [f"{lb} [{g}]" for lb, g, _ in placed])
@@ -269,9 +269,9 @@ def cost_table(runs: Sequence[Run], caption: str = "") -> Any:
         for key, head, scale, digits in COST_COLUMNS:
             columns.append(Column(lb, key, label=head, scale=scale, digits=digits, rank=False))
             values[(lb, key)] = {x: vals[x].get(key) for x in order}
-            prov[(lb, key)] = {x: [str(r.dir)] for x in order}
+            prov[(lb, key)] = {x: [r.name] for x in order}
     fid = fidelity_caption([r.summary for *_, r in placed])
-    notes = [f"Run: {r.dir} ({label}, reader {group})." for label, group, r in placed]
+    notes = [f"Run: {r.name} ({label}, reader {group})." for label, group, r in placed]
     return Table(columns, rows, values, {}, ours=None, caption=" ".join(x for x in (caption, fid) if x),
                  notes=notes, provenance=prov)
 
@@ -336,7 +336,7 @@ def figure5_points(runs: Sequence[Run], metric: str | None = None) -> dict[str, 
                 curves[s] = ys
         name = f"{ds} ({panel[1]})" if panel[1] else ds
         out["datasets"][name] = {"metric": m, "x": [r.get(key) for r in rs], "curves": curves, "references": refs,
-                                 "runs": [str(r.dir) for r in rs]}
+                                 "runs": [r.name for r in rs]}
     return out
 
 
