@@ -7,6 +7,7 @@ figure can be redrawn at any time without rerunning anything::
     htmlrag-paper info-loss results/paper_table5_info_loss   # Table 5: reference-text EM and tokens
     htmlrag-paper cost    results/paper_table4_cost          # Table 4: parameters, storage, tokens, skipped nodes
     htmlrag-paper figure5 results/paper_figure5_granularity  # Figure 5: metric vs block granularity (PNG)
+    htmlrag-paper verify  results/                           # re-score every run, check metrics.json and tables/
 
 The paper-experiment configs (``conf/experiment/paper/``) also attach :class:`PaperArtifacts` as a Hydra
 callback, which writes the same files when a run or a sweep ends.
@@ -33,6 +34,7 @@ import argparse
 import json
 import logging
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -469,10 +471,17 @@ class PaperArtifacts(_Callback):  # type: ignore[misc, valid-type]
 
 # ---------------------------------------------------------------- command line
 def main(argv: list[str] | None = None) -> int:
-    """``htmlrag-paper {table,info-loss,cost,figure5} FOLDER...``: artefacts from saved runs only."""
+    """``htmlrag-paper {table,info-loss,cost,figure5} FOLDER``: artefacts from saved runs only;
+    ``htmlrag-paper verify RUN_DIR...``: check saved runs (:mod:`htmlrag_bench.eval.verify`)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "verify":
+        from htmlrag_bench.eval.verify import main as verify_main
+
+        return verify_main(argv[1:])
     ap = argparse.ArgumentParser(prog="htmlrag-paper", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=["table", "info-loss", "cost", "figure5"])
+    ap.add_argument("kind", choices=["table", "info-loss", "cost", "figure5", "verify"],
+                    help="verify: htmlrag-paper verify RUN_DIR [RUN_DIR ...] (see htmlrag-paper verify --help)")
     ap.add_argument("folder", help="results/<experiment> (or any folder holding runs)")
     ap.add_argument("--out", help="output folder (tables) or PNG path (figure5)")
     ap.add_argument("--caption", default="")

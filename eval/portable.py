@@ -21,6 +21,7 @@ Runs are named relative to the results root (:func:`htmlrag.evaluation.runs.run_
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -132,3 +133,59 @@ def rewrite_file(path: Path, locs: list[tuple[str, str]]) -> None:
 
     if path.is_file():
         atomic_write(path, portable(path.read_text(encoding="utf-8"), locs))
+
+
+# ---------------------------------------------------------------------------------------------------- old runs
+def _old_provenance(path: Path, run: str) -> str | None:
+    """A provenance file written before runs were named relative to the results root: each cell's run as
+    ``run`` and its value as the table prints it. ``None`` when the file is already in the current form."""
+    import csv
+    import io
+
+    from htmlrag.evaluation.tables import metric_column
+
+    rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+    if not rows or "runs" not in rows[0] or not any(os.path.isabs(r["runs"]) for r in rows):
+        return None
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        r["value"] = metric_column(r["metric"]).format(float(r["value"])) if r.get("value") else ""
+        r["runs"] = run
+        w.writerow(r)
+    return buf.getvalue()
+
+
+def make_portable(run_dir: Path) -> list[Path]:
+    """Rewrite a run folder written before runs were portable (returns the files changed): ``overrides.yaml``
+    without ``paths.*``, ``config.yaml`` with locations as placeholders (:func:`stored_config`'s rule, the
+    locations read from its own ``paths`` group, which is dropped), and every ``provenance.csv`` that names a
+    run by an absolute folder (run-level tables name the run itself: :func:`~htmlrag.evaluation.runs.run_name`)."""
+    import yaml
+
+    from htmlrag.evaluation.runs import run_name
+    from htmlrag.evaluation.store import atomic_write
+
+    changed: list[Path] = []
+    cfg_path, ov_path = run_dir / "config.yaml", run_dir / "overrides.yaml"
+    config = yaml.safe_load(cfg_path.read_text(encoding="utf-8")) if cfg_path.is_file() else {}
+    locs = locations(config.get("paths") or {})
+    if cfg_path.is_file():
+        kept = {k: portable_value(v, locs) for k, v in config.items() if k != "paths"}
+        text = yaml.safe_dump(kept, sort_keys=False, allow_unicode=True, width=100)
+        if text != cfg_path.read_text(encoding="utf-8"):
+            atomic_write(cfg_path, text)
+            changed.append(cfg_path)
+    if ov_path.is_file():
+        old = [str(o) for o in yaml.safe_load(ov_path.read_text(encoding="utf-8")) or []]
+        new = stored_overrides(old, locs)
+        if new != old:
+            atomic_write(ov_path, "".join(f"- {json.dumps(o)}\n" for o in new) or "[]\n")
+            changed.append(ov_path)
+    for prov in sorted(run_dir.glob("**/provenance.csv")):
+        text = _old_provenance(prov, run_name(run_dir))
+        if text is not None:
+            atomic_write(prov, text)
+            changed.append(prov)
+    return changed
