@@ -64,10 +64,11 @@ def _grid_lines(path: str, stored: str, new: str, sep: str, is_row: Any, is_head
         if is_row(x) and is_row(y):
             cx, cy = _cells(x, sep), _cells(y, sep)
             if len(cx) == len(cy):
+                name = " / ".join(cy[:2]) if head[:1] == ["run"] else cy[0]  # stage table: run and system
                 for i, (u, v) in enumerate(zip(cx, cy, strict=True)):
                     if u != v:
                         col = head[i] if i < len(head) else f"column {i + 1}"
-                        yield CellDiff(f"{path}: row {cy[0]!r}, column {col!r}", u, v)
+                        yield CellDiff(f"{path}: row {name!r}, column {col!r}", u, v)
                 continue
         yield CellDiff(f"{path}: line {n}", x, y)
     if len(a) != len(b):

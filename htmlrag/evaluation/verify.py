@@ -121,27 +121,24 @@ def _read_rows(report: Report, run: Run) -> tuple[list[dict[str, Any]] | None, l
 
 
 def _check_rows(report: Report, run: Run, rows: list[dict[str, Any]], dup: Sequence[str], causes: Causes) -> None:
-    """Compare the rows with the run's records (count, checksum, per-row digests, duplicates)."""
+    """Compare the rows with the run's records (count, checksum, per-row digests, duplicates); one finding
+    ``rows`` names what differs."""
     record = run.summary.get("rows") if isinstance(run.summary.get("rows"), Mapping) else None
     n_stored = record.get("n") if record else run.summary.get("n_examples")
-    for i in dup:
-        causes.rows.append(f"duplicated row {i} (two lines with this id; one is read)")
-    if n_stored is not None and n_stored != len(rows):
-        report.add("rows: count", n_stored, len(rows), "rows: " + ("missing rows" if len(rows) < n_stored
-                                                                     else "added rows"))
+    causes.rows += [f"duplicated row {i} (two lines with this id; one is read)" for i in dup]
     if record is None:
         report.notes.append("no row checksum recorded (written before verify existed): rows checked only by "
                             "their count")
     else:
         causes.records = True
-        got = rows_record(rows)
-        if got["sha256"] != record.get("sha256"):
+        if rows_record(rows)["sha256"] != record.get("sha256"):
             causes.rows += _name_rows(run, rows) or ["the rows differ from their recorded checksum (no rows.sha256 "
                                                      "to name them)"]
-    if n_stored is not None and n_stored != len(rows) and not causes.rows:
+    if n_stored is not None and n_stored != len(rows) and not any("missing" in c or "added" in c for c in causes.rows):
         causes.rows.append(f"{len(rows)} rows where the run recorded {n_stored}")
-    for cause in causes.rows:
-        report.add("rows", "as recorded", cause, "rows")
+    if causes.rows:
+        report.add("rows", f"{n_stored} rows" + (" (checksum recorded)" if record else ""), f"{len(rows)} rows",
+                   "rows: " + "; ".join(causes.rows))
 
 
 def _name_rows(run: Run, rows: list[dict[str, Any]]) -> list[str]:
