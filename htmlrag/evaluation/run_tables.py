@@ -101,8 +101,9 @@ def run_tables(summary: Mapping[str, Any], rows: Rows, *, run: str, caption: str
                                                      run_dirs=[run]).items()}
     for key in subsets:
         out.update(_subset_tables(summary, rows, key, caption, run))
-    if pairwise:
-        systems = list(summary.get("system_order") or summary["systems"])
+    if pairwise:  # in the harness's order: the system under test, then the baselines
+        order = list(summary.get("system_order") or summary["systems"])
+        systems = [o for o in order if o == summary.get("ours")] + [o for o in order if o != summary.get("ours")]
         md, data = pairwise_tests(subset_groups(rows, subsets), systems, list(summary["metric_names"]),
                                   alpha=float(summary.get("alpha", 0.05)))
         out["pairwise.md"] = md

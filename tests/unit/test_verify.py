@@ -176,7 +176,7 @@ def test_subset_tables_and_pairwise_tests_are_checked(tmp_path: Path, capsys) ->
     status, out = verify(capsys, run)
     assert status == 1
     assert "tables/by_type/results.md: row 'ours', column 'all em': stored **90.00**, recomputed **100.00**" in out
-    assert "tables/pairwise.json: [0].mean_a: stored 0.1, recomputed 0.75" in out
+    assert "tables/pairwise.json: [0].mean_a: stored 0.1, recomputed 1.0" in out
 
 
 def test_bad_input_is_a_clear_error(tmp_path: Path, capsys) -> None:
