@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from htmlrag.core.errors import InputError
+from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.evaluation.rescore import Rescored, judgments, rescore
 from htmlrag.evaluation.runs import Run, find_runs, is_run, open_run
 from htmlrag.evaluation.store import MANIFEST, PREDICTIONS, RunStore, read_manifest, row_digest, rows_record
@@ -270,7 +270,7 @@ def _caption(run: Run, summary: Mapping[str, Any], report: Report) -> str:
     if "caption" in run.config:
         return str(run.config.get("caption") or "")
     path = run.dir / "tables" / "results.md"
-    first = path.read_text(encoding="utf-8").split("\n", 1)[0] if path.is_file() else ""
+    first = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0] if path.is_file() else ""
     if not (first.startswith("**") and first.endswith("**")):
         return ""
     text, fid = first[2:-2], fidelity_caption([summary])
@@ -320,7 +320,7 @@ def _check_tables(report: Report, run: Run, summary: Mapping[str, Any], rows: li
             atomic_write(folder / rel, texts[rel])
             continue
         report.tables += 1
-        for d in diff_table(f"tables/{rel}", (folder / rel).read_text(encoding="utf-8"), texts[rel]):
+        for d in diff_table(f"tables/{rel}", (folder / rel).read_text(encoding="utf-8", errors="replace"), texts[rel]):
             report.add(d.where, d.stored, d.recomputed, cause)
     for rel in sorted(set(texts) - set(stored)):
         report.notes.append(f"tables/{rel}: not stored by the run")
@@ -331,9 +331,14 @@ TABLE_CAUSE = ("the table does not follow from metrics.json (edited, or written 
                "htmlrag-paper verify --write-tables rewrites it)")
 
 
+#: What a row or file of an unexpected shape raises while numbers are recomputed from it.
+SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, HtmlRagError, UnicodeDecodeError)
+
+
 def verify_run(path: str | Path, *, write_tables: bool = False) -> Report:
     """Verify one run folder (module docstring). ``write_tables``: rewrite ``tables/`` from the recomputed
-    numbers instead of comparing, when ``metrics.json`` agrees with the rows."""
+    numbers instead of comparing, when ``metrics.json`` agrees with the rows. A row or file of a shape the
+    numbers cannot be recomputed from is a finding naming it, never a traceback."""
     run = open_run(path)
     report = Report(run.name, run.dir)
     if run.problems or not run.complete:
@@ -342,19 +347,23 @@ def verify_run(path: str | Path, *, write_tables: bool = False) -> Report:
     causes = Causes()
     rows, dup = _read_rows(report, run)
     res, summary = None, run.summary
-    if rows is not None:
-        report.rows = len(rows)
-        _check_rows(report, run, rows, dup, causes)
-        _check_code(report, run, causes)
-        res = _rescore(report, run, rows, causes)
-        summary = recompute(run, res)
-        _check_metrics(report, run.summary, summary, res, causes)
-    metrics_ok = not any(f.where.startswith(("metrics.json", "rows", "score")) for f in report.findings)
-    cause = TABLE_CAUSE if metrics_ok else causes.of_metrics(bool(res and res.differences))
-    if write_tables and not metrics_ok:
-        report.notes.append("tables not rewritten: metrics.json does not follow from the rows")
-        write_tables = False
-    _check_tables(report, run, summary, rows, res, cause, write_tables)
+    try:
+        if rows is not None:
+            report.rows = len(rows)
+            _check_rows(report, run, rows, dup, causes)
+            _check_code(report, run, causes)
+            res = _rescore(report, run, rows, causes)
+            summary = recompute(run, res)
+            _check_metrics(report, run.summary, summary, res, causes)
+        metrics_ok = not any(f.where.startswith(("metrics.json", "rows", "score")) for f in report.findings)
+        cause = TABLE_CAUSE if metrics_ok else causes.of_metrics(bool(res and res.differences))
+        if write_tables and not metrics_ok:
+            report.notes.append("tables not rewritten: metrics.json does not follow from the rows")
+            write_tables = False
+        _check_tables(report, run, summary, rows, res, cause, write_tables)
+    except SHAPE_ERRORS as exc:
+        report.add("run", "rows and metrics.json of the shape the harness writes", f"{type(exc).__name__}: {exc}",
+                   "a row or file has a shape the numbers cannot be recomputed from (edited, or another tool's)")
     if report.ok and causes.code:
         report.notes.append(f"{causes.code}; its numbers still agree")
     return report

@@ -185,3 +185,14 @@ def test_bad_input_is_a_clear_error(tmp_path: Path, capsys) -> None:
     (tmp_path / "empty").mkdir()
     assert main([str(tmp_path / "empty")]) == 2
     assert "no runs (metrics.json)" in capsys.readouterr().err
+
+
+def test_a_row_of_another_shape_is_a_finding_not_a_traceback(tmp_path: Path, capsys) -> None:
+    run = write_run(tmp_path, make_rows())
+    lines = (run / "predictions.jsonl").read_text().splitlines(keepends=True)
+    row = json.loads(lines[1])
+    row["systems"]["bm25"] = "not a record"
+    (run / "predictions.jsonl").write_text(lines[0] + json.dumps(row) + "\n" + "".join(lines[2:]))
+    status, out = verify(capsys, run)
+    assert status == 1 and "1 edited (q2)" in out
+    assert "a row or file has a shape the numbers cannot be recomputed from" in out and "AttributeError" in out
