@@ -71,8 +71,19 @@ def dump_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+#: Fields of a system's record that say how a row was computed, not what it holds (wall-clock seconds, a cache
+#: hit): left out of :func:`row_digest`, so that a resumed or sharded run records the checksum of an
+#: uninterrupted one and ``metrics.json`` stays byte-identical.
+VOLATILE = ("seconds", "cached")
+
+
 def row_digest(row: Mapping[str, Any]) -> str:
-    """SHA-256 (hex) of one row's canonical JSON (sorted keys, no spaces): what ``rows.sha256`` lists."""
+    """SHA-256 (hex) of one row's canonical JSON (sorted keys, no spaces), :data:`VOLATILE` fields left out:
+    what ``rows.sha256`` lists."""
+    systems = row.get("systems")
+    if isinstance(systems, Mapping):
+        row = {**row, "systems": {k: {f: v for f, v in rec.items() if f not in VOLATILE} if isinstance(rec, Mapping)
+                                  else rec for k, rec in systems.items()}}
     blob = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

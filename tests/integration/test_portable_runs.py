@@ -107,3 +107,49 @@ def test_rerun_resumes_the_moved_run(moved: dict[str, Path]) -> None:
     assert (moved["run"] / "predictions.jsonl").read_bytes() == before
     assert json.loads((moved["run"] / "metrics.json").read_text())["rows"]["n"] == 3
     assert verify(moved["B"]).returncode == 0
+
+
+def _tampered(moved: dict[str, Path], tmp_path: Path) -> Path:
+    """A fresh copy of the copied quickstart run, in its own results root."""
+    return Path(shutil.copytree(moved["copy"], tmp_path / "results" / "quickstart" / moved["copy"].name))
+
+
+@pytest.mark.slow
+def test_verify_names_an_edited_metric_of_a_copied_run(moved: dict[str, Path], tmp_path: Path) -> None:
+    run = _tampered(moved, tmp_path)
+    m = json.loads((run / "metrics.json").read_text())
+    stored = m["systems"]["bm25"]["metrics"]["ref_em"]
+    m["systems"]["bm25"]["metrics"]["ref_em"] = 0.123
+    (run / "metrics.json").write_text(json.dumps(m))
+    out = verify(run)
+    assert out.returncode == 1
+    assert f"FAILED quickstart/{run.name}" in out.stdout
+    assert f"metrics.json systems.bm25.metrics.ref_em: stored 0.123, recomputed {stored!r}" in out.stdout
+    assert "metrics.json was edited" in out.stdout
+
+
+@pytest.mark.slow
+def test_verify_names_a_deleted_row_of_a_copied_run(moved: dict[str, Path], tmp_path: Path) -> None:
+    run = _tampered(moved, tmp_path)
+    lines = (run / "predictions.jsonl").read_text().splitlines(keepends=True)
+    gone = json.loads(lines[1])["id"]
+    (run / "predictions.jsonl").write_text(lines[0] + "".join(lines[2:]))
+    out = verify(run)
+    assert out.returncode == 1 and f"FAILED quickstart/{run.name}" in out.stdout
+    assert f"cause: rows: 1 missing ({gone})" in out.stdout and "metrics.json n_examples: stored 3, recomputed 2" in out.stdout
+
+
+@pytest.mark.slow
+def test_verify_names_an_edited_cell_of_a_copied_run(moved: dict[str, Path], tmp_path: Path) -> None:
+    run = _tampered(moved, tmp_path)
+    path = run / "tables" / "results.csv"
+    rows = list(csv.reader(path.open()))
+    cell = next(r for r in rows if r[1] == "cleaned" and r[3] == "ref_em")
+    stored, cell[4] = cell[4], "0.99"
+    with path.open("w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    out = verify(run)
+    assert out.returncode == 1 and f"FAILED quickstart/{run.name}" in out.stdout
+    assert (f"tables/results.csv: row 'cleaned / sample_pages / ref_em', column 'value': stored 0.99, recomputed "
+            f"{stored}") in out.stdout
+    assert "cause: the table does not follow from metrics.json" in out.stdout
