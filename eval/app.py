@@ -69,36 +69,51 @@ def _overrides() -> list[str]:
         return []
 
 
-def _point_hydra_job_to(run_dir: Path) -> None:
-    """In a Hydra job, write ``htmlrag_run.json`` (the run folder) into the job's output folder, so that the
-    sweep's combined table (:class:`htmlrag_bench.eval.table.SweepTable`) finds every job's run."""
+def _point_hydra_job_to(run_dir: Path, overrides: list[str]) -> None:
+    """In a Hydra job, write ``htmlrag_run.json`` (the run, relative to the results root, and the stored
+    overrides) into the job's output folder, so that the sweep's combined table
+    (:class:`htmlrag_bench.eval.table.SweepTable`) finds every job's run."""
     try:
         from hydra.core.hydra_config import HydraConfig
 
         out = Path(HydraConfig.get().runtime.output_dir)
     except (ImportError, ValueError):
         return
+    from htmlrag.evaluation.runs import run_name
     from htmlrag.evaluation.store import atomic_write
 
-    atomic_write(out / "htmlrag_run.json", json.dumps({"run_dir": str(run_dir), "overrides": _overrides()}) + "\n")
+    atomic_write(out / "htmlrag_run.json", json.dumps({"run": run_name(run_dir), "overrides": overrides}) + "\n")
 
 
 def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str],
              reader: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Merge rows, write ``metrics.json`` and ``tables/`` (rank 0, or the single process)."""
-    from htmlrag.evaluation.summary import summarize, write_tables
+    """Merge rows, write ``rows.sha256``, ``metrics.json`` (with the rows' checksum and the metric code's
+    fingerprint, for ``htmlrag-paper verify``) and ``tables/`` (rank 0, or the single process)."""
+    from htmlrag.core.fingerprint import METRICS, fingerprint
+    from htmlrag.evaluation.run_tables import run_tables
+    from htmlrag.evaluation.runs import run_name
+    from htmlrag.evaluation.store import atomic_write, rows_record
+    from htmlrag.evaluation.summary import summarize
     from htmlrag_bench.eval import fidelity
     from htmlrag_bench.eval.systems import docqa
 
     rows = store.merge()
+    store.write_manifest(rows)
+    record = rows_record(rows)  # the rows as saved: the judge below adds its scores in memory only
     rows, metrics = docqa.judge_rows(cfg, store, rows, metrics)  # LLM judge scores (judge.enabled)
     summary = summarize(rows, systems, metrics, ours=cfg.system_name, experiment=cfg.name, run_id=store.run_id,
                         dataset=cfg.dataset.name, alpha=cfg.metric.alpha, fidelity=fidelity.describe(cfg),
                         reader=reader)
+    summary |= {"rows": record, "metric_code": fingerprint(METRICS)}
     store.write_json("metrics.json", summary)
-    paths = write_tables([summary], store.dir / "tables", metrics, caption=cfg.caption, run_dirs=[store.dir])
-    docqa.write_subset_tables(cfg, store, rows, systems, metrics)  # per type/domain, pairwise t-tests (docqa.*)
-    log.info("results: %s\n%s", store.dir, paths["md"].read_text(encoding="utf-8"))
+    try:  # per type/domain tables and pairwise t-tests (docqa.*) come from the values the rows recorded
+        tables = run_tables(summary, rows, run=run_name(store.dir), caption=cfg.caption,
+                            subsets=list(cfg.docqa.subsets), pairwise=bool(cfg.docqa.pairwise))
+    finally:
+        docqa.close_handles()
+    for rel, text in tables.items():
+        atomic_write(store.dir / "tables" / rel, text)
+    log.info("results: %s\n%s", store.dir, tables["results.md"])
     return summary
 
 
@@ -130,11 +145,12 @@ def run(cfg: DictConfig) -> float | None:
     """
     from htmlrag.core import redact
     from htmlrag.evaluation.scoring.loop import EvalSettings, evaluate
-    from htmlrag_bench.eval import fidelity
+    from htmlrag_bench.eval import fidelity, portable
     from htmlrag_bench.eval.schemas import validate
     from htmlrag_bench.eval.systems import build
 
     redact.install()
+    portable.install(cfg)  # the log file names this machine's folders by their placeholders
     t0 = time.perf_counter()
     validate(cfg)
     rank, world = _rank_world()
@@ -153,10 +169,11 @@ def run(cfg: DictConfig) -> float | None:
 
             raise HtmlRagError(f"{store.dir}: the dataset changed since this run started (hash {before[:12]} -> "
                                f"{env['dataset']['sha256'][:12]}); move the run folder away to start over")
-    if rank == 0:
-        store.write_config(OmegaConf.to_yaml(cfg, resolve=True), _overrides())
+    if rank == 0:  # locations on this machine are stored as placeholders (htmlrag_bench.eval.portable)
+        overrides = portable.stored_overrides(_overrides(), portable.config_locations(cfg))
+        store.write_config(portable.stored_config(cfg), overrides)
         store.write_json("env.json", env)
-        _point_hydra_job_to(store.dir)
+        _point_hydra_job_to(store.dir, overrides)
     log.info("run %s/%s: %d examples, rank %d of %d", cfg.name, store.run_id, len(examples), rank, world)
     systems = build.build_systems(cfg, cache_dir)
     caches = build.build_caches(cache_dir)
@@ -173,7 +190,8 @@ def run(cfg: DictConfig) -> float | None:
     settings = EvalSettings(metrics=metrics, short_answer=fidelity.short_answer(cfg), chunk_size=cfg.run.chunk_size,
                             progress=cfg.run.progress, save_contexts=cfg.run.save_contexts, rank=rank, world=world,
                             retry_failed=cfg.run.retry_failed,
-                            max_consecutive_failures=cfg.run.max_consecutive_failures)
+                            max_consecutive_failures=cfg.run.max_consecutive_failures,
+                            row_metadata=tuple(str(k) for k in cfg.docqa.subsets))
     stats = evaluate(examples, systems, reader, store, settings, caches)
     log.info("rank %d: %d evaluated (%d saved before), %d failed examples, %d failed system contexts, %.1fs",
              rank, stats.evaluated, stats.done_before, stats.failed_examples, stats.failed_systems, stats.seconds)

@@ -7,6 +7,7 @@ figure can be redrawn at any time without rerunning anything::
     htmlrag-paper info-loss results/paper_table5_info_loss   # Table 5: reference-text EM and tokens
     htmlrag-paper cost    results/paper_table4_cost          # Table 4: parameters, storage, tokens, skipped nodes
     htmlrag-paper figure5 results/paper_figure5_granularity  # Figure 5: metric vs block granularity (PNG)
+    htmlrag-paper verify  results/                           # re-score every run, check metrics.json and tables/
 
 The paper-experiment configs (``conf/experiment/paper/``) also attach :class:`PaperArtifacts` as a Hydra
 callback, which writes the same files when a run or a sweep ends.
@@ -16,7 +17,7 @@ folders skipped). Runs with identical settings are one run written by different 
 fills the cells. Runs with different settings never share a cell: one row group per reader model (the paper
 prints Llama-3.1-8B and -70B as row groups of Table 1), one column group per dataset, and runs of one dataset
 whose other settings differ get a column group each, labelled by those settings. Each table is written with
-``<stem>.provenance.csv``: the run folder behind every cell.
+``<stem>.provenance.csv``: the run behind every cell, relative to the results root (``quickstart/093ac65d4f21``).
 
 Layout of the main tables (paper Tables 1-3, 6, 7): one row per system (the system under test last), one
 column group per dataset in the paper's order (ASQA, HotpotQA, NQ, TriviaQA, MuSiQue, ELI5, then others),
@@ -33,6 +34,7 @@ import argparse
 import json
 import logging
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -177,7 +179,7 @@ def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str
             cell = values.setdefault(key, {})
             for x, e in r.summary["systems"].items():
                 cell[(group, x)] = e.get("metrics", {}).get(m)
-                prov.setdefault(key, {})[(group, x)] = [str(r.dir)]
+                prov.setdefault(key, {})[(group, x)] = [r.name]
             tests.setdefault(key, {}).update({(group, b): t for b, t in r.summary.get("tests", {}).get(m, {}).items()})
     rows = [(g, x) for g, names in by_group.items() for x in _order(names, ours)]
     fid = fidelity_caption([r.summary for *_, r in placed], [f"{lb} [{g}]" for lb, g, _ in placed])
@@ -269,9 +271,9 @@ def cost_table(runs: Sequence[Run], caption: str = "") -> Any:
         for key, head, scale, digits in COST_COLUMNS:
             columns.append(Column(lb, key, label=head, scale=scale, digits=digits, rank=False))
             values[(lb, key)] = {x: vals[x].get(key) for x in order}
-            prov[(lb, key)] = {x: [str(r.dir)] for x in order}
+            prov[(lb, key)] = {x: [r.name] for x in order}
     fid = fidelity_caption([r.summary for *_, r in placed])
-    notes = [f"Run: {r.dir} ({label}, reader {group})." for label, group, r in placed]
+    notes = [f"Run: {r.name} ({label}, reader {group})." for label, group, r in placed]
     return Table(columns, rows, values, {}, ours=None, caption=" ".join(x for x in (caption, fid) if x),
                  notes=notes, provenance=prov)
 
@@ -336,7 +338,7 @@ def figure5_points(runs: Sequence[Run], metric: str | None = None) -> dict[str, 
                 curves[s] = ys
         name = f"{ds} ({panel[1]})" if panel[1] else ds
         out["datasets"][name] = {"metric": m, "x": [r.get(key) for r in rs], "curves": curves, "references": refs,
-                                 "runs": [str(r.dir) for r in rs]}
+                                 "runs": [r.name for r in rs]}
     return out
 
 
@@ -469,10 +471,17 @@ class PaperArtifacts(_Callback):  # type: ignore[misc, valid-type]
 
 # ---------------------------------------------------------------- command line
 def main(argv: list[str] | None = None) -> int:
-    """``htmlrag-paper {table,info-loss,cost,figure5} FOLDER...``: artefacts from saved runs only."""
+    """``htmlrag-paper {table,info-loss,cost,figure5} FOLDER``: artefacts from saved runs only;
+    ``htmlrag-paper verify RUN_DIR...``: check saved runs (:mod:`htmlrag_bench.eval.verify`)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "verify":
+        from htmlrag_bench.eval.verify import main as verify_main
+
+        return verify_main(argv[1:])
     ap = argparse.ArgumentParser(prog="htmlrag-paper", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=["table", "info-loss", "cost", "figure5"])
+    ap.add_argument("kind", choices=["table", "info-loss", "cost", "figure5", "verify"],
+                    help="verify: htmlrag-paper verify RUN_DIR [RUN_DIR ...] (see htmlrag-paper verify --help)")
     ap.add_argument("folder", help="results/<experiment> (or any folder holding runs)")
     ap.add_argument("--out", help="output folder (tables) or PNG path (figure5)")
     ap.add_argument("--caption", default="")

@@ -24,7 +24,16 @@ from pathlib import Path
 from typing import Any
 
 import htmlrag.docqa.metrics  # noqa: F401 - registers the document-QA metrics (SuperRAG runs)
-from htmlrag.evaluation.runs import Run, find_runs, label_apart, place, reader_label, select
+from htmlrag.evaluation.runs import (
+    Run,
+    find_runs,
+    label_apart,
+    place,
+    reader_label,
+    resolve_run,
+    run_name,
+    select,
+)
 from htmlrag.evaluation.summary import write_tables
 
 log = logging.getLogger("htmlrag-bench-table")
@@ -47,8 +56,8 @@ def write(runs: Sequence[Run], out: Path, metrics: Sequence[str] | None = None, 
     """Write the tables of ``runs`` to ``out`` (labels: given, else :func:`layout`'s)."""
     if labels is None:
         runs, labels = layout(runs)
-    notes = [f"Column group {lb}: run {r.dir}" + (f" (superseded: {', '.join(map(str, r.superseded))})"
-                                                   if r.superseded else "") for r, lb in zip(runs, labels, strict=True)]
+    notes = [f"Column group {lb}: run {r.name}" + (f" (superseded: {', '.join(run_name(d) for d in r.superseded)})"
+                                                    if r.superseded else "") for r, lb in zip(runs, labels, strict=True)]
     return write_tables([r.summary for r in runs], out, metrics, caption=caption, labels=labels,
                         run_dirs=[r.dir for r in runs], notes=notes)
 
@@ -74,16 +83,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # ---------------------------------------------------------------- after a sweep
-def sweep_runs(sweep_dir: Path) -> tuple[list[Run], list[str]]:
-    """The runs of one Hydra multirun (each job's ``htmlrag_run.json``) and their labels: the overrides
-    whose values differ between the jobs (``pruner.budget=1024``). Jobs without a finished run are skipped."""
+def sweep_runs(sweep_dir: Path, results_root: str | Path | None = None) -> tuple[list[Run], list[str]]:
+    """The runs of one Hydra multirun (each job's ``htmlrag_run.json``: the run relative to the results root)
+    and their labels: the overrides whose values differ between the jobs (``pruner.budget=1024``). Jobs
+    without a finished run are skipped. ``results_root``: where the runs are (default: the sweep folder's
+    ancestors, ``results/_hydra/<name>/multirun-*`` lying under the results root)."""
+    roots = [results_root] if results_root is not None else list(sweep_dir.resolve().parents)
     jobs = []
     for pointer in sorted(sweep_dir.glob("*/htmlrag_run.json"), key=lambda p: _job_number(p.parent.name)):
         rec = json.loads(pointer.read_text(encoding="utf-8"))
-        found = [r.check() for r in find_runs([rec["run_dir"]])]
+        name = str(rec.get("run") or rec.get("run_dir", ""))  # run_dir: an absolute folder, older pointers
+        folder = resolve_run(name, *roots)
+        found = [r.check() for r in find_runs([folder])] if folder is not None else []
         if not found:
-            log.warning("sweep job %s: no metrics.json in %s (failed or unfinished); left out", pointer.parent,
-                        rec["run_dir"])
+            log.warning("sweep job %s: no metrics.json for run %s (failed or unfinished); left out",
+                        pointer.parent.name, name)
             continue
         jobs.append((found[0], dict(_split(o) for o in rec.get("overrides", []))))
     swept = [k for k in dict.fromkeys(k for _, ov in jobs for k in ov)
@@ -101,9 +115,10 @@ def _split(override: str) -> tuple[str, str]:
     return key.lstrip("+~"), value
 
 
-def write_sweep(sweep_dir: Path, out: Path, caption: str = "") -> dict[str, Path] | None:
+def write_sweep(sweep_dir: Path, out: Path, caption: str = "", results_root: str | Path | None = None
+                ) -> dict[str, Path] | None:
     """The combined table of the multirun in ``sweep_dir`` (``None`` when no job has a finished run)."""
-    runs, labels = sweep_runs(sweep_dir)
+    runs, labels = sweep_runs(sweep_dir, results_root)
     if not runs:
         return None
     if len(set(labels)) != len(labels):  # e.g. a swept key outside the config: fall back to the settings
@@ -123,9 +138,13 @@ class SweepTable(_Callback):  # type: ignore[misc, valid-type]
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
         try:
+            from htmlrag_bench.eval import portable
+
             sweep_dir = Path(config.hydra.sweep.dir)
+            portable.rewrite_file(sweep_dir / "multirun.yaml", portable.config_locations(config))
             out = Path(config.paths.results) / str(config.name) / "sweeps" / sweep_dir.name
-            paths = write_sweep(sweep_dir, out, caption=str(config.get("caption", "") or ""))
+            paths = write_sweep(sweep_dir, out, caption=str(config.get("caption", "") or ""),
+                                results_root=config.paths.results)
             if paths is not None:
                 log.info("sweep table: %s\n%s", out, paths["md"].read_text(encoding="utf-8"))
         except Exception:

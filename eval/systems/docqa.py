@@ -1,5 +1,5 @@
-"""Document-QA (SuperRAG) parts of the evaluation run: graph systems, the LLM judge step, and the tables per
-question type/domain with pairwise t-tests. Called from :mod:`htmlrag_bench.eval.systems.build` and :mod:`htmlrag_bench.eval.app`.
+"""Document-QA (SuperRAG) parts of the evaluation run: graph systems and the LLM judge step (the tables per
+question type/domain with pairwise t-tests are :mod:`htmlrag.evaluation.run_tables`, from the rows). Called from :mod:`htmlrag_bench.eval.systems.build` and :mod:`htmlrag_bench.eval.app`.
 
 Graph systems are baselines with a ``graph`` entry (:class:`htmlrag_bench.eval.docqa_schemas.GraphSystemConfig`); they
 share one corpus per distinct ``docqa.corpus`` setting, kept under ``docqa.corpus_root/<key>`` (the key
@@ -12,7 +12,6 @@ import atexit
 import json
 import logging
 import os
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -204,73 +203,3 @@ def judge_rows(cfg: DictConfig, store: Any, rows: list[dict[str, Any]], metrics:
     store.write_json("judge.json", report)
     log.info("judge: %s", json.dumps(report["overall"]))
     return rows, [*metrics, *(m for m in JUDGE_METRICS if m not in metrics)]
-
-
-def write_subset_tables(cfg: DictConfig, store: Any, rows: list[dict[str, Any]], systems: list[str],
-                        metrics: list[str]) -> None:
-    """Tables per value of each ``docqa.subsets`` key and, with ``docqa.pairwise``, paired t-tests between
-    every two systems (``tables/pairwise.{md,json}``); then close the graph corpora."""
-    try:
-        keys = list(cfg.docqa.subsets)
-        if not keys and not cfg.docqa.pairwise:
-            return
-        from htmlrag.evaluation.store import atomic_write
-        from htmlrag.evaluation.summary import summarize, write_tables
-        from htmlrag_bench.eval.fidelity import describe
-
-        exs = _examples(cfg)
-
-        def value(r: dict[str, Any], key: str) -> str:
-            ex = exs.get(r["id"])
-            return str(ex.metadata.get(key, "?")) if ex is not None else "?"
-
-        groups: list[tuple[str, list[dict[str, Any]]]] = [("all", rows)]
-        for key in keys:
-            values = sorted({value(r, key) for r in rows})
-            parts = [(f"{key}={v}", [r for r in rows if value(r, key) == v]) for v in values]
-            groups += parts
-            summaries = [summarize(part, systems, metrics, ours=cfg.system_name, experiment=cfg.name,
-                                   run_id=store.run_id, dataset=label, alpha=cfg.metric.alpha,
-                                   fidelity=describe(cfg))
-                         for label, part in [("all", rows), *parts]]
-            write_tables(summaries, store.dir / "tables" / f"by_{key}", metrics,
-                         caption=f"{cfg.caption} (by {key})".strip(), run_dirs=[store.dir] * len(summaries))
-        if cfg.docqa.pairwise:
-            md, data = pairwise_tests(groups, systems, metrics, alpha=cfg.metric.alpha)
-            atomic_write(store.dir / "tables" / "pairwise.md", md)
-            atomic_write(store.dir / "tables" / "pairwise.json", json.dumps(data, indent=1))
-    finally:
-        close_handles()
-
-
-def pairwise_tests(groups: list[tuple[str, list[dict[str, Any]]]], systems: list[str], metrics: list[str],
-                   alpha: float = 0.05) -> tuple[str, list[dict[str, Any]]]:
-    """Paired t-tests (:func:`htmlrag.evaluation.stats.paired_ttest`, ids scored by both) of every two systems, per group
-    and metric. Returns the Markdown table and the records."""
-    from htmlrag.evaluation.stats import paired_scores, paired_ttest
-
-    recs: list[dict[str, Any]] = []
-    for label, rows in groups:
-        for m in metrics:
-            scores: dict[str, dict[str, float]] = {s: {} for s in systems}
-            for r in rows:
-                if r.get("error"):
-                    continue
-                for s in systems:
-                    e = r["systems"].get(s) or {}
-                    if not e.get("error") and m in (e.get("scores") or {}):
-                        scores[s][r["id"]] = e["scores"][m]
-            for a, b in combinations(systems, 2):
-                xa, xb = paired_scores(scores, a, b)
-                if not xa:
-                    continue
-                t = paired_ttest(xa, xb)
-                recs.append({"group": label, "metric": m, "a": a, "b": b, **t.to_dict(),
-                             "significant": t.significant(alpha)})
-    lines = [f"Paired two-sided t-tests between systems (ids both scored; † p < {alpha}). Means x100.", "",
-             "| group | metric | a | b | n | mean a | mean b | p |", "|---|---|---|---|---:|---:|---:|---:|"]
-    for r in recs:
-        p = "-" if r["p"] is None else f"{r['p']:.3g}{' †' if r['significant'] else ''}"
-        lines.append(f"| {r['group']} | {r['metric']} | {r['a']} | {r['b']} | {r['n']} | {100 * r['mean_a']:.1f} | "
-                     f"{100 * r['mean_b']:.1f} | {p} |")
-    return "\n".join(lines) + "\n", recs

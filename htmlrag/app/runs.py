@@ -16,12 +16,69 @@ import time
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup, escape
+
 from htmlrag.app.files import PathRefused, resolve_under
+from htmlrag.app.markdown import render
 from htmlrag.core.errors import InputError
 from htmlrag.evaluation.runs import is_run, open_run
+from htmlrag.evaluation.tables import printed
 
 ARTEFACT_EXTS = (".png", ".jpg", ".md", ".csv", ".tex", ".json")
 MAX_CSV_ROWS = 500
+
+
+def metric_html(value: Any, metric: str) -> Markup:
+    """A metric value as the paper tables print it (x100 with 2 decimals; tokens as whole numbers), the full
+    value on hover: ``<span title="0.8333333333333334">83.33</span>``; text as it is, nothing for no value."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return escape("" if value is None else value)
+    if isinstance(value, float) and math.isnan(value):
+        return Markup("")
+    return Markup('<span class="num" title="{}">{}</span>').format(repr(value), printed(metric, float(value)))
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def csv_cells(rows: list[list[str]], raw_values: bool = True) -> list[list[dict[str, str]]]:
+    """A CSV table for display: ``value`` cells of a ``metric`` column printed as the tables print that metric
+    (``raw_values``: the file holds unrounded values, as ``results.csv``; provenance prints them already) and
+    p-values to 3 significant digits, each with the full text as ``title``; other cells as they are."""
+    head = rows[0] if rows else []
+    col = {h: i for i, h in enumerate(head)}
+    out = [[{"text": h, "title": ""} for h in head]]
+    for row in rows[1:]:
+        line = []
+        for i, cell in enumerate(row):
+            x = _number(cell) if cell else None
+            name = head[i] if i < len(head) else ""
+            if x is not None and raw_values and name == "value" and "metric" in col and len(row) > col["metric"]:
+                line.append({"text": printed(row[col["metric"]], x), "title": cell})
+            elif x is not None and name.startswith("p") and len(cell) > 6:
+                line.append({"text": f"{x:.3g}", "title": cell})
+            else:
+                line.append({"text": cell, "title": ""})
+        out.append(line)
+    return out
+
+
+def _titles(summary: dict[str, Any]) -> Any:
+    """Hover text of a run table's cells: the full value from ``metrics.json`` where the cell prints it."""
+    systems = summary.get("systems") or {}
+
+    def title(row: str, header: str, cell: str) -> str | None:
+        metric = header.rsplit(" ", 1)[-1]
+        value = ((systems.get(row) or {}).get("metrics") or {}).get(metric)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return None
+        shown = cell.replace("**", "").replace("<u>", "").replace("</u>", "").rstrip("†")
+        return repr(value) if shown == printed(metric, float(value)) else None
+    return title
 
 
 def fidelity_of(metrics: dict[str, Any] | None, config: dict[str, Any] | None) -> str:
@@ -121,8 +178,20 @@ class Results:
         out["files"] = [self._file(p) for p in files]
         out["tables"] = [{**f, "rows": csv_rows(self.root / f["path"])} for f in out["files"]
                          if f["kind"] == "csv" and f["path"].split("/")[2:3] == ["tables"]]
-        out["markdown"] = [{**f, "text": (self.root / f["path"]).read_text(encoding="utf-8")} for f in out["files"]
-                           if f["name"].endswith(".md")]
+        out["markdown"] = [{**f, "text": (self.root / f["path"]).read_text(encoding="utf-8", errors="replace")}
+                           for f in out["files"] if f["name"].endswith(".md")]
+        out["images"] = [f for f in out["files"] if f["kind"] == "image"]
+        return out
+
+    def page(self, rel: str) -> dict[str, Any]:
+        """:meth:`detail` for the run page: Markdown tables rendered (escaped; :mod:`htmlrag.app.markdown`), CSV
+        numbers rounded as the tables round them (the full value on hover; the JSON API keeps the raw files)."""
+        out = self.detail(rel)
+        titles = _titles(open_run(self.run_dir(rel)).summary)
+        for t in out["markdown"]:
+            t["html"] = render(t["text"], titles if t["name"] == "results.md" else None)
+        for t in out["tables"]:
+            t["cells"] = csv_cells(t["rows"], raw_values=not t["provenance"])
         return out
 
     def rows(self, rel: str) -> list[dict[str, Any]]:

@@ -31,6 +31,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from htmlrag.app.files import PathRefused
 from htmlrag.app.library import Busy, NoCorpus
+from htmlrag.app.runs import metric_html
 from htmlrag.app.secrets import RedactBodies
 from htmlrag.app.settings import AppSettings, is_loopback
 from htmlrag.app.state import AppState
@@ -163,6 +164,7 @@ def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, .
     app.state.app = state
     app.state.templates = Jinja2Templates(directory=str(HERE / "templates"))
     app.state.templates.env.globals["settings"] = settings
+    app.state.templates.env.filters["metric"] = metric_html  # {{ value|metric(name) }}: rounded as the tables
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     swagger = swagger_dir()
     if swagger is not None:

@@ -179,7 +179,7 @@ def results(request: Request) -> HTMLResponse:
 def run(request: Request, experiment: str, run_id: str, offset: Annotated[int, Query(ge=0)] = 0) -> HTMLResponse:
     res = state_of(request).results
     rel = f"{experiment}/{run_id}"
-    return html_response(request, "run.html", {"run": res.detail(rel), "questions": res.questions(rel, offset, 100)})
+    return html_response(request, "run.html", {"run": res.page(rel), "questions": res.questions(rel, offset, 100)})
 
 
 @router.get("/results/run/{experiment}/{run_id}/q/{qid}")

@@ -85,19 +85,26 @@ def _judge_only(x: MetricInput) -> float:
                        "metrics; remove 'judge'/'judge_invalid' from metric.names")
 
 
+_CONTEXT = ("context", "answers", "answer_groups")
+_ANSWER = ("response", "answers", "answer_groups")
+
+
 def register_all() -> None:
     """Register the metrics once (importing this module does it)."""
     for m in (
-        Metric("evidence_recall", evidence_recall, needs="context",
+        Metric("evidence_recall", evidence_recall, needs="context", inputs=_CONTEXT,
                description="share of the gold answer's key items (numbers, else key phrases) in the context text"),
-        Metric("evidence_hit", evidence_hit, needs="context",
+        Metric("evidence_hit", evidence_hit, needs="context", inputs=_CONTEXT,
                description="1 if at least half of the gold key items are in the context text"),
-        Metric("answer_recall", answer_recall, description="share of the gold key items in the answer"),
-        Metric("answer_hit", answer_hit, description="1 if at least half of the gold key items are in the answer"),
-        Metric("answer_f1", answer_f1, description="SQuAD token F1 against the full gold answer"),
-        Metric("judge", _judge_only, needs="judge",
+        Metric("answer_recall", answer_recall, inputs=_ANSWER,
+               description="share of the gold key items in the answer"),
+        Metric("answer_hit", answer_hit, inputs=_ANSWER,
+               description="1 if at least half of the gold key items are in the answer"),
+        Metric("answer_f1", answer_f1, inputs=("response", "answers", "long_answers"),
+               description="SQuAD token F1 against the full gold answer"),
+        Metric("judge", _judge_only, needs="judge", inputs=("judge",),
                description="LLM judge verdict (1 correct, 0 wrong; no valid verdict counts 0, see judge_invalid)"),
-        Metric("judge_invalid", _judge_only, needs="judge", higher_is_better=False,
+        Metric("judge_invalid", _judge_only, needs="judge", higher_is_better=False, inputs=("judge",),
                description="1 if the judge gave no valid verdict (unparsable reply or failed request)"),
     ):
         if m.name not in METRICS:

@@ -18,7 +18,9 @@ The rule every table writer follows (``htmlrag-bench-table``, ``htmlrag-paper``,
    by the settings that differ (``ASQA (budget=2000)``). Row groups, where a table has them, are the reader
    model (``Llama-3.1-8B-Instruct``); two runs that would still meet in one cell have their remaining
    differences added to the row-group label.
-3. Every table is written with a ``provenance.csv`` naming the run folder behind each cell.
+3. Every table is written with a ``provenance.csv`` naming the run behind each cell by :func:`run_name`:
+   ``<experiment>/<run-id>``, the run folder relative to its results root (never an absolute path), so a
+   results folder moved or copied elsewhere still names its runs.
 """
 
 from __future__ import annotations
@@ -78,6 +80,11 @@ class Run:
         return self.dir.parent.name
 
     @property
+    def name(self) -> str:
+        """The run relative to its results root (:func:`run_name`): ``quickstart/093ac65d4f21``."""
+        return run_name(self.dir)
+
+    @property
     def complete(self) -> bool:
         """``metrics.json`` was written and read."""
         return bool(self.summary)
@@ -118,6 +125,25 @@ class Run:
         flat = flatten({k: v for k, v in self.config.items() if k not in IGNORED})
         flat.setdefault("dataset.name", json.dumps(self.dataset))
         return flat
+
+
+def run_name(path: str | Path) -> str:
+    """How tables, provenance and pointers name a run: its folder relative to its results root,
+    ``<experiment>/<run-id>`` (the last two parts of ``results/<experiment>/<run-id>``), with ``/``."""
+    p = Path(path)
+    return f"{p.parent.name}/{p.name}" if p.parent.name else p.name
+
+
+def resolve_run(name: str, *roots: str | Path) -> Path | None:
+    """The folder of run ``name`` (:func:`run_name`; an absolute path from older files is taken as it is) under
+    the first of ``roots`` that holds it, or ``None``."""
+    p = Path(name)
+    if p.is_absolute():
+        return p if is_run(p) else None
+    for root in roots:
+        if is_run(Path(root) / p):
+            return Path(root) / p
+    return None
 
 
 def flatten(node: Any, prefix: str = "") -> dict[str, str]:

@@ -7,9 +7,17 @@ Layout of one run folder::
     env.json           git commit, package versions, dataset hash, host (not part of the run id)
     predictions.jsonl  one row per example with every per-example score, appended as examples finish
     shards/            predictions.rank<r>-of-<w>.jsonl and done markers of a sharded run
-    metrics.json       aggregates and t-tests computed from the saved rows; deterministic (no timings)
+    metrics.json       aggregates and t-tests computed from the saved rows; deterministic (no timings); with
+                       ``rows`` (count and SHA-256 of the rows, :func:`rows_record`) and ``metric_code`` (the
+                       fingerprint of the per-example metric code) for ``htmlrag-paper verify``
+    rows.sha256        one line per row, ``<sha256 of the row>  <id>`` (:func:`row_digest`): names the row
+                       that went missing or was edited
     timings.json       wall-clock figures (kept out of metrics.json so that it is byte-stable)
-    tables/            results.md, results.csv, results.tex
+    tables/            results.md, results.csv, results.tex, provenance.csv
+
+Nothing written here holds a location on the machine that ran it: runs are named relative to the results root
+(:func:`htmlrag.evaluation.runs.run_name`), and the harness stores ``paths.*`` as placeholders
+(``${paths.cache}/...``), so a run folder can be moved or copied to another results root.
 
 Rows are appended with flush + fsync, one JSON line each, by the one process holding the file's lock
 (:class:`RowWriter`). A run killed mid-write leaves at most one torn last line. **Only the lock holder repairs**:
@@ -38,6 +46,7 @@ from htmlrag.core.redact import redact
 log = logging.getLogger(__name__)
 
 PREDICTIONS = "predictions.jsonl"
+MANIFEST = "rows.sha256"
 
 
 def run_id_for(config: Mapping[str, Any], length: int = 12) -> str:
@@ -60,6 +69,51 @@ def atomic_write(path: Path, text: str) -> None:
 def dump_json(obj: Any) -> str:
     """Canonical, deterministic JSON text (sorted keys, 2-space indent, trailing newline)."""
     return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+#: Fields of a system's record that say how a row was computed, not what it holds (wall-clock seconds, a cache
+#: hit): left out of :func:`row_digest`, so that a resumed or sharded run records the checksum of an
+#: uninterrupted one and ``metrics.json`` stays byte-identical.
+VOLATILE = ("seconds", "cached")
+
+
+def row_digest(row: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of one row's canonical JSON (sorted keys, no spaces), :data:`VOLATILE` fields left out:
+    what ``rows.sha256`` lists."""
+    systems = row.get("systems")
+    if isinstance(systems, Mapping):
+        row = {**row, "systems": {k: {f: v for f, v in rec.items() if f not in VOLATILE} if isinstance(rec, Mapping)
+                                  else rec for k, rec in systems.items()}}
+    blob = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def rows_record(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{"n", "sha256"}``: the number of rows and the SHA-256 over their digests in order (recorded in
+    ``metrics.json`` when a run finishes; ``htmlrag-paper verify`` compares it with the rows it reads)."""
+    h = hashlib.sha256()
+    for row in rows:
+        h.update(row_digest(row).encode("ascii") + b"\n")
+    return {"n": len(rows), "sha256": h.hexdigest()}
+
+
+def manifest_text(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The text of ``rows.sha256``: ``<digest>  <id>`` per row, in order."""
+    return "".join(f"{row_digest(r)}  {r['id']}\n" for r in rows)
+
+
+def read_manifest(path: Path) -> dict[str, str] | None:
+    """``rows.sha256`` as ``{id: digest}`` (``None`` when the file is missing or unreadable)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        digest, sep, rid = line.partition("  ")
+        if sep:
+            out[rid] = digest
+    return out
 
 
 def has_error(row: Mapping[str, Any]) -> bool:
@@ -150,6 +204,12 @@ class RunStore:
         """Write ``config.yaml`` (the resolved configuration) and ``overrides.yaml``."""
         atomic_write(self.dir / "config.yaml", config_yaml)
         atomic_write(self.dir / "overrides.yaml", "".join(f"- {json.dumps(o)}\n" for o in overrides) or "[]\n")
+
+    def write_manifest(self, rows: Sequence[Mapping[str, Any]]) -> Path:
+        """Write ``rows.sha256`` (:func:`manifest_text`) for the finished run's rows."""
+        path = self.dir / MANIFEST
+        atomic_write(path, manifest_text(rows))
+        return path
 
     def write_json(self, name: str, obj: Any) -> Path:
         """Atomically write ``obj`` as canonical JSON to ``name`` in the run folder."""

@@ -15,7 +15,7 @@ from typing import Any
 from htmlrag.evaluation.scoring.metrics import aggregate, get_metric
 from htmlrag.evaluation.stats import compare_to
 from htmlrag.evaluation.store import atomic_write
-from htmlrag.evaluation.tables import build_table
+from htmlrag.evaluation.tables import UNSCALED, build_table
 
 
 def _clean(x: Any) -> Any:
@@ -94,27 +94,41 @@ def summarize(
     })
 
 
+def table_texts(summaries: Sequence[Mapping[str, Any]], metrics: Sequence[str] | None = None, caption: str = "",
+                labels: Sequence[str] | None = None, run_dirs: Sequence[str | Path] | None = None,
+                notes: Sequence[str] = ()) -> dict[str, str]:
+    """The texts of ``results.md``, ``results.csv``, ``results.tex`` and ``provenance.csv`` (keys ``md``, ``csv``,
+    ``tex``, ``provenance``) for one or several runs' ``metrics.json``: one column group per run, labelled by
+    ``labels`` (default: the dataset; two runs with one label raise ``ValueError``). Token columns are printed
+    unscaled, lower is better. The caption ends with the runs' fidelity (:func:`fidelity_caption`). The
+    provenance names each run by :func:`htmlrag.evaluation.runs.run_name` (relative to its results root)."""
+    from htmlrag.evaluation.runs import run_name
+
+    labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
+    names = [*(metrics or summaries[0]["metric_names"]), "tokens"]
+    directions = {m: get_metric(m).higher_is_better for m in names if m not in UNSCALED} | dict.fromkeys(UNSCALED, False)
+    sources = [run_name(d) for d in run_dirs] if run_dirs is not None else None
+    table = build_table(summaries, names, labels=labels, sources=sources, directions=directions,
+                        scales=dict.fromkeys(UNSCALED, 1.0), unranked=list(UNSCALED),
+                        alpha=float(summaries[0].get("alpha", 0.05)),
+                        caption=" ".join(x for x in (caption, fidelity_caption(summaries, labels)) if x),
+                        notes=list(notes))
+    return {"md": table.to_markdown() + "\n" + stage_tokens_markdown(summaries, labels), "csv": table.to_csv(),
+            "tex": table.to_latex(), "provenance": table.provenance_csv()}
+
+
+#: File names of :func:`table_texts`' keys.
+TABLE_FILES = {"md": "results.md", "csv": "results.csv", "tex": "results.tex", "provenance": "provenance.csv"}
+
+
 def write_tables(summaries: Sequence[Mapping[str, Any]], out_dir: Path, metrics: Sequence[str] | None = None,
                  caption: str = "", labels: Sequence[str] | None = None,
                  run_dirs: Sequence[str | Path] | None = None, notes: Sequence[str] = ()) -> dict[str, Path]:
-    """Write ``results.md``, ``results.csv``, ``results.tex`` and ``provenance.csv`` (the run each cell was
-    read from) for one or several runs' ``metrics.json``: one column group per run, labelled by ``labels``
-    (default: the dataset; two runs with one label raise ``ValueError``). Token columns are printed
-    unscaled, lower is better. The caption ends with the runs' fidelity (:func:`fidelity_caption`)."""
-    labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
-    names = [*(metrics or summaries[0]["metric_names"]), "tokens"]
-    directions = {m: get_metric(m).higher_is_better for m in names if m != "tokens"} | {"tokens": False}
-    sources = [str(d) for d in run_dirs] if run_dirs is not None else None
-    table = build_table(summaries, names, labels=labels, sources=sources, directions=directions,
-                        scales={"tokens": 1.0}, unranked=["tokens"], alpha=float(summaries[0].get("alpha", 0.05)),
-                        caption=" ".join(x for x in (caption, fidelity_caption(summaries, labels)) if x),
-                        notes=list(notes))
-    paths = {"md": out_dir / "results.md", "csv": out_dir / "results.csv", "tex": out_dir / "results.tex",
-             "provenance": out_dir / "provenance.csv"}
-    atomic_write(paths["md"], table.to_markdown() + "\n" + stage_tokens_markdown(summaries, labels))
-    atomic_write(paths["csv"], table.to_csv())
-    atomic_write(paths["tex"], table.to_latex())
-    atomic_write(paths["provenance"], table.provenance_csv())
+    """Write :func:`table_texts` to ``out_dir`` (``results.md``, ``.csv``, ``.tex``, ``provenance.csv``)."""
+    texts = table_texts(summaries, metrics, caption, labels, run_dirs, notes)
+    paths = {k: out_dir / TABLE_FILES[k] for k in texts}
+    for k, text in texts.items():
+        atomic_write(paths[k], text)
     return paths
 
 

@@ -56,6 +56,28 @@ class Column:
     def key(self) -> tuple[str, str]:
         return (self.dataset, self.metric)
 
+    def format(self, value: float) -> str:
+        """``value`` as this column prints it (x ``scale``, ``digits`` decimals): ``0.8333...`` -> ``83.33``."""
+        return f"{value * self.scale:.{self.digits}f}"
+
+
+#: Metrics the run tables print unscaled, as whole numbers (mean context tokens); every other metric is a
+#: score in [0, 1] printed x100 with two decimals.
+UNSCALED: tuple[str, ...] = ("tokens",)
+
+
+def metric_column(metric: str, dataset: str = "", **kw: object) -> Column:
+    """The column a run table prints ``metric`` in (:data:`UNSCALED` metrics x1, 0 decimals; others x100, 2)."""
+    scale = 1.0 if metric in UNSCALED else 100.0
+    return Column(dataset, metric, scale=scale, digits=0 if scale == 1 else 2, **kw)  # type: ignore[arg-type]
+
+
+def printed(metric: str, value: float | None) -> str:
+    """``value`` of ``metric`` as the run tables print it (``83.33``, ``115``); ``""`` for no value."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return metric_column(metric).format(float(value))
+
 
 @dataclass
 class Table:
@@ -142,7 +164,7 @@ class Table:
                     line.append(("-", None, False))
                     continue
                 r = rk.get(row)
-                line.append((f"{v * col.scale:.{col.digits}f}", r if r in (0, 1) else None, self.dagger(col, row)))
+                line.append((col.format(v), r if r in (0, 1) else None, self.dagger(col, row)))
             out.append(line)
         return out
 
@@ -209,7 +231,9 @@ class Table:
         return buf.getvalue()
 
     def provenance_csv(self) -> str:
-        """One line per filled cell: the run folder(s) it was read from (``;``-separated when averaged)."""
+        """One line per filled cell: its value as the table prints it, and the run(s) it was read from
+        (``;``-separated when averaged), as given in :attr:`provenance` (the harness gives
+        :func:`htmlrag.evaluation.runs.run_name`: relative to the results root)."""
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["row_group", "system", "dataset", "metric", "value", "runs"])
@@ -220,7 +244,7 @@ class Table:
                     continue
                 runs = self.provenance.get(col.key, {}).get(row) or []
                 runs = [runs] if isinstance(runs, str) else list(runs)
-                w.writerow([row[0], row[1], col.dataset, col.metric, repr(float(v)), ";".join(map(str, runs))])
+                w.writerow([row[0], row[1], col.dataset, col.metric, col.format(v), ";".join(map(str, runs))])
         return buf.getvalue()
 
     def to_latex(self) -> str:

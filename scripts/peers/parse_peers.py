@@ -2,9 +2,9 @@
 
 Run with the Python of a SEPARATE virtual environment (never ours), e.g.::
 
-    python3 -m venv /tmp/parse-peers
-    /tmp/parse-peers/bin/pip install pymupdf4llm pdfplumber pypdf pdfminer.six pypdfium2 docling-core
-    /tmp/parse-peers/bin/python -P scripts/peers/parse_peers.py PARSER OUT.jsonl PDF...
+    python3 -m venv .venv-parse-peers
+    .venv-parse-peers/bin/pip install pymupdf4llm pdfplumber pypdf pdfminer.six pypdfium2 docling-core
+    .venv-parse-peers/bin/python -P scripts/peers/parse_peers.py PARSER OUT.jsonl PDF...
 
 ``PARSER`` is one of ``pymupdf4llm``, ``pdfplumber``, ``pypdf``, ``pdfminer``, ``pypdfium2``, or ``truth``
 (then the arguments are docling JSON files). One JSON line per input: ``{"path", "seconds", "text",

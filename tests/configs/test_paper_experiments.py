@@ -228,9 +228,11 @@ def test_figure5_sweep_writes_png(tmp_path: Path, tiny) -> None:
     assert "pruner.max_words2=16" in md and "pruner.max_words2=64" in md
     import csv
 
-    for row in csv.DictReader((sweep / "provenance.csv").open()):
-        saved = json.loads((Path(row["runs"]) / "metrics.json").read_text())
-        assert float(row["value"]) == saved["systems"][row["system"]]["metrics"][row["metric"]]
+    from htmlrag.evaluation.tables import printed
+
+    for row in csv.DictReader((sweep / "provenance.csv").open()):  # runs relative to the results root
+        saved = json.loads((tmp_path / "results" / row["runs"] / "metrics.json").read_text())
+        assert row["value"] == printed(row["metric"], saved["systems"][row["system"]]["metrics"][row["metric"]])
 
 
 def test_figure5_points_from_saved_runs(tmp_path: Path) -> None:

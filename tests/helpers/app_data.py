@@ -101,3 +101,51 @@ def openai_stub(mode: str = "ok") -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+#: Long system names, as real experiments have them (the paper's baselines with their settings).
+WIDE_SYSTEMS = [f"{name}_budget_4096_window_131072_fidelity_paper" for name in (
+    "vanilla_html", "plain_text", "markdown", "chunk_rerank_bm25", "chunk_rerank_bge_large_en_v1_5",
+    "chunk_rerank_e5_mistral_7b_instruct", "longllmlingua", "jina_reader_lm_1_5b", "htmlrag_without_pruning",
+    "htmlrag_bge_then_phi_3_5_mini_generative_pruner")]
+LONG_QUESTION = ("Which lighthouse on the northern headland of Merrow Bay, first lit on 12 March 1871 and designed by "
+                 "the engineer Margaret Ellis, was automated after the keepers left, according to the page at "
+                 "https://example.org/coastal-heritage-trust/lighthouses/harrow-point/history/automation-and-keepers"
+                 "-cottages-restoration-programme-2019-2024?section=timeline&lang=en ? " * 2)
+
+
+def make_wide_results(root: Path, experiment: str = "paper_table1_main_llama_3_1_70b_instruct_128k") -> list[str]:
+    """Two runs written as the harness writes them (rows, metrics.json, tables/) with realistic long content:
+    ten long-named systems, long overrides, a long question; returns the runs' names."""
+    from htmlrag.evaluation.run_tables import run_tables
+    from htmlrag.evaluation.store import atomic_write, dump_json, manifest_text, rows_record
+    from htmlrag.evaluation.summary import summarize
+
+    names = []
+    for k, budget in enumerate((2048, 4096)):
+        d = root / experiment / f"{k}f3c9a1b2d4e{k}"
+        rows = []
+        for i in range(6):
+            systems = {s: {"response": "Harrow Point" if (i + j + k) % 3 else "no", "tokens": budget - j, "error": None,
+                           "scores": {"em": float(i <= j % 6), "hit1": float(i <= (j + k) % 4)},
+                           "stage_tokens": {"cleaned": 9000 + j, "step1": budget}, "fmt": "html",
+                           "context": f"<p>{s} context {i}</p>"} for j, s in enumerate(WIDE_SYSTEMS)}
+            rows.append({"id": f"harrow-point-lighthouse-question-{i}", "index": i, "answers": ["Harrow Point"],
+                         "question": LONG_QUESTION if i == 0 else f"Question {i}?", "long_answers": [],
+                         "answer_groups": [], "error": None, "systems": systems})
+        atomic_write(d / "predictions.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+        atomic_write(d / "rows.sha256", manifest_text(rows))
+        overrides = ["experiment=paper/table1_main", f"pruner.budget={budget}", "reader=vllm_llama_3_1_70b_instruct",
+                     "reader.window=131072", "dataset=asqa", "dataset.limit=1000", "fidelity=paper",
+                     *(f"baselines.{s}.budget={budget}" for s in WIDE_SYSTEMS)]
+        atomic_write(d / "overrides.yaml", "".join(f"- {json.dumps(o)}\n" for o in overrides))
+        atomic_write(d / "config.yaml", f"name: {experiment}\ncaption: Table 1 with long names.\npruner:\n"
+                                        f"  budget: {budget}\n")
+        summary = summarize(rows, WIDE_SYSTEMS, ["em", "hit1"], ours=WIDE_SYSTEMS[-1], experiment=experiment,
+                            run_id=d.name, dataset="asqa", fidelity={"name": "paper", "deviations": []})
+        summary |= {"rows": rows_record(rows)}
+        atomic_write(d / "metrics.json", dump_json(summary))
+        for rel, text in run_tables(summary, rows, run=f"{experiment}/{d.name}", caption="Table 1.").items():
+            atomic_write(d / "tables" / rel, text)
+        names.append(f"{experiment}/{d.name}")
+    return names

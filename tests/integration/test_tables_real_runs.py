@@ -16,12 +16,16 @@ import pytest
 from tests.conftest import ROOT
 
 
-def _check_provenance(path: Path) -> dict[str, dict[str, float]]:
-    """Every provenance line's value equals the run's metrics.json; returns values[column][system]."""
+def _check_provenance(path: Path, root: Path) -> dict[str, dict[str, float]]:
+    """Every provenance line names a run relative to the results ``root`` and prints its metrics.json value as
+    the table does; returns values[column][system]."""
+    from htmlrag.evaluation.tables import printed
+
     out: dict[str, dict[str, float]] = {}
     for row in csv.DictReader(path.open(encoding="utf-8")):
-        saved = json.loads((Path(row["runs"]) / "metrics.json").read_text())
-        assert float(row["value"]) == saved["systems"][row["system"]]["metrics"][row["metric"]], row
+        assert not Path(row["runs"]).is_absolute(), row
+        saved = json.loads((root / row["runs"] / "metrics.json").read_text())
+        assert row["value"] == printed(row["metric"], saved["systems"][row["system"]]["metrics"][row["metric"]]), row
         if row["metric"] == "tokens":
             out.setdefault(row["dataset"], {})[row["system"]] = float(row["value"])
     return out
@@ -41,7 +45,7 @@ def test_sweep_and_cli_tables_over_two_budgets(tmp_path: Path) -> None:
     (sweep,) = (folder / "sweeps").iterdir()
     md = (sweep / "results.md").read_text()
     assert "pruner.budget=64 ref_em" in md and "pruner.budget=256 ref_em" in md
-    tokens = _check_provenance(sweep / "provenance.csv")
+    tokens = _check_provenance(sweep / "provenance.csv", tmp_path / "results")
     assert tokens["pruner.budget=64"]["bm25"] <= 64 < tokens["pruner.budget=256"]["bm25"] <= 256
     # the command a user runs afterwards: column groups labelled by the setting that differs
     cli = subprocess.run([sys.executable, "-m", "htmlrag_bench.eval.table", str(folder)], cwd=ROOT, capture_output=True, text=True,
@@ -50,5 +54,5 @@ def test_sweep_and_cli_tables_over_two_budgets(tmp_path: Path) -> None:
     md = (folder / "tables" / "results.md").read_text()
     assert "sample_pages (budget=64) ref_em" in md and "sample_pages (budget=256) ref_em" in md
     assert "Fidelity: ours." in md
-    tokens = _check_provenance(folder / "tables" / "provenance.csv")
+    tokens = _check_provenance(folder / "tables" / "provenance.csv", tmp_path / "results")
     assert tokens["sample_pages (budget=64)"]["vanilla"] == 64 and tokens["sample_pages (budget=256)"]["vanilla"] == 256

@@ -15,8 +15,8 @@ from htmlrag.data.pdfqa import load_sec10q
 from htmlrag.data.spiqa import download_spiqa, load_spiqa
 from htmlrag.docqa.items import gold_items, item_recall
 from htmlrag.docqa.judge import parse_verdict
+from htmlrag.evaluation.run_tables import pairwise_tests
 from htmlrag.evaluation.scoring.metrics import MetricInput, get_metric, score_example
-from htmlrag_bench.eval.systems.docqa import pairwise_tests
 from tests.conftest import shared_path
 
 ANSWER = ("For the quarter ended July 1, 2023, total net sales were $81,797 million, down from $82,959 million; "

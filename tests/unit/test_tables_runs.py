@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from htmlrag.evaluation.runs import find_runs, select
-from htmlrag.evaluation.tables import Column, Table, build_table
+from htmlrag.evaluation.runs import find_runs, run_name, select
+from htmlrag.evaluation.tables import Column, Table, build_table, printed
 
 
 def _run(root: Path, name: str, dataset: str, config: dict, values: dict[str, float], *, mtime: float | None = None,
@@ -61,12 +61,14 @@ def test_two_runs_on_one_dataset_keep_their_own_numbers(tmp_path: Path) -> None:
     assert cells[("cleaned", "sample_pages (budget=128)", "ref_em")]["value"] == "0.25"
     assert cells[("cleaned", "sample_pages (budget=256)", "ref_em")]["value"] == "0.75"
     prov = _cells((out / "provenance.csv").read_text())
-    assert prov[("cleaned", "sample_pages (budget=128)", "ref_em")]["runs"] == str(a)
-    assert prov[("ours", "sample_pages (budget=256)", "ref_em")]["runs"] == str(b)
-    # every value in the table is the value in the run its provenance names
+    # runs are named relative to the results root (here: tmp_path, which holds results/run_a)
+    assert prov[("cleaned", "sample_pages (budget=128)", "ref_em")]["runs"] == "results/run_a" == run_name(a)
+    assert prov[("ours", "sample_pages (budget=256)", "ref_em")]["runs"] == "results/run_b" == run_name(b)
+    # every value in the table is the value in the run its provenance names, printed as the table prints it
     for (system, _, metric), rec in prov.items():
-        summary = json.loads((Path(rec["runs"]) / "metrics.json").read_text())
-        assert float(rec["value"]) == summary["systems"][system]["metrics"][metric]
+        summary = json.loads((tmp_path / rec["runs"] / "metrics.json").read_text())
+        assert rec["value"] == printed(metric, summary["systems"][system]["metrics"][metric])
+        assert f"| {rec['value']}" in md or f"**{rec['value']}**" in md or f"<u>{rec['value']}</u>" in md
 
 
 def test_identical_settings_newest_run_fills_the_cells(tmp_path: Path, caplog) -> None:
@@ -83,8 +85,8 @@ def test_identical_settings_newest_run_fills_the_cells(tmp_path: Path, caplog) -
     paths = write(runs, tmp_path / "out")
     prov = _cells(paths["provenance"].read_text())
     assert prov[("ours", "sample_pages", "ref_em")] == {"row_group": "", "system": "ours", "dataset": "sample_pages",
-                                                       "metric": "ref_em", "value": "0.9", "runs": str(new)}
-    assert f"superseded: {old}" in paths["md"].read_text()
+                                                       "metric": "ref_em", "value": "90.00", "runs": run_name(new)}
+    assert f"superseded: {run_name(old)}" in paths["md"].read_text() and str(tmp_path) not in paths["md"].read_text()
 
 
 def test_build_table_refuses_two_runs_in_one_column_group() -> None:

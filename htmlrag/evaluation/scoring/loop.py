@@ -14,11 +14,18 @@ row whose reader calls all failed stop the loop the same way (their rows are sav
 Row format (one JSON line per example)::
 
     {"id", "index", "question", "answers",
+     "long_answers": [...], "answer_groups": [[...]],   # the other gold inputs of the metrics
+     ["metadata": {key: "value"}],                # the example's metadata keys of EvalSettings.row_metadata
      "error": null | "...",                      # the example itself failed (e.g. a page file is missing)
      "systems": {name: {"tokens", "stage_tokens", "response", "scores": {metric: float},
                         "metric_stats": {metric: [float]},  # corpus-level metrics only (BLEU)
                         "reader_tokens": {"input", "output"},  # prompt and answer tokens of the reader
+                        "fmt",                                 # the context's format (html, text, markdown)
                         "seconds", "cached", "error": null | "...", ["context"]}}}
+
+A row holds every input of its scores except the context (kept only with ``save_contexts``), so that
+``htmlrag-paper verify`` can re-score it: metrics that read the context (reference-text EM, evidence recall)
+are re-scored only from rows that saved it.
 """
 
 from __future__ import annotations
@@ -89,6 +96,8 @@ class EvalSettings:
         save_contexts: also save each context in the rows (large).
         rank / world: this process's shard: examples ``i`` with ``i % world == rank``.
         retry_failed: examples saved with an error are evaluated again (the new row replaces the old).
+        row_metadata: keys of each example's metadata saved in its row (``metadata``, values as text): what
+            subset tables group by (``docqa.subsets``), so they can be recomputed from the rows alone.
         max_consecutive_failures: stop (ServiceError) after this many examples in a row whose reader calls all
             failed (0: never).
     """
@@ -102,6 +111,7 @@ class EvalSettings:
     world: int = 1
     retry_failed: bool = True
     max_consecutive_failures: int = 8
+    row_metadata: tuple[str, ...] = ()
 
 
 @dataclass
@@ -122,7 +132,8 @@ def _error(exc: BaseException) -> str:
     return error_text(exc)
 
 
-def _context_text(context: str, fmt: str) -> str:
+def context_text(context: str, fmt: str) -> str:
+    """The plain text of a context in format ``fmt`` (HTML converted to text): what context metrics read."""
     if fmt != "html" or not context.strip():
         return context
     from htmlrag.html.formats import convert
@@ -206,13 +217,23 @@ def _read(reader: Reader, requests: list[ReadRequest]) -> list[ReaderOutput | Ba
     return out
 
 
+def _new_row(index: int, ex: Example, settings: EvalSettings) -> dict[str, Any]:
+    """A row before any system ran: the example's identity and every gold input of the metrics."""
+    row: dict[str, Any] = {"id": ex.id, "index": index, "question": ex.question, "answers": list(ex.answers),
+                           "long_answers": list(ex.long_answers),
+                           "answer_groups": [list(g) for g in ex.metadata.get("answer_groups", ())],
+                           "error": None, "systems": {}}
+    if settings.row_metadata:
+        row["metadata"] = {k: str(ex.metadata.get(k, "?")) for k in settings.row_metadata}
+    return row
+
+
 def _chunk_rows(chunk: Sequence[tuple[int, Example]], systems: Sequence[System], builder: _Builder,
                 settings: EvalSettings) -> tuple[list[dict[str, Any]], list[ReadRequest], list[tuple[Any, ...]]]:
     """Rows of a chunk with every system's context built: ``(rows, reader requests, (row, example, system))``."""
     rows, requests, slots = [], [], []
     for index, ex in chunk:
-        row: dict[str, Any] = {"id": ex.id, "index": index, "question": ex.question,
-                               "answers": list(ex.answers), "error": None, "systems": {}}
+        row = _new_row(index, ex, settings)
         rows.append(row)
         try:
             pages = ex.load_pages()
@@ -228,7 +249,7 @@ def _chunk_rows(chunk: Sequence[tuple[int, Example]], systems: Sequence[System],
             except Exception as exc:
                 row["systems"][system.name] = {"error": _error(exc)}
                 continue
-            row["systems"][system.name] = {"stage_tokens": entry["stage_tokens"], "cached": cached,
+            row["systems"][system.name] = {"stage_tokens": entry["stage_tokens"], "cached": cached, "fmt": system.fmt,
                                            "seconds": round(time.perf_counter() - ts, 4), "error": None}
             if entry["page_errors"]:
                 row["systems"][system.name]["page_errors"] = entry["page_errors"]
@@ -256,7 +277,7 @@ def _score(slots: list[tuple[Any, ...]], outputs: list[ReaderOutput | BaseExcept
             rec["context"] = out.context
         x = MetricInput(response=out.text, context=out.context, answers=ex.answers, long_answers=ex.long_answers,
                         answer_groups=ex.metadata.get("answer_groups", ()),
-                        context_text=_context_text(out.context, system.fmt))
+                        context_text=context_text(out.context, system.fmt))
         try:
             rec["scores"] = score_example(settings.metrics, x)
             corpus_stats = example_stats(settings.metrics, x)

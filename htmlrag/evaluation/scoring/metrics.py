@@ -92,6 +92,9 @@ class Metric:
         stats: for a corpus-level metric, the example's sufficient statistics (saved with the row).
         corpus: for a corpus-level metric, the run's value from every example's ``stats`` (used instead of
             ``aggregate``; the per-example scores then only serve the paired tests).
+        inputs: the :class:`MetricInput` fields the score reads (``response``, ``answers``, ``long_answers``,
+            ``answer_groups``, ``context``); ``htmlrag-paper verify`` re-scores a saved row only when the row
+            holds all of them. ``("judge",)``: a verdict of the LLM judge step, never re-scored.
     """
 
     name: str
@@ -102,6 +105,7 @@ class Metric:
     description: str = ""
     stats: Callable[[MetricInput], list[float]] | None = None
     corpus: Callable[[Sequence[Sequence[float]]], float] | None = None
+    inputs: tuple[str, ...] = ("response", "answers")
 
 
 METRICS: dict[str, Metric] = {}
@@ -282,19 +286,26 @@ def response_tokens(x: MetricInput) -> float:
     return float(len(x.response.split()))
 
 
+_SHORT = ("response", "answers")
+_LONG = ("response", "answers", "long_answers")
 for _m in (
-    Metric("em", em, description="fraction of gold short answers contained in the response (SQuAD-normalised)"),
-    Metric("hit1", hit1, description="1 if any gold short answer is contained in the response (SQuAD-normalised)"),
-    Metric("exact_match", exact_match, description="1 if the normalised response equals a normalised gold answer"),
-    Metric("f1", token_f1, description="max over gold answers of SQuAD token F1"),
-    Metric("rouge_l", rouge_l, description="ROUGE-L F (rouge-score, no stemming) against the best-matching reference"),
-    Metric("bleu", bleu, stats=bleu_stats, corpus=corpus_bleu,
+    Metric("em", em, description="fraction of gold short answers contained in the response (SQuAD-normalised)",
+           inputs=_SHORT),
+    Metric("hit1", hit1, inputs=_SHORT,
+           description="1 if any gold short answer is contained in the response (SQuAD-normalised)"),
+    Metric("exact_match", exact_match, inputs=_SHORT,
+           description="1 if the normalised response equals a normalised gold answer"),
+    Metric("f1", token_f1, description="max over gold answers of SQuAD token F1", inputs=_SHORT),
+    Metric("rouge_l", rouge_l, inputs=_LONG,
+           description="ROUGE-L F (rouge-score, no stemming) against the best-matching reference"),
+    Metric("bleu", bleu, stats=bleu_stats, corpus=corpus_bleu, inputs=_LONG,
            description="corpus BLEU / 100 (13a, 4-grams, no smoothing, all references; shortest-reference "
                        "brevity penalty); per example: smoothed sentence BLEU for t-tests"),
-    Metric("str_em", str_em, description="ASQA STR-EM: fraction of answer groups with an alias in the response"),
-    Metric("ref_em", ref_em, needs="context",
+    Metric("str_em", str_em, inputs=("response", "answers", "answer_groups"),
+           description="ASQA STR-EM: fraction of answer groups with an alias in the response"),
+    Metric("ref_em", ref_em, needs="context", inputs=("context", "answers"),
            description="1 if any gold answer is contained in the context text handed to the reader"),
-    Metric("response_tokens", response_tokens, higher_is_better=False,
+    Metric("response_tokens", response_tokens, higher_is_better=False, inputs=("response",),
            description="whitespace tokens in the response"),
 ):
     register(_m)

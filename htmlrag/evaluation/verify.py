@@ -1,0 +1,390 @@
+"""Check that a run's numbers follow from its rows: ``htmlrag-paper verify RUN_DIR...`` (or a results root).
+
+For each run folder:
+
+1. **Rows.** The rows of ``predictions.jsonl`` (and shards) are read as the tables read them and compared with
+   the run's records: their number with ``metrics.json["rows"]["n"]`` (older runs: ``n_examples``), their
+   SHA-256 with ``metrics.json["rows"]["sha256"]``, and each row with ``rows.sha256``, which names a missing,
+   added or edited row; a duplicated id (two lines) is named too.
+2. **Metric code.** ``metrics.json["metric_code"]`` (the fingerprint of the per-example metric code when the run
+   finished) against the current one.
+3. **Per-example scores.** Every row is re-scored with the current metric code where it holds the metric's
+   inputs (:mod:`htmlrag.evaluation.rescore`); a score that comes out differently is named.
+4. **metrics.json.** The aggregates and paired t-tests are recomputed from the (re-scored) rows
+   (:func:`htmlrag.evaluation.summary.summarize`) and compared with the stored file: exactly, except t and p
+   of the t-tests (9 significant digits: SciPy's last digits may differ).
+5. **Tables.** Every table under ``tables/`` is recomputed (:func:`htmlrag.evaluation.run_tables.run_tables`)
+   and compared cell by cell to the printed precision (:mod:`htmlrag.evaluation.table_diff`).
+
+Each difference is reported with the stored and the recomputed value and its cause: the rows (missing,
+duplicated, edited), the metric code (its fingerprint changed), a dependency (same rows and metric code, a
+different score), or the file itself (it does not follow from the rows or from ``metrics.json``). A run whose
+metric code changed but whose numbers agree verifies, with a note. What cannot be checked is said in the
+notes (runs written before these records existed, metrics whose inputs the rows do not hold).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.evaluation.rescore import Rescored, judgments, rescore
+from htmlrag.evaluation.runs import Run, find_runs, is_run, open_run
+from htmlrag.evaluation.store import MANIFEST, PREDICTIONS, RunStore, read_manifest, row_digest, rows_record
+from htmlrag.evaluation.table_diff import close, diff_table
+
+log = logging.getLogger(__name__)
+
+#: metrics.json keys that are records of the run, not numbers recomputed from its rows.
+RECORDS = ("rows", "metric_code")
+#: metrics.json keys copied from the stored file (the run's identity, not computed from rows).
+IDENTITY = ("experiment", "run_id", "dataset", "ours", "alpha", "metric_names", "fidelity", "reader")
+
+
+@dataclass
+class Finding:
+    """One thing that differs: where, the stored and the recomputed value, and why."""
+
+    where: str
+    stored: str
+    recomputed: str
+    cause: str
+
+
+@dataclass
+class Report:
+    """What :func:`verify_run` found in one run."""
+
+    run: str
+    dir: Path
+    rows: int = 0
+    tables: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def add(self, where: str, stored: Any, recomputed: Any, cause: str) -> None:
+        self.findings.append(Finding(where, _show(stored), _show(recomputed), cause))
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+@dataclass
+class Causes:
+    """Why numbers of a run may differ: problems of its rows, a changed metric code."""
+
+    rows: list[str] = field(default_factory=list)
+    code: str = ""
+    records: bool = False  # the run recorded a row checksum (so a clean check means: rows unchanged)
+
+    def of_metrics(self, rescored: bool) -> str:
+        """The cause of a ``metrics.json`` difference (``rescored``: per-example scores changed too)."""
+        if self.rows:
+            return "rows: " + "; ".join(self.rows)
+        if rescored:
+            return self.code or ("per-example scores differ with the same rows and metric code: a dependency "
+                                 "(rouge-score, sacrebleu) or the derivation of a metric's input differs")
+        if self.records:
+            return "metrics.json was edited: the rows and the metric code match the run's records"
+        return "metrics.json does not follow from its rows (no row checksum recorded to tell why)"
+
+
+# ---------------------------------------------------------------------------------------------------- rows
+def _read_rows(report: Report, run: Run) -> tuple[list[dict[str, Any]] | None, list[str]]:
+    """The run's rows (``None`` when it has none, or they cannot be read: then a finding says why) and the ids
+    that appear on more than one line."""
+    store = RunStore(run.dir.parent.parent, run.experiment, run.dir.name)
+    files = store.row_files()
+    if not files:
+        report.notes.append(f"no {PREDICTIONS}: rows not re-scored and metrics.json not recomputed; tables are "
+                            "checked against metrics.json")
+        return None, []
+    try:
+        ids = [str(r["id"]) for f in files for r in store.read_rows(f)]
+        rows = run.rows()
+    except InputError as exc:
+        report.add(PREDICTIONS, "readable rows", str(exc), "rows: a line is not a row")
+        return None, []
+    dup = sorted(i for i, n in Counter(ids).items() if n > 1)
+    return rows, dup
+
+
+def _check_rows(report: Report, run: Run, rows: list[dict[str, Any]], dup: Sequence[str], causes: Causes) -> None:
+    """Compare the rows with the run's records (count, checksum, per-row digests, duplicates); one finding
+    ``rows`` names what differs."""
+    record = run.summary.get("rows") if isinstance(run.summary.get("rows"), Mapping) else None
+    n_stored = record.get("n") if record else run.summary.get("n_examples")
+    causes.rows += [f"duplicated row {i} (two lines with this id; one is read)" for i in dup]
+    if record is None:
+        report.notes.append("no row checksum recorded (written before verify existed): rows checked only by "
+                            "their count")
+    else:
+        causes.records = True
+        if rows_record(rows)["sha256"] != record.get("sha256"):
+            causes.rows += _name_rows(run, rows) or ["the rows differ from their recorded checksum (no rows.sha256 "
+                                                     "to name them)"]
+    if n_stored is not None and n_stored != len(rows) and not any("missing" in c or "added" in c for c in causes.rows):
+        causes.rows.append(f"{len(rows)} rows where the run recorded {n_stored}")
+    if causes.rows:
+        report.add("rows", f"{n_stored} rows" + (" (checksum recorded)" if record else ""), f"{len(rows)} rows",
+                   "rows: " + "; ".join(causes.rows))
+
+
+def _name_rows(run: Run, rows: list[dict[str, Any]]) -> list[str]:
+    """Missing, added and edited rows by ``rows.sha256`` (empty when the manifest is missing)."""
+    manifest = read_manifest(run.dir / MANIFEST)
+    if manifest is None:
+        return []
+    now = {str(r["id"]): row_digest(r) for r in rows}
+    missing = [i for i in manifest if i not in now]
+    added = [i for i in now if i not in manifest]
+    edited = [i for i in now if i in manifest and manifest[i] != now[i]]
+    out = [f"{len(ids)} {what} ({', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''})"
+           for what, ids in (("missing", missing), ("added", added), ("edited", edited)) if ids]
+    return out
+
+
+def _check_code(report: Report, run: Run, causes: Causes) -> None:
+    from htmlrag.core.fingerprint import METRICS, fingerprint
+
+    stored, now = run.summary.get("metric_code"), fingerprint(METRICS)
+    if stored is None:
+        report.notes.append("no metric-code fingerprint recorded: a changed score cannot be told from edited code")
+    elif stored != now:
+        causes.code = f"the metric code changed since the run (fingerprint {stored} -> {now})"
+
+
+# ---------------------------------------------------------------------------------------------------- scores
+def _fmt_of(run: Run) -> Any:
+    """The context format of a system from ``config.yaml`` (rows written before they recorded it)."""
+    def fmt(system: str) -> str | None:
+        spec = run.get("pruner") if system == run.summary.get("ours") else run.get(f"baselines.{system}")
+        if not isinstance(spec, Mapping) or spec.get("refiner") or spec.get("graph"):
+            return None  # a refiner or a graph system may choose its own format
+        value = spec.get("fmt")
+        return str(value) if value else None
+    return fmt
+
+
+def _rescore(report: Report, run: Run, rows: list[dict[str, Any]], causes: Causes) -> Rescored:
+    names = list(run.summary.get("metric_names") or [])
+    res = rescore(rows, names, _fmt_of(run), judgments(run.dir))
+    for m, n in sorted(res.rescored.items()):
+        if m not in res.skipped:
+            report.notes.append(f"{m}: re-scored on all {n} saved scores")
+    for m, (why, n) in sorted(res.skipped.items()):
+        done = res.rescored.get(m, 0)
+        report.notes.append(f"{m}: {n} saved scores not re-scored ({why}){f'; {done} re-scored' if done else ''}; "
+                            "the aggregates are recomputed from the saved scores")
+    shown: dict[tuple[str, str], int] = {}
+    for d in res.differences:
+        k = (d.system, d.metric)
+        shown[k] = shown.get(k, 0) + 1
+        if shown[k] <= 3:
+            report.add(f"score {d.metric} of {d.system} on {d.id}", d.stored, d.recomputed, _score_cause(d.id, causes))
+    for (system, metric), n in shown.items():
+        if n > 3:
+            report.add(f"score {metric} of {system}", "...", f"{n - 3} more examples differ", _score_cause("", causes))
+    return res
+
+
+def _score_cause(rid: str, causes: Causes) -> str:
+    if any(rid and rid in c for c in causes.rows):
+        return "rows: this row was edited"
+    return causes.code or ("same rows and metric code: a dependency (rouge-score, sacrebleu) or the derivation of "
+                           "the metric's input (HTML to text) differs")
+
+
+# ---------------------------------------------------------------------------------------------------- metrics.json
+def recompute(run: Run, res: Rescored) -> dict[str, Any]:
+    """``metrics.json`` as the rows give it: :func:`~htmlrag.evaluation.summary.summarize` of the re-scored rows,
+    with the run's identity and records taken from the stored file; metrics the rows cannot be aggregated on
+    (``res.unscored``) keep their stored values."""
+    from htmlrag.evaluation.summary import summarize
+
+    stored = run.summary
+    names = [m for m in stored.get("metric_names") or [] if m not in res.unscored]
+    systems = list(stored.get("system_order") or sorted(stored.get("systems") or {}))
+    new = summarize(res.rows, systems, names, ours=str(stored.get("ours")), experiment=str(stored.get("experiment", "")),
+                    run_id=str(stored.get("run_id", "")), dataset=str(stored.get("dataset", "")),
+                    alpha=float(stored.get("alpha", 0.05)), fidelity=stored.get("fidelity"), reader=stored.get("reader"))
+    new = json.loads(json.dumps(new))  # as read back from the file (NaN -> null, ints stay ints)
+    for key in IDENTITY:
+        if key in stored:
+            new[key] = stored[key]
+        else:
+            new.pop(key, None)
+    for m in res.unscored:
+        for s, entry in new["systems"].items():
+            entry["metrics"][m] = ((stored.get("systems") or {}).get(s) or {}).get("metrics", {}).get(m)
+        if m in (stored.get("tests") or {}):
+            new["tests"][m] = stored["tests"][m]
+    for key in RECORDS:
+        if key in stored:
+            new[key] = stored[key]
+    return new
+
+
+def _leaves(node: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(node, Mapping) and node:
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            out.update(_leaves(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: node}
+
+
+def _check_metrics(report: Report, stored: Mapping[str, Any], new: Mapping[str, Any], res: Rescored,
+                   causes: Causes) -> None:
+    """Compare the stored ``metrics.json`` with the recomputed one (exactly; t-tests' t and p to 9 digits)."""
+    extra = [k for k in stored if k not in new]
+    if extra:
+        report.notes.append(f"metrics.json keys not recomputed from rows (not checked): {', '.join(sorted(extra))}")
+    a = _leaves({k: v for k, v in stored.items() if k in new})
+    b = _leaves(new)
+    changed = {d.metric.split(":")[0] for d in res.differences}
+    for key in [*b, *(k for k in a if k not in b)]:
+        x, y = a.get(key, "(missing)"), b.get(key, "(missing)")
+        same = close(x, y) if key.startswith("tests.") and key.rsplit(".", 1)[-1] in ("p", "t") else x == y
+        if not same:
+            rescored = any(f".{m}." in f".{key}." for m in changed)
+            report.add(f"metrics.json {key}", x, y, causes.of_metrics(rescored))
+
+
+# ---------------------------------------------------------------------------------------------------- tables
+def _caption(run: Run, summary: Mapping[str, Any], report: Report) -> str:
+    """The experiment's caption: ``config.yaml``'s, else read back from the stored ``results.md``."""
+    from htmlrag.evaluation.summary import fidelity_caption
+
+    if "caption" in run.config:
+        return str(run.config.get("caption") or "")
+    path = run.dir / "tables" / "results.md"
+    first = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0] if path.is_file() else ""
+    if not (first.startswith("**") and first.endswith("**")):
+        return ""
+    text, fid = first[2:-2], fidelity_caption([summary])
+    report.notes.append("caption read from the stored results.md (no config.yaml)")
+    return text[: -len(fid)].strip() if text.endswith(fid) else text
+
+
+def _subsets(report: Report, run: Run, rows: list[dict[str, Any]] | None, res: Rescored | None
+             ) -> tuple[list[str], bool, set[str]]:
+    """The subset keys and pairwise flag of the stored tables, and the table files that cannot be recomputed."""
+    from htmlrag.evaluation.run_tables import subset_value
+
+    tables = run.dir / "tables"
+    keys = sorted(d.name[3:] for d in tables.glob("by_*") if d.is_dir())
+    pairwise = (tables / "pairwise.md").is_file() or (tables / "pairwise.json").is_file()
+    unknown: set[str] = set()
+    for key in keys:
+        why = ("no rows" if rows is None else "the rows do not record it (written before rows kept subset values)"
+               if any(subset_value(r, key) is None for r in rows) else
+               "some metrics cannot be aggregated from the rows" if res is not None and res.unscored else "")
+        if why:
+            report.notes.append(f"tables/by_{key}/: not checked ({why})")
+            unknown.add(f"by_{key}/")
+    if pairwise and (rows is None or unknown):
+        report.notes.append("tables/pairwise.*: not checked (needs every subset value in the rows)")
+        unknown.add("pairwise.")
+    return [k for k in keys if f"by_{k}/" not in unknown], pairwise and "pairwise." not in unknown, unknown
+
+
+def _check_tables(report: Report, run: Run, summary: Mapping[str, Any], rows: list[dict[str, Any]] | None,
+                  res: Rescored | None, cause: str, write: bool) -> None:
+    """Recompute every table file under ``tables/`` and compare (or, with ``write``, rewrite them)."""
+    from htmlrag.evaluation.run_tables import run_tables
+    from htmlrag.evaluation.store import atomic_write
+
+    keys, pairwise, unknown = _subsets(report, run, rows, res)
+    texts = run_tables(summary, (res.rows if res else rows) or [], run=run.name,
+                       caption=_caption(run, summary, report), subsets=keys, pairwise=pairwise)
+    folder = run.dir / "tables"
+    stored = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+    for rel in stored:
+        if rel not in texts:
+            if not any(rel.startswith(u) for u in unknown):
+                report.notes.append(f"tables/{rel}: not checked (not a table of the run's own)")
+            continue
+        if write:
+            atomic_write(folder / rel, texts[rel])
+            continue
+        report.tables += 1
+        for d in diff_table(f"tables/{rel}", (folder / rel).read_text(encoding="utf-8", errors="replace"), texts[rel]):
+            report.add(d.where, d.stored, d.recomputed, cause)
+    for rel in sorted(set(texts) - set(stored)):
+        report.notes.append(f"tables/{rel}: not stored by the run")
+
+
+# ---------------------------------------------------------------------------------------------------- runs
+TABLE_CAUSE = ("the table does not follow from metrics.json (edited, or written by older table code; "
+               "htmlrag-paper verify --write-tables rewrites it)")
+
+
+#: What a row or file of an unexpected shape raises while numbers are recomputed from it.
+SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, HtmlRagError, UnicodeDecodeError)
+
+
+def verify_run(path: str | Path, *, write_tables: bool = False) -> Report:
+    """Verify one run folder (module docstring). ``write_tables``: rewrite ``tables/`` from the recomputed
+    numbers instead of comparing, when ``metrics.json`` agrees with the rows. A row or file of a shape the
+    numbers cannot be recomputed from is a finding naming it, never a traceback."""
+    run = open_run(path)
+    report = Report(run.name, run.dir)
+    if run.problems or not run.complete:
+        report.add("run", "a finished run", "; ".join(run.problems) or "no metrics.json", "the run cannot be read")
+        return report
+    causes = Causes()
+    rows, dup = _read_rows(report, run)
+    res, summary = None, run.summary
+    try:
+        if rows is not None:
+            report.rows = len(rows)
+            _check_rows(report, run, rows, dup, causes)
+            _check_code(report, run, causes)
+            res = _rescore(report, run, rows, causes)
+            summary = recompute(run, res)
+            _check_metrics(report, run.summary, summary, res, causes)
+        metrics_ok = not any(f.where.startswith(("metrics.json", "rows", "score")) for f in report.findings)
+        cause = TABLE_CAUSE if metrics_ok else causes.of_metrics(bool(res and res.differences))
+        if write_tables and not metrics_ok:
+            report.notes.append("tables not rewritten: metrics.json does not follow from the rows")
+            write_tables = False
+        _check_tables(report, run, summary, rows, res, cause, write_tables)
+    except SHAPE_ERRORS as exc:
+        report.add("run", "rows and metrics.json of the shape the harness writes", f"{type(exc).__name__}: {exc}",
+                   "a row or file has a shape the numbers cannot be recomputed from (edited, or another tool's)")
+    if report.ok and causes.code:
+        report.notes.append(f"{causes.code}; its numbers still agree")
+    return report
+
+
+def runs_below(paths: Iterable[str | Path]) -> list[Path]:
+    """The run folders given, or found below the folders given (a results root)."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if not p.exists():
+            raise InputError(f"{p}: no such folder")
+        if is_run(p):
+            out.append(p)
+            continue
+        found = [r.dir for r in find_runs([p])]
+        if not found:
+            raise InputError(f"{p}: no runs (metrics.json) at or below it")
+        out += found
+    return out
+
+
+def verify(paths: Iterable[str | Path], *, write_tables: bool = False) -> list[Report]:
+    """:func:`verify_run` on every run at or below ``paths``."""
+    return [verify_run(p, write_tables=write_tables) for p in runs_below(paths)]
