@@ -87,8 +87,7 @@ def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]
              reader: dict[str, Any] | None = None) -> dict[str, Any]:
     """Merge rows, write ``metrics.json`` and ``tables/`` (rank 0, or the single process)."""
     from htmlrag.evaluation.summary import summarize, write_tables
-    from htmlrag_bench.eval import fidelity
-    from htmlrag_bench.eval.systems import docqa
+    from htmlrag_bench.eval.systems import docqa, fidelity
 
     rows = store.merge()
     rows, metrics = docqa.judge_rows(cfg, store, rows, metrics)  # LLM judge scores (judge.enabled)
@@ -130,9 +129,8 @@ def run(cfg: DictConfig) -> float | None:
     """
     from htmlrag.core import redact
     from htmlrag.evaluation.scoring.loop import EvalSettings, evaluate
-    from htmlrag_bench.eval import fidelity
     from htmlrag_bench.eval.schemas import validate
-    from htmlrag_bench.eval.systems import build
+    from htmlrag_bench.eval.systems import build, fidelity
 
     redact.install()
     t0 = time.perf_counter()

@@ -16,8 +16,8 @@ from typing import Any
 from omegaconf import II, MISSING, OmegaConf
 
 from htmlrag_bench.eval.docqa_schemas import DATASET_SCHEMAS, DocQAConfig, GraphSystemConfig, JudgeConfig
-from htmlrag_bench.eval.fidelity import FidelityConfig
 from htmlrag_bench.eval.locations import conf_dir, register_resolvers
+from htmlrag_bench.eval.systems.fidelity import FidelityConfig
 
 log = logging.getLogger(__name__)
 CONF_DIR = conf_dir()
@@ -380,7 +380,7 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
 def validate(cfg: Any) -> None:
     """Check what composition cannot, before anything is loaded: every baseline against
     :class:`SystemConfig` (misspelt or mistyped keys raise here; the entries are replaced by typed nodes), the
-    applied fidelity knobs (:func:`htmlrag_bench.eval.fidelity.apply`; deviations from the fidelity are logged), then every
+    applied fidelity knobs (:func:`htmlrag_bench.eval.systems.fidelity.apply`; deviations from the fidelity are logged), then every
     value against its field's range (:func:`check_ranges`).
 
     Raises:
@@ -389,7 +389,7 @@ def validate(cfg: Any) -> None:
     from omegaconf import open_dict
 
     from htmlrag.core.errors import HtmlRagError
-    from htmlrag_bench.eval import fidelity
+    from htmlrag_bench.eval.systems import fidelity
 
     with open_dict(cfg):
         for name in list(cfg.baselines):

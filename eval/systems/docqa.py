@@ -216,7 +216,7 @@ def write_subset_tables(cfg: DictConfig, store: Any, rows: list[dict[str, Any]],
             return
         from htmlrag.evaluation.store import atomic_write
         from htmlrag.evaluation.summary import summarize, write_tables
-        from htmlrag_bench.eval.fidelity import describe
+        from htmlrag_bench.eval.systems.fidelity import describe
 
         exs = _examples(cfg)
 

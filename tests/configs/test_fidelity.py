@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from htmlrag_bench.eval import fidelity
 from htmlrag_bench.eval.schemas import CONF_DIR, register_configs, validate
+from htmlrag_bench.eval.systems import fidelity
 from tests.conftest import ROOT
 
 register_configs()
