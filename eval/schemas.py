@@ -30,7 +30,6 @@ def rng(default: Any, *, ge: float | None = None, gt: float | None = None, le: f
 
 
 def _metric_enum() -> type[Enum]:
-    import htmlrag.docqa.metrics  # noqa: F401 - registers the document-QA metrics
     from htmlrag.evaluation.scoring.metrics import METRICS
 
     return Enum("MetricName", {name: name for name in METRICS})  # type: ignore[return-value]

@@ -6,8 +6,8 @@ function-local import that runs back up is still a circle, only a later one), an
 
 (a) no import cycle between modules;
 (b) the layering, lowest first: ``core < html < rankers < pruning < readers < factory < baselines < docqa <
-    superrag < data < evaluation < (cli, app)``, with the harness (``htmlrag_bench.eval``,
-    ``htmlrag_bench.training``) above the library; a package imports only packages below it or itself;
+    superrag < data < evaluation < testing < app < cli < htmlrag`` (the front door), then the harness,
+    ``htmlrag_bench.eval < htmlrag_bench.training``; a package imports only packages below it or itself;
 (c) ``htmlrag/`` top level holds packages and at most a handful of modules;
 (d) no product code (``htmlrag``, ``eval``, ``training``, ``scripts``) imports ``tests``;
 (e) no Python source under ``results/``.
@@ -31,8 +31,11 @@ ROOT = Path(__file__).resolve().parents[2]
 #: source folder -> the package name it installs as
 SOURCES: dict[str, str] = {"htmlrag": "htmlrag", "eval": "htmlrag_bench.eval", "training": "htmlrag_bench.training"}
 
-#: The layers, lowest first; a package imports only packages of a lower layer or itself. Packages sharing a
-#: layer (cli and app; the harness's eval and training) do not import each other.
+#: The layers, lowest first; a package imports only packages of a lower layer or itself (packages sharing a
+#: layer would not import each other). The faces sit on top: the command line above the app because
+#: ``htmlrag serve`` starts it; the harness above the library, training above eval because it finds its
+#: configs through :mod:`htmlrag_bench.eval.locations`. ``htmlrag.testing`` (generated test inputs) sits above
+#: every stage, so no stage can use it in a run.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("htmlrag.core",),
     ("htmlrag.html",),
@@ -46,9 +49,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("htmlrag.data",),
     ("htmlrag.evaluation",),
     ("htmlrag.testing",),
-    ("htmlrag.cli", "htmlrag.app"),
+    ("htmlrag.app",),
+    ("htmlrag.cli",),
     ("htmlrag",),  # the package's front door (``from htmlrag import clean_html``) and ``python -m htmlrag``
-    ("htmlrag_bench.eval", "htmlrag_bench.training"),
+    ("htmlrag_bench.eval",),
+    ("htmlrag_bench.training",),
 )
 
 #: The only modules allowed at ``htmlrag/``'s top level (everything else lives in a stage package).
@@ -311,7 +316,11 @@ def test_relative_and_type_checking_imports(tmp_path):
     assert find_cycles(edges) == []  # the TYPE_CHECKING import never runs
 
 
-def test_peers_of_one_layer_may_not_import_each_other():
-    edge = Edge("htmlrag.cli.main", "htmlrag.app.server", "x.py:1", True)
-    assert layering_violations([edge]) == ["x.py:1: htmlrag.cli.main (htmlrag.cli) -> htmlrag.app.server (htmlrag.app)"]
+def test_an_import_up_or_across_a_layer_is_a_fault():
+    up = Edge("htmlrag.app.server", "htmlrag.cli.main", "x.py:1", True)
+    assert layering_violations([up]) == ["x.py:1: htmlrag.app.server (htmlrag.app) -> htmlrag.cli.main (htmlrag.cli)"]
     assert layering_violations([Edge("htmlrag.app.server", "htmlrag.evaluation.runs", "x.py:1", True)]) == []
+    peers = (("a",), ("b", "c"))
+    assert layer_of("b", peers) == layer_of("c", peers) == 1
+    assert package_of("htmlrag._compat") == package_of("htmlrag") == "htmlrag"
+    assert package_of("htmlrag_bench.eval.systems.build") == "htmlrag_bench.eval"
