@@ -170,7 +170,7 @@ def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: An
 
     from htmlrag.core.cache import SqliteCache
     from htmlrag.core.errors import HtmlRagError
-    from htmlrag.evaluation.scoring.loop import _Builder
+    from htmlrag.evaluation.scoring.loop import ContextBuilder
 
     heavy = [s for s in systems if callable(getattr(s.pipeline, "release", None))]
     if not heavy:
@@ -179,7 +179,7 @@ def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: An
         caches.contexts = SqliteCache(Path(tempfile.mkdtemp(prefix="htmlrag-contexts-")) / "contexts.sqlite", "contexts")
     done = store.done_ids(include_failed=not retry_failed)
     todo = [ex for i, ex in enumerate(examples) if i % world == rank and ex.id not in done]
-    builder = _Builder(caches)
+    builder = ContextBuilder(caches)
     built = 0
     from tqdm.auto import tqdm
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from htmlrag.baselines.base import decode_pages, fit_to_budget, make_result, model_size
 from htmlrag.core.errors import BudgetError, HtmlRagError, InputError
-from htmlrag.html.chunking import _cut, chunk_tree
+from htmlrag.html.chunking import chunk_tree, cut_words
 from htmlrag.pruning.pipeline import PipelineResult
 from htmlrag.pruning.tokens import TokenCounter
 from htmlrag.rankers.base import Ranker
@@ -67,7 +67,7 @@ def html_section_chunks(html: str, max_words: int | None = None,
         text = " ".join(d.page_content.split())
         if not text:
             continue
-        chunks.extend(_cut(text, max_words) if max_words else [text])
+        chunks.extend(cut_words(text, max_words) if max_words else [text])
     return chunks
 
 

@@ -114,7 +114,8 @@ def _candidates(args: argparse.Namespace) -> int | None:
     return n
 
 
-def _make_pipeline(args: argparse.Namespace):
+def pipeline_from_args(args: argparse.Namespace):
+    """The pipeline ``htmlrag prune`` builds for its parsed arguments (also what the benchmarks measure)."""
     from htmlrag.factory import make_pipeline
     from htmlrag.pruning.tokens import load_tokenizer
 
@@ -155,7 +156,7 @@ def run_prune(args: argparse.Namespace) -> int:
         return 2
     try:
         pages = [read_page(p) for p in args.paths]
-        pipe = _make_pipeline(args)
+        pipe = pipeline_from_args(args)
         res = pipe.run(args.question, pages)
     except HtmlRagError as exc:
         print(f"htmlrag: error: {exc}", file=sys.stderr)
@@ -195,7 +196,7 @@ def _batch_locked(args: argparse.Namespace, src: Path, out: Path, lines: list) -
     ids = [pb.item_id(ln) for ln in lines]
     reuse, todo = pb.plan(lines, ids, settings, out)
     workers = batch_workers(args, len(todo))
-    pipe = _make_pipeline(args) if todo else None
+    pipe = pipeline_from_args(args) if todo else None
     from tqdm import tqdm
 
     t_start = time.perf_counter()
@@ -259,7 +260,7 @@ def _worker_start(args: argparse.Namespace | None) -> None:
     """Start of a batch worker: build the pipeline unless the process inherited one (fork)."""
     global _WORKER_PIPE
     if _WORKER_PIPE is None and args is not None:
-        _WORKER_PIPE = _make_pipeline(args)
+        _WORKER_PIPE = pipeline_from_args(args)
 
 
 def _start_method(args: argparse.Namespace) -> str:

@@ -10,7 +10,9 @@ function-local import that runs back up is still a circle, only a later one), an
     ``htmlrag_bench.eval < htmlrag_bench.training``; a package imports only packages below it or itself;
 (c) ``htmlrag/`` top level holds packages and at most a handful of modules;
 (d) no product code (``htmlrag``, ``eval``, ``training``, ``scripts``) imports ``tests``;
-(e) no Python source under ``results/``.
+(e) no Python source under ``results/``;
+(f) no module (scripts included) imports a private name (``_x``) from another package: what another package
+    needs is public, with a docstring.
 
 An edge is an explicit import only: importing ``a.b.c`` also runs ``a/__init__`` and ``a/b/__init__``, but
 those are not counted (every package's ``__init__`` would otherwise close a circle with its own modules).
@@ -274,6 +276,31 @@ def test_product_code_never_imports_the_tests():
     assert not bad, f"product code importing the tests (move the helper into htmlrag/testing or training/): {bad}"
 
 
+def private_imports(root: Path = ROOT, modules: dict[str, Path] | None = None,
+                    folders: tuple[str, ...] = ("htmlrag", "eval", "training", "scripts")) -> list[str]:
+    """``path:line module._name`` for each import of a private name from a module of another package."""
+    modules = module_names(root) if modules is None else modules
+    own = {path: name for name, path in modules.items()}
+    bad = []
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*.py")):
+            importer = own.get(path)
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+                    continue
+                target = _resolve(node.module, modules)
+                if target is None or (importer and package_of(importer) == package_of(target)):
+                    continue
+                bad += [f"{path.relative_to(root).as_posix()}:{node.lineno} {node.module}.{a.name}"
+                        for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    return bad
+
+
+def test_no_private_name_crosses_a_package():
+    bad = private_imports()
+    assert not bad, f"private names imported from another package (make them public, or move the piece): {bad}"
+
+
 def test_no_code_under_results():
     code = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "results").rglob("*.py"))
     assert not code, f"code under results/ (move it to scripts/): {code}"
@@ -324,3 +351,15 @@ def test_an_import_up_or_across_a_layer_is_a_fault():
     assert layer_of("b", peers) == layer_of("c", peers) == 1
     assert package_of("htmlrag._compat") == package_of("htmlrag") == "htmlrag"
     assert package_of("htmlrag_bench.eval.systems.build") == "htmlrag_bench.eval"
+
+
+def test_a_private_name_from_another_package_is_caught(tmp_path):
+    modules = _tree(tmp_path, {
+        "__init__.py": "",
+        "html/__init__.py": "",
+        "html/text.py": "_CJK = 'x'\ndef _helper(): ...\n",
+        "html/blocktree.py": "from htmlrag.html.text import _helper\n",  # same package: fine
+        "rankers/__init__.py": "",
+        "rankers/bm25.py": "def f():\n    from htmlrag.html.text import _CJK, __doc__\n",
+    })
+    assert private_imports(tmp_path, modules, ("htmlrag",)) == ["htmlrag/rankers/bm25.py:2 htmlrag.html.text._CJK"]

@@ -130,8 +130,10 @@ def _context_text(context: str, fmt: str) -> str:
     return convert(context, "text")
 
 
-class _Builder:
-    """Builds one system's context for one example, through the caches."""
+class ContextBuilder:
+    """Builds one system's context for one example through the caches (cleaned pages, contexts); also used to
+    precompute the contexts of systems with a large model before the reader is loaded
+    (:func:`htmlrag_bench.eval.systems.refiners.precompute_heavy`)."""
 
     def __init__(self, caches: Caches) -> None:
         self.caches = caches
@@ -206,7 +208,7 @@ def _read(reader: Reader, requests: list[ReadRequest]) -> list[ReaderOutput | Ba
     return out
 
 
-def _chunk_rows(chunk: Sequence[tuple[int, Example]], systems: Sequence[System], builder: _Builder,
+def _chunk_rows(chunk: Sequence[tuple[int, Example]], systems: Sequence[System], builder: ContextBuilder,
                 settings: EvalSettings) -> tuple[list[dict[str, Any]], list[ReadRequest], list[tuple[Any, ...]]]:
     """Rows of a chunk with every system's context built: ``(rows, reader requests, (row, example, system))``."""
     rows, requests, slots = [], [], []
@@ -285,7 +287,7 @@ def evaluate(
     """
     t0 = time.perf_counter()
     stats = EvalStats()
-    builder = _Builder(caches or Caches())
+    builder = ContextBuilder(caches or Caches())
     mine = [(i, ex) for i, ex in enumerate(examples) if i % settings.world == settings.rank]
     from tqdm.auto import tqdm
 
