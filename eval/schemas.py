@@ -8,13 +8,16 @@ config, so a misspelt key or a wrong type fails when the config composes.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import typing
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
 
 from omegaconf import II, MISSING, OmegaConf
 
+from htmlrag.readers.base import GenerationConfig
 from htmlrag_bench.eval.docqa_schemas import DATASET_SCHEMAS, DocQAConfig, GraphSystemConfig, JudgeConfig
 from htmlrag_bench.eval.locations import conf_dir, register_resolvers
 from htmlrag_bench.eval.systems.fidelity import FidelityConfig
@@ -27,6 +30,33 @@ def rng(default: Any, *, ge: float | None = None, gt: float | None = None, le: f
     """A dataclass field with a range that :func:`check_ranges` enforces (``None`` stays allowed where the
     field's type allows it): ``ge`` >=, ``gt`` >, ``le`` <=."""
     return field(default=default, metadata={"range": (ge, gt, le)})
+
+
+def derive(name: str, source: type, *, ranges: dict[str, dict[str, float]] | None = None,
+           defaults: dict[str, Any] | None = None) -> type:
+    """A schema derived from the library dataclass ``source``: its fields, types and defaults, so they have one
+    home; ``ranges`` adds :func:`check_ranges` bounds (``{"top_p": {"gt": 0, "le": 1}}``) and ``defaults``
+    replaces a default by a harness value (an interpolation such as ``II("seed")``)."""
+    ranges, defaults = ranges or {}, defaults or {}
+    unknown = (set(ranges) | set(defaults)) - {f.name for f in dataclasses.fields(source)}
+    if unknown:
+        raise TypeError(f"{source.__name__} has no field {sorted(unknown)}")
+    hints = typing.get_type_hints(source)
+    specs = []
+    for f in dataclasses.fields(source):
+        bounds = ranges.get(f.name, {})
+        meta = {"range": (bounds.get("ge"), bounds.get("gt"), bounds.get("le"))} if bounds else {}
+        if f.name in defaults:
+            spec = field(default=defaults[f.name], metadata=meta)
+        elif f.default_factory is not dataclasses.MISSING:
+            spec = field(default_factory=f.default_factory, metadata=meta)
+        else:
+            spec = field(default=f.default if f.default is not dataclasses.MISSING else MISSING, metadata=meta)
+        specs.append((f.name, hints[f.name], spec))
+    schema = dataclasses.make_dataclass(name, specs)
+    schema.__module__ = __name__  # found (and pickled) as this module's attribute
+    schema.__doc__ = f"Derived from :class:`{source.__module__}.{source.__qualname__}` (fields, types, defaults)."
+    return schema
 
 
 def _metric_enum() -> type[Enum]:
@@ -150,12 +180,12 @@ class EmbeddingRankerConfig:
 
 
 # ---------------------------------------------------------------- readers
-@dataclass
-class GenerationSchema:
-    max_new_tokens: int = rng(128, ge=1)
-    temperature: float = rng(0.0, ge=0)
-    top_p: float = rng(1.0, gt=0, le=1)
-    seed: int = II("seed")
+#: The readers' decoding settings: the fields, types and defaults of the library's GenerationConfig, with ranges
+#: added and the sampling seed following the run's ``seed``.
+GenerationSchema = derive(
+    "GenerationSchema", GenerationConfig, defaults={"seed": II("seed")},
+    ranges={"max_new_tokens": {"ge": 1}, "temperature": {"ge": 0}, "top_p": {"gt": 0, "le": 1}},
+)
 
 
 @dataclass

@@ -21,7 +21,7 @@ import inspect
 import logging
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +81,7 @@ class ReaderLMConfig:
     batch_size: int = 4
     trust_remote_code: bool = False
     revision: str | None = None
-    vllm_kwargs: dict[str, Any] = field(default_factory=dict)
+    vllm_kwargs: dict[str, Any] | None = None
 
 
 @dataclass
@@ -101,7 +101,7 @@ class GenerativeRankerConfig:
     _target_: str = "htmlrag.rankers.generative.GenerativeRanker"
     model_name_or_path: str = MISSING
     device: str = II("device")
-    dtype: str = "auto"
+    dtype: str = "float32"  # the released pruners' options say auto (the checkpoint's own bf16)
     max_prompt_tokens: int | None = None
     truncation: str = "error"
     batch_size: int = 32
