@@ -118,9 +118,8 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
                 ranker1=_ranker(s["ranker1"], cache_dir, made), ranker2=_ranker(s["ranker2"], cache_dir, made),
                 tokenizer=tokenizer, budget1=spec["budget1"], budget2=spec["budget"], max_words1=spec["max_words1"],
                 max_words2=spec["max_words2"], fmt=spec["fmt"], clean=False, fill=p.fill,
-                pack_siblings=bool(spec.get("pack_siblings", True)), split_to_fill=int(spec.get("split_to_fill", 4)),
-                split_oversize=bool(spec.get("split_oversize", True)),
-            )
+                **{k: spec[k] for k in ("pack_siblings", "split_to_fill", "split_oversize") if k in spec},
+            )  # a setting the entry does not give keeps the pipeline's own default
         else:  # a baseline refiner (eval/systems/refiners.py) replaces the block-tree pipeline
             from htmlrag_bench.eval.systems.refiners import make_refiner
 

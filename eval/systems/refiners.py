@@ -148,7 +148,7 @@ def make_refiner(spec: dict[str, Any], *, ranker1: Any, ranker2: Any, tokenizer:
     offer = {"tokenizer": tokenizer, "budget": system["budget"], "ranker": ranker1, "ranker1": ranker1,
              "ranker2": ranker2, "budget1": system.get("budget1"), "max_words1": system.get("max_words1"),
              "max_words2": system.get("max_words2"), "fmt": system.get("fmt"), "fill": fill,
-             "split_oversize": system.get("split_oversize", True)}
+             **({"split_oversize": system["split_oversize"]} if "split_oversize" in system else {})}
     kwargs = {k: v for k, v in offer.items() if k in params and k not in spec}
     if "ranker" in params and ranker1 is None:
         raise HtmlRagError(f"refiner {spec['_target_']} ranks chunks: give the system a ranker1 "
