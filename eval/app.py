@@ -30,8 +30,15 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from htmlrag.core import redact
 from htmlrag.core.errors import HtmlRagError
-from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
+from htmlrag.core.logs import quiet_third_party
+from htmlrag.evaluation.scoring.loop import EvalSettings, evaluate
+from htmlrag.evaluation.store import atomic_write, has_error
+from htmlrag.evaluation.summary import summarize, write_tables
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs, validate
+from htmlrag_bench.eval.systems import build, docqa, fidelity
+from htmlrag_bench.eval.systems.refiners import precompute_heavy
 
 log = logging.getLogger("htmlrag-bench")
 
@@ -40,8 +47,6 @@ def _rank_world() -> tuple[int, int]:
     rank = int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")) or 0)
     world = int(os.environ.get("WORLD_SIZE", os.environ.get("SLURM_NTASKS", "1")) or 1)
     if not 0 <= rank < world:
-        from htmlrag.core.errors import HtmlRagError
-
         raise HtmlRagError(f"RANK={rank} is not in [0, WORLD_SIZE={world})")
     return rank, world
 
@@ -54,7 +59,6 @@ def _seed(seed: int) -> None:
         np.random.seed(seed)
     except ImportError:  # pragma: no cover
         pass
-    import sys
 
     if "torch" in sys.modules:
         sys.modules["torch"].manual_seed(seed)
@@ -78,7 +82,6 @@ def _point_hydra_job_to(run_dir: Path) -> None:
         out = Path(HydraConfig.get().runtime.output_dir)
     except (ImportError, ValueError):
         return
-    from htmlrag.evaluation.store import atomic_write
 
     atomic_write(out / "htmlrag_run.json", json.dumps({"run_dir": str(run_dir), "overrides": _overrides()}) + "\n")
 
@@ -86,9 +89,6 @@ def _point_hydra_job_to(run_dir: Path) -> None:
 def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str],
              reader: dict[str, Any] | None = None) -> dict[str, Any]:
     """Merge rows, write ``metrics.json`` and ``tables/`` (rank 0, or the single process)."""
-    from htmlrag.evaluation.summary import summarize, write_tables
-    from htmlrag_bench.eval.systems import docqa, fidelity
-
     rows = store.merge()
     rows, metrics = docqa.judge_rows(cfg, store, rows, metrics)  # LLM judge scores (judge.enabled)
     summary = summarize(rows, systems, metrics, ours=cfg.system_name, experiment=cfg.name, run_id=store.run_id,
@@ -106,8 +106,6 @@ class RunFailedError(HtmlRagError):
 
 
 def _check_failures(cfg: DictConfig, store: Any) -> None:
-    from htmlrag.evaluation.store import has_error
-
     rows = store.all_rows()
     failed = [r for r in rows if has_error(r)]
     if not failed or cfg.run.allow_failures:
@@ -127,11 +125,6 @@ def run(cfg: DictConfig) -> float | None:
         RunFailedError: examples failed and ``run.allow_failures`` is false (results are written first).
         ServiceError: the reader's service is down; the run stopped (saved rows are kept).
     """
-    from htmlrag.core import redact
-    from htmlrag.evaluation.scoring.loop import EvalSettings, evaluate
-    from htmlrag_bench.eval.schemas import validate
-    from htmlrag_bench.eval.systems import build, fidelity
-
     redact.install()
     t0 = time.perf_counter()
     validate(cfg)
@@ -158,9 +151,6 @@ def run(cfg: DictConfig) -> float | None:
     log.info("run %s/%s: %d examples, rank %d of %d", cfg.name, store.run_id, len(examples), rank, world)
     systems = build.build_systems(cfg, cache_dir)
     caches = build.build_caches(cache_dir)
-    from htmlrag_bench.eval.systems.refiners import (
-        precompute_heavy,  # large refiner models run and are released before the reader
-    )
 
     precompute_heavy(examples, systems, caches, store, rank=rank, world=world, retry_failed=cfg.run.retry_failed,
                      progress=cfg.run.progress)
@@ -211,7 +201,6 @@ def _wandb(cfg: DictConfig, summary: dict[str, Any]) -> None:
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _hydra_main(cfg: DictConfig) -> float | None:
-    from htmlrag.core.logs import quiet_third_party
     from htmlrag.core.redact import redact
 
     quiet_third_party()  # only our INFO lines; other packages' warnings and errors still show
@@ -228,8 +217,6 @@ def _hydra_main(cfg: DictConfig) -> float | None:
 
 def main() -> None:
     """Console-script entry point: register the schemas, then hand over to Hydra."""
-    from htmlrag.core import redact
-
     redact.install()
     register_configs()
     _hydra_main()

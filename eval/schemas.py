@@ -15,12 +15,16 @@ from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
 
-from omegaconf import II, MISSING, OmegaConf
+from omegaconf import II, MISSING, DictConfig, ListConfig, OmegaConf, open_dict
 
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.evaluation.scoring.metrics import METRICS
 from htmlrag.readers.base import GenerationConfig
 from htmlrag_bench.eval.docqa_schemas import DATASET_SCHEMAS, DocQAConfig, GraphSystemConfig, JudgeConfig
 from htmlrag_bench.eval.locations import conf_dir, register_resolvers
+from htmlrag_bench.eval.systems import fidelity
 from htmlrag_bench.eval.systems.fidelity import FidelityConfig
+from htmlrag_bench.eval.systems.refiners import register as register_refiners
 
 log = logging.getLogger(__name__)
 CONF_DIR = conf_dir()
@@ -60,8 +64,6 @@ def derive(name: str, source: type, *, ranges: dict[str, dict[str, float]] | Non
 
 
 def _metric_enum() -> type[Enum]:
-    from htmlrag.evaluation.scoring.metrics import METRICS
-
     return Enum("MetricName", {name: name for name in METRICS})  # type: ignore[return-value]
 
 
@@ -415,11 +417,6 @@ def validate(cfg: Any) -> None:
     Raises:
         HtmlRagError: naming the baseline or the field (``pruner.budget: must be >= 1, got 0``).
     """
-    from omegaconf import open_dict
-
-    from htmlrag.core.errors import HtmlRagError
-    from htmlrag_bench.eval.systems import fidelity
-
     with open_dict(cfg):
         for name in list(cfg.baselines):
             entry = cfg.baselines[name]
@@ -451,10 +448,6 @@ def _range_problem(value: Any, bounds: tuple[float | None, float | None, float |
 
 
 def _walk_ranges(node: Any, path: str, problems: list[str]) -> None:
-    import dataclasses
-
-    from omegaconf import DictConfig, ListConfig
-
     if isinstance(node, ListConfig):
         for i in range(len(node)):
             try:
@@ -503,8 +496,6 @@ def check_ranges(cfg: Any) -> None:
     Raises:
         HtmlRagError: one message naming every field out of range (``pruner.budget: must be >= 1, got 0``).
     """
-    from htmlrag.core.errors import HtmlRagError
-
     problems: list[str] = []
     _walk_ranges(cfg, "", problems)
     problems += _two_step_problems(cfg)
@@ -546,6 +537,5 @@ def register_configs() -> None:
     for group, schemas in _SCHEMAS.items():
         for name, node in schemas.items():
             cs.store(group=group, name=name, node=node)
-    from htmlrag_bench.eval.systems.refiners import register as register_refiners
 
     register_refiners(cs)  # refiner group and generative ranker schemas

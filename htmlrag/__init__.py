@@ -11,6 +11,7 @@ pruning need no torch. The most used names are importable from here.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from htmlrag import _compat
@@ -44,7 +45,5 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'htmlrag' has no attribute {name!r}")

@@ -35,12 +35,14 @@ import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import lxml.etree as etree
 
 from htmlrag.core.answers import normalize_answer
 from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.core.io import read_page
 from htmlrag.html.blocktree import Block, BlockTree, build_block_tree
 from htmlrag.html.clean import clean_html
 from htmlrag.html.text import has_cjk
@@ -409,11 +411,7 @@ def build_samples(items: Iterable[Any], counter: TokenCounter, settings: BuildSe
     Returns:
         The samples (in item order) and the build's statistics.
     """
-    from pathlib import Path
-
     from tqdm import tqdm
-
-    from htmlrag.core.io import read_page
 
     builder = SampleBuilder(counter, settings, source)
     items = list(items)

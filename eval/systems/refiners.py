@@ -17,6 +17,7 @@ the ``ranker`` group (``generative_schema``) and the ``paper_metrics`` resolver 
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import logging
 import tempfile
@@ -26,6 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import II, MISSING
+
+from htmlrag.core.cache import SqliteCache
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.evaluation.scoring.loop import ContextBuilder
 
 log = logging.getLogger(__name__)
 
@@ -141,8 +146,6 @@ def make_refiner(spec: dict[str, Any], *, ranker1: Any, ranker2: Any, tokenizer:
     """
     from hydra.utils import get_class
 
-    from htmlrag.core.errors import HtmlRagError
-
     cls = get_class(spec["_target_"])
     params = inspect.signature(cls).parameters
     offer = {"tokenizer": tokenizer, "budget": system["budget"], "ranker": ranker1, "ranker1": ranker1,
@@ -166,12 +169,6 @@ def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: An
     ``caches.contexts`` is created in a temporary folder when caching is off. A context that fails here is
     logged and left to the evaluation loop (which records the error). Returns the contexts built.
     """
-    import hashlib
-
-    from htmlrag.core.cache import SqliteCache
-    from htmlrag.core.errors import HtmlRagError
-    from htmlrag.evaluation.scoring.loop import ContextBuilder
-
     heavy = [s for s in systems if callable(getattr(s.pipeline, "release", None))]
     if not heavy:
         return 0

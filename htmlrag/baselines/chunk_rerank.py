@@ -27,6 +27,7 @@ from htmlrag.html.chunking import chunk_tree, cut_words
 from htmlrag.pruning.pipeline import PipelineResult
 from htmlrag.pruning.tokens import TokenCounter
 from htmlrag.rankers.base import Ranker
+from htmlrag.rankers.embedding import EmbeddingRanker
 
 log = logging.getLogger(__name__)
 
@@ -167,8 +168,6 @@ def ranker_costs(ranker: Any, question: str, texts: Sequence[str]) -> dict[str, 
     """Model cost of ranking ``texts`` for ``question``: tokens the model reads (each text capped at its
     maximum sequence length, plus the instructed query), parameters and their bytes. Rankers without a
     neural model (BM25) cost nothing here."""
-    from htmlrag.rankers.embedding import EmbeddingRanker
-
     if not isinstance(ranker, EmbeddingRanker) or not texts:
         return {"input_tokens": 0.0, "output_tokens": 0.0, "params": 0.0, "storage_bytes": 0.0}
     model = ranker._load()

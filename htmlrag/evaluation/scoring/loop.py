@@ -33,9 +33,13 @@ from typing import Any
 from htmlrag.core.cache import SqliteCache, content_key
 from htmlrag.core.errors import HtmlRagError, ServiceError
 from htmlrag.core.fingerprint import ROWS, fingerprint
+from htmlrag.core.redact import error_text
 from htmlrag.data.schema import Example
 from htmlrag.evaluation.scoring.metrics import MetricInput, example_stats, score_example
 from htmlrag.evaluation.store import RunStore
+from htmlrag.html.clean import clean_html
+from htmlrag.html.encoding import to_text
+from htmlrag.html.formats import convert
 from htmlrag.readers.base import Reader, ReaderOutput, ReadRequest
 
 log = logging.getLogger(__name__)
@@ -117,15 +121,12 @@ class EvalStats:
 
 
 def _error(exc: BaseException) -> str:
-    from htmlrag.core.redact import error_text
-
     return error_text(exc)
 
 
 def _context_text(context: str, fmt: str) -> str:
     if fmt != "html" or not context.strip():
         return context
-    from htmlrag.html.formats import convert
 
     return convert(context, "text")
 
@@ -139,8 +140,6 @@ class ContextBuilder:
         self.caches = caches
 
     def clean(self, page: str | bytes, digest: str, keep_hidden: bool = False) -> str:
-        from htmlrag.html.clean import clean_html
-
         key = content_key("clean", code_fingerprint(), digest, *(("keep_hidden",) if keep_hidden else ()))
         hit = self.caches.pages.get(key) if self.caches.pages is not None else None
         if hit is not None:
@@ -156,7 +155,6 @@ class ContextBuilder:
         hit = self.caches.contexts.get(key) if self.caches.contexts is not None and system.fingerprint else None
         if hit is not None:
             return hit, True
-        from htmlrag.html.encoding import to_text
 
         inputs, page_errors = [], {}
         for i, (page, digest) in enumerate(zip(pages, digests, strict=True)):
