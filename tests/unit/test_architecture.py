@@ -363,3 +363,11 @@ def test_a_private_name_from_another_package_is_caught(tmp_path):
         "rankers/bm25.py": "def f():\n    from htmlrag.html.text import _CJK, __doc__\n",
     })
     assert private_imports(tmp_path, modules, ("htmlrag",)) == ["htmlrag/rankers/bm25.py:2 htmlrag.html.text._CJK"]
+
+
+def test_the_architecture_page_lists_the_layers_in_this_order():
+    """docs/architecture.md describes each package lowest first; its order is the one this test enforces."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## What each package owns and may import", 1)[1].split("\n## ", 1)[0]
+    listed = [line.split("`")[1] for line in section.splitlines() if line.startswith("- **`")]
+    assert listed == [p for layer in LAYERS for p in layer]
