@@ -140,8 +140,6 @@ def run(cfg: DictConfig) -> float | None:
     if env_path.exists():
         before = json.loads(env_path.read_text(encoding="utf-8")).get("dataset", {}).get("sha256")
         if before and before != env["dataset"]["sha256"] and store.done_ids():
-            from htmlrag.core.errors import HtmlRagError
-
             raise HtmlRagError(f"{store.dir}: the dataset changed since this run started (hash {before[:12]} -> "
                                f"{env['dataset']['sha256'][:12]}); move the run folder away to start over")
     if rank == 0:
@@ -172,8 +170,6 @@ def run(cfg: DictConfig) -> float | None:
         deadline = time.monotonic() + cfg.run.shard_timeout_s
         while not store.shards_done(world):
             if time.monotonic() > deadline:
-                from htmlrag.core.errors import HtmlRagError
-
                 raise HtmlRagError(f"{store.dir}: not every shard finished within {cfg.run.shard_timeout_s}s")
             time.sleep(0.5)
     summary = finalize(cfg, store, [s.name for s in systems], metrics, build.reader_info(cfg, reader))
@@ -201,14 +197,12 @@ def _wandb(cfg: DictConfig, summary: dict[str, Any]) -> None:
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _hydra_main(cfg: DictConfig) -> float | None:
-    from htmlrag.core.redact import redact
-
     quiet_third_party()  # only our INFO lines; other packages' warnings and errors still show
     try:
         return run(cfg)
     except HtmlRagError as exc:  # a user's mistake or a failed service: the message, no traceback; secrets redacted
         log.error("%s", exc)
-        print(f"htmlrag-bench: error: {redact(exc)}", file=sys.stderr)
+        print(f"htmlrag-bench: error: {redact.redact(exc)}", file=sys.stderr)
         sys.exit(1)
     except Exception:
         log.exception("run failed")  # the traceback goes through the redacting log record factory
