@@ -30,8 +30,19 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from htmlrag.core import redact
 from htmlrag.core.errors import HtmlRagError
-from htmlrag_bench.eval.schemas import CONF_DIR, register_configs
+from htmlrag.core.fingerprint import METRICS, fingerprint
+from htmlrag.core.logs import quiet_third_party
+from htmlrag.evaluation.run_tables import run_tables
+from htmlrag.evaluation.runs import run_name
+from htmlrag.evaluation.scoring.loop import EvalSettings, evaluate
+from htmlrag.evaluation.store import atomic_write, has_error, rows_record
+from htmlrag.evaluation.summary import summarize
+from htmlrag_bench.eval import portable
+from htmlrag_bench.eval.schemas import CONF_DIR, register_configs, validate
+from htmlrag_bench.eval.systems import build, docqa, fidelity
+from htmlrag_bench.eval.systems.refiners import precompute_heavy
 
 log = logging.getLogger("htmlrag-bench")
 
@@ -40,8 +51,6 @@ def _rank_world() -> tuple[int, int]:
     rank = int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")) or 0)
     world = int(os.environ.get("WORLD_SIZE", os.environ.get("SLURM_NTASKS", "1")) or 1)
     if not 0 <= rank < world:
-        from htmlrag.core.errors import HtmlRagError
-
         raise HtmlRagError(f"RANK={rank} is not in [0, WORLD_SIZE={world})")
     return rank, world
 
@@ -54,7 +63,6 @@ def _seed(seed: int) -> None:
         np.random.seed(seed)
     except ImportError:  # pragma: no cover
         pass
-    import sys
 
     if "torch" in sys.modules:
         sys.modules["torch"].manual_seed(seed)
@@ -79,8 +87,6 @@ def _point_hydra_job_to(run_dir: Path, overrides: list[str]) -> None:
         out = Path(HydraConfig.get().runtime.output_dir)
     except (ImportError, ValueError):
         return
-    from htmlrag.evaluation.runs import run_name
-    from htmlrag.evaluation.store import atomic_write
 
     atomic_write(out / "htmlrag_run.json", json.dumps({"run": run_name(run_dir), "overrides": overrides}) + "\n")
 
@@ -89,14 +95,6 @@ def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]
              reader: dict[str, Any] | None = None) -> dict[str, Any]:
     """Merge rows, write ``rows.sha256``, ``metrics.json`` (with the rows' checksum and the metric code's
     fingerprint, for ``htmlrag-paper verify``) and ``tables/`` (rank 0, or the single process)."""
-    from htmlrag.core.fingerprint import METRICS, fingerprint
-    from htmlrag.evaluation.run_tables import run_tables
-    from htmlrag.evaluation.runs import run_name
-    from htmlrag.evaluation.store import atomic_write, rows_record
-    from htmlrag.evaluation.summary import summarize
-    from htmlrag_bench.eval import fidelity
-    from htmlrag_bench.eval.systems import docqa
-
     rows = store.merge()
     store.write_manifest(rows)
     record = rows_record(rows)  # the rows as saved: the judge below adds its scores in memory only
@@ -122,8 +120,6 @@ class RunFailedError(HtmlRagError):
 
 
 def _check_failures(cfg: DictConfig, store: Any) -> None:
-    from htmlrag.evaluation.store import has_error
-
     rows = store.all_rows()
     failed = [r for r in rows if has_error(r)]
     if not failed or cfg.run.allow_failures:
@@ -143,12 +139,6 @@ def run(cfg: DictConfig) -> float | None:
         RunFailedError: examples failed and ``run.allow_failures`` is false (results are written first).
         ServiceError: the reader's service is down; the run stopped (saved rows are kept).
     """
-    from htmlrag.core import redact
-    from htmlrag.evaluation.scoring.loop import EvalSettings, evaluate
-    from htmlrag_bench.eval import fidelity, portable
-    from htmlrag_bench.eval.schemas import validate
-    from htmlrag_bench.eval.systems import build
-
     redact.install()
     portable.install(cfg)  # the log file names this machine's folders by their placeholders
     t0 = time.perf_counter()
@@ -165,8 +155,6 @@ def run(cfg: DictConfig) -> float | None:
     if env_path.exists():
         before = json.loads(env_path.read_text(encoding="utf-8")).get("dataset", {}).get("sha256")
         if before and before != env["dataset"]["sha256"] and store.done_ids():
-            from htmlrag.core.errors import HtmlRagError
-
             raise HtmlRagError(f"{store.dir}: the dataset changed since this run started (hash {before[:12]} -> "
                                f"{env['dataset']['sha256'][:12]}); move the run folder away to start over")
     if rank == 0:  # locations on this machine are stored as placeholders (htmlrag_bench.eval.portable)
@@ -177,9 +165,6 @@ def run(cfg: DictConfig) -> float | None:
     log.info("run %s/%s: %d examples, rank %d of %d", cfg.name, store.run_id, len(examples), rank, world)
     systems = build.build_systems(cfg, cache_dir)
     caches = build.build_caches(cache_dir)
-    from htmlrag_bench.eval.systems.refiners import (
-        precompute_heavy,  # large refiner models run and are released before the reader
-    )
 
     precompute_heavy(examples, systems, caches, store, rank=rank, world=world, retry_failed=cfg.run.retry_failed,
                      progress=cfg.run.progress)
@@ -202,8 +187,6 @@ def run(cfg: DictConfig) -> float | None:
         deadline = time.monotonic() + cfg.run.shard_timeout_s
         while not store.shards_done(world):
             if time.monotonic() > deadline:
-                from htmlrag.core.errors import HtmlRagError
-
                 raise HtmlRagError(f"{store.dir}: not every shard finished within {cfg.run.shard_timeout_s}s")
             time.sleep(0.5)
     summary = finalize(cfg, store, [s.name for s in systems], metrics, build.reader_info(cfg, reader))
@@ -231,15 +214,12 @@ def _wandb(cfg: DictConfig, summary: dict[str, Any]) -> None:
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _hydra_main(cfg: DictConfig) -> float | None:
-    from htmlrag.core.logs import quiet_third_party
-    from htmlrag.core.redact import redact
-
     quiet_third_party()  # only our INFO lines; other packages' warnings and errors still show
     try:
         return run(cfg)
     except HtmlRagError as exc:  # a user's mistake or a failed service: the message, no traceback; secrets redacted
         log.error("%s", exc)
-        print(f"htmlrag-bench: error: {redact(exc)}", file=sys.stderr)
+        print(f"htmlrag-bench: error: {redact.redact(exc)}", file=sys.stderr)
         sys.exit(1)
     except Exception:
         log.exception("run failed")  # the traceback goes through the redacting log record factory
@@ -248,8 +228,6 @@ def _hydra_main(cfg: DictConfig) -> float | None:
 
 def main() -> None:
     """Console-script entry point: register the schemas, then hand over to Hydra."""
-    from htmlrag.core import redact
-
     redact.install()
     register_configs()
     _hydra_main()

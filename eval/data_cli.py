@@ -19,6 +19,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.logs import quiet_third_party
+from htmlrag.data.download import DATASETS, SourceUnreachable, download, get, state, verify
+
 log = logging.getLogger("htmlrag-data")
 
 
@@ -37,8 +41,6 @@ def data_dir(override: str | None) -> Path:
 
 
 def _list(root: Path) -> int:
-    from htmlrag.data.download import DATASETS, state
-
     print(f"data folder: {root}  (paths.data; set HTMLRAG_DATA or paths.data in conf/local/default.yaml)")
     print("| dataset | here | size | needed by | source | licence |")
     print("|---|---|---|---|---|---|")
@@ -51,9 +53,6 @@ def _list(root: Path) -> int:
 
 
 def _download(names: Sequence[str], root: Path, force: bool, keep: bool) -> int:
-    from htmlrag.core.errors import HtmlRagError
-    from htmlrag.data.download import SourceUnreachable, download
-
     status = 0
     for name in names:
         try:
@@ -71,9 +70,6 @@ def _download(names: Sequence[str], root: Path, force: bool, keep: bool) -> int:
 
 
 def _verify(names: Sequence[str], root: Path) -> int:
-    from htmlrag.core.errors import HtmlRagError
-    from htmlrag.data.download import get, verify
-
     status = 0
     for name in names:
         try:
@@ -110,7 +106,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``htmlrag-data``."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
-    from htmlrag.core.logs import quiet_third_party
 
     quiet_third_party(verbose=args.verbose)
     root = data_dir(args.data_dir)

@@ -114,7 +114,7 @@ class CorpusSchema:
     chunk_words: int = rng(150, ge=1)
     min_chunk_words: int = rng(75, ge=0)
     table_rows: int = rng(15, ge=1)
-    flat_words: int = rng(150, ge=1)
+    flat_words: int = rng(0, ge=0)  # > 0: also build the flat (non-layout) chunks of this many words; 0: off
     company: str | None = None
     companies: dict[str, str] = field(default_factory=dict)
     company_metadata: str | None = None

@@ -50,6 +50,10 @@ from htmlrag.evaluation.runs import (
     select,
     settings_label,
 )
+from htmlrag.evaluation.scoring.metrics import get_metric
+from htmlrag.evaluation.store import atomic_write
+from htmlrag.evaluation.summary import fidelity_caption
+from htmlrag.evaluation.tables import Column, Table
 
 log = logging.getLogger("htmlrag-paper")
 
@@ -89,8 +93,6 @@ KINDS = ("table", "info_loss", "cost", "figure5")
 
 def paper_metrics(dataset: str) -> list[str]:
     """Metric names for ``dataset`` in the paper experiments (ASQA and ELI5 have their own; else short QA)."""
-    from htmlrag.evaluation.scoring.metrics import get_metric
-
     names = PAPER_METRICS.get(str(dataset), SHORT_METRICS)
     for n in names:
         get_metric(n)  # an unknown name raises here, at composition
@@ -156,9 +158,6 @@ def _order(systems: Sequence[str], ours: str | None) -> list[str]:
 def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str] = ()) -> Any:
     """A :class:`htmlrag.evaluation.tables.Table` over :func:`arrange`'s placement of ``runs``; ``pick(run)`` gives the
     columns of a run: ``[(metric, header, Column keyword arguments)]``."""
-    from htmlrag.evaluation.summary import fidelity_caption
-    from htmlrag.evaluation.tables import Column, Table
-
     placed = arrange(runs)
     columns: list[Column] = []
     values: dict = {}
@@ -189,8 +188,6 @@ def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str
 
 def main_table(runs: Sequence[Run], caption: str = "", metrics: Sequence[str] | None = None) -> Any:
     """The paper-layout table (Tables 1-3, 6, 7) of ``runs`` (see the module docstring)."""
-    from htmlrag.evaluation.scoring.metrics import get_metric
-
     def pick(r: Run) -> list[tuple[str, str, dict]]:
         names = r.summary.get("metric_names", [])
         if metrics:
@@ -259,9 +256,6 @@ def cost_values(run: Run) -> tuple[list[str], dict[str, dict[str, float]]]:
 
 def cost_table(runs: Sequence[Run], caption: str = "") -> Any:
     """Table 4 as a :class:`htmlrag.evaluation.tables.Table`: one column group per run (no ranking, no daggers)."""
-    from htmlrag.evaluation.summary import fidelity_caption
-    from htmlrag.evaluation.tables import Column, Table
-
     placed = arrange(runs)
     columns, values, prov, rows = [], {}, {}, []
     for label, group, r in placed:
@@ -280,8 +274,6 @@ def cost_table(runs: Sequence[Run], caption: str = "") -> Any:
 
 def write_table(table: Any, out_dir: Path, stem: str = "paper") -> dict[str, Path]:
     """``<stem>.md``, ``.csv``, ``.tex`` and ``<stem>.provenance.csv`` of ``table`` in ``out_dir``."""
-    from htmlrag.evaluation.store import atomic_write
-
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"md": out_dir / f"{stem}.md", "csv": out_dir / f"{stem}.csv", "tex": out_dir / f"{stem}.tex",
              "provenance": out_dir / f"{stem}.provenance.csv"}
@@ -409,13 +401,10 @@ def write_artifacts(kind: str, folder: Path, caption: str = "", metric: str | No
     if not runs:
         raise FileNotFoundError(f"no runs (metrics.json) below {folder}")
     if kind == "figure5":
-        from htmlrag.evaluation.summary import fidelity_caption
-
         points = figure5_points(runs, metric)
         points["fidelity"] = fidelity_caption([r.summary for r in select(runs)])
         png = out or folder / "figure5.png"
         plot_figure5(points, png, " ".join(x for x in (caption or _caption(runs), points["fidelity"]) if x))
-        from htmlrag.evaluation.store import atomic_write
 
         atomic_write(png.with_suffix(".json"), json.dumps(points, indent=1, default=_json_default) + "\n")
         return [png, png.with_suffix(".json")]

@@ -8,16 +8,23 @@ config, so a misspelt key or a wrong type fails when the config composes.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import typing
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
 
-from omegaconf import II, MISSING, OmegaConf
+from omegaconf import II, MISSING, DictConfig, ListConfig, OmegaConf, open_dict
 
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.evaluation.scoring.metrics import METRICS
+from htmlrag.readers.base import GenerationConfig
 from htmlrag_bench.eval.docqa_schemas import DATASET_SCHEMAS, DocQAConfig, GraphSystemConfig, JudgeConfig
-from htmlrag_bench.eval.fidelity import FidelityConfig
 from htmlrag_bench.eval.locations import conf_dir, register_resolvers
+from htmlrag_bench.eval.systems import fidelity
+from htmlrag_bench.eval.systems.fidelity import FidelityConfig
+from htmlrag_bench.eval.systems.refiners import register as register_refiners
 
 log = logging.getLogger(__name__)
 CONF_DIR = conf_dir()
@@ -29,10 +36,34 @@ def rng(default: Any, *, ge: float | None = None, gt: float | None = None, le: f
     return field(default=default, metadata={"range": (ge, gt, le)})
 
 
-def _metric_enum() -> type[Enum]:
-    import htmlrag.docqa.metrics  # noqa: F401 - registers the document-QA metrics
-    from htmlrag.evaluation.scoring.metrics import METRICS
+def derive(name: str, source: type, *, ranges: dict[str, dict[str, float]] | None = None,
+           defaults: dict[str, Any] | None = None) -> type:
+    """A schema derived from the library dataclass ``source``: its fields, types and defaults, so they have one
+    home; ``ranges`` adds :func:`check_ranges` bounds (``{"top_p": {"gt": 0, "le": 1}}``) and ``defaults``
+    replaces a default by a harness value (an interpolation such as ``II("seed")``)."""
+    ranges, defaults = ranges or {}, defaults or {}
+    unknown = (set(ranges) | set(defaults)) - {f.name for f in dataclasses.fields(source)}
+    if unknown:
+        raise TypeError(f"{source.__name__} has no field {sorted(unknown)}")
+    hints = typing.get_type_hints(source)
+    specs = []
+    for f in dataclasses.fields(source):
+        bounds = ranges.get(f.name, {})
+        meta = {"range": (bounds.get("ge"), bounds.get("gt"), bounds.get("le"))} if bounds else {}
+        if f.name in defaults:
+            spec = field(default=defaults[f.name], metadata=meta)
+        elif f.default_factory is not dataclasses.MISSING:
+            spec = field(default_factory=f.default_factory, metadata=meta)
+        else:
+            spec = field(default=f.default if f.default is not dataclasses.MISSING else MISSING, metadata=meta)
+        specs.append((f.name, hints[f.name], spec))
+    schema = dataclasses.make_dataclass(name, specs)
+    schema.__module__ = __name__  # found (and pickled) as this module's attribute
+    schema.__doc__ = f"Derived from :class:`{source.__module__}.{source.__qualname__}` (fields, types, defaults)."
+    return schema
 
+
+def _metric_enum() -> type[Enum]:
     return Enum("MetricName", {name: name for name in METRICS})  # type: ignore[return-value]
 
 
@@ -151,12 +182,12 @@ class EmbeddingRankerConfig:
 
 
 # ---------------------------------------------------------------- readers
-@dataclass
-class GenerationSchema:
-    max_new_tokens: int = rng(128, ge=1)
-    temperature: float = rng(0.0, ge=0)
-    top_p: float = rng(1.0, gt=0, le=1)
-    seed: int = II("seed")
+#: The readers' decoding settings: the fields, types and defaults of the library's GenerationConfig, with ranges
+#: added and the sampling seed following the run's ``seed``.
+GenerationSchema = derive(
+    "GenerationSchema", GenerationConfig, defaults={"seed": II("seed")},
+    ranges={"max_new_tokens": {"ge": 1}, "temperature": {"ge": 0}, "top_p": {"gt": 0, "le": 1}},
+)
 
 
 @dataclass
@@ -380,17 +411,12 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
 def validate(cfg: Any) -> None:
     """Check what composition cannot, before anything is loaded: every baseline against
     :class:`SystemConfig` (misspelt or mistyped keys raise here; the entries are replaced by typed nodes), the
-    applied fidelity knobs (:func:`htmlrag_bench.eval.fidelity.apply`; deviations from the fidelity are logged), then every
+    applied fidelity knobs (:func:`htmlrag_bench.eval.systems.fidelity.apply`; deviations from the fidelity are logged), then every
     value against its field's range (:func:`check_ranges`).
 
     Raises:
         HtmlRagError: naming the baseline or the field (``pruner.budget: must be >= 1, got 0``).
     """
-    from omegaconf import open_dict
-
-    from htmlrag.core.errors import HtmlRagError
-    from htmlrag_bench.eval import fidelity
-
     with open_dict(cfg):
         for name in list(cfg.baselines):
             entry = cfg.baselines[name]
@@ -422,10 +448,6 @@ def _range_problem(value: Any, bounds: tuple[float | None, float | None, float |
 
 
 def _walk_ranges(node: Any, path: str, problems: list[str]) -> None:
-    import dataclasses
-
-    from omegaconf import DictConfig, ListConfig
-
     if isinstance(node, ListConfig):
         for i in range(len(node)):
             try:
@@ -474,8 +496,6 @@ def check_ranges(cfg: Any) -> None:
     Raises:
         HtmlRagError: one message naming every field out of range (``pruner.budget: must be >= 1, got 0``).
     """
-    from htmlrag.core.errors import HtmlRagError
-
     problems: list[str] = []
     _walk_ranges(cfg, "", problems)
     problems += _two_step_problems(cfg)
@@ -517,6 +537,5 @@ def register_configs() -> None:
     for group, schemas in _SCHEMAS.items():
         for name, node in schemas.items():
             cs.store(group=group, name=name, node=node)
-    from htmlrag_bench.eval.systems.refiners import register as register_refiners
 
     register_refiners(cs)  # refiner group and generative ranker schemas

@@ -1,9 +1,10 @@
 """htmlrag: lossless HTML cleaning, block trees and block-tree pruning for retrieval-augmented generation.
 
 The library takes plain arguments (no configuration framework). Its packages are the stages of the pipeline,
-each importing only the ones below it (docs/architecture.md)::
+each importing only the ones below it (docs/architecture.md; tests/unit/test_architecture.py), lowest first::
 
-    core -> html -> rankers -> pruning -> readers -> baselines -> data, docqa, superrag -> evaluation -> cli, app
+    core < html < rankers < pruning < readers < factory < baselines < docqa < superrag < data < evaluation
+    < testing < app < cli
 
 Heavy parts (embedding and generative rankers, readers) import their dependencies lazily, so cleaning and BM25
 pruning need no torch. The most used names are importable from here.
@@ -11,6 +12,7 @@ pruning need no torch. The most used names are importable from here.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from htmlrag import _compat
@@ -44,7 +46,5 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'htmlrag' has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """Old module paths (before the stage packages) still import, for one release, with a DeprecationWarning.
 
-``import htmlrag.pruning.prune`` gives :mod:`htmlrag.pruning.prune` and warns. A finder at the end of ``sys.meta_path``
+``import htmlrag.prune`` gives :mod:`htmlrag.pruning.prune` and warns. A finder at the end of ``sys.meta_path``
 answers only for the names in :data:`MOVED`, after every real module has had its chance.
 """
 
@@ -15,29 +15,29 @@ from types import ModuleType
 
 #: old module -> new module
 MOVED = {
-    "htmlrag.core.errors": "htmlrag.core.errors", "htmlrag.core.logs": "htmlrag.core.logs", "htmlrag.core.io": "htmlrag.core.io",
-    "htmlrag.core.cache": "htmlrag.core.cache", "htmlrag.core.redact": "htmlrag.core.redact",
-    "htmlrag.core.models": "htmlrag.core.models", "htmlrag.core.models.aliases": "htmlrag.core.models.aliases",
-    "htmlrag.html.parse": "htmlrag.html.parse", "htmlrag.html.encoding": "htmlrag.html.encoding",
-    "htmlrag.html.clean": "htmlrag.html.clean", "htmlrag.html.lossless": "htmlrag.html.lossless",
-    "htmlrag.html.blocktree": "htmlrag.html.blocktree", "htmlrag.html.formats": "htmlrag.html.formats",
-    "htmlrag.html.text": "htmlrag.html.text", "htmlrag.html.chunking": "htmlrag.html.chunking",
-    "htmlrag.pruning.prune": "htmlrag.pruning.prune", "htmlrag.pruning.pipeline": "htmlrag.pruning.pipeline",
-    "htmlrag.pruning.tokens": "htmlrag.pruning.tokens", "htmlrag.cli.prune": "htmlrag.cli.prune",
-    "htmlrag.cli.graph": "htmlrag.cli.graph", "htmlrag.cli.batch": "htmlrag.cli.batch",
-    "htmlrag.evaluation.scoring.metrics": "htmlrag.evaluation.scoring.metrics", "htmlrag.evaluation.scoring.loop": "htmlrag.evaluation.scoring.loop",
-    "htmlrag.evaluation.store": "htmlrag.evaluation.store", "htmlrag.evaluation.stats": "htmlrag.evaluation.stats",
-    "htmlrag.evaluation.tables": "htmlrag.evaluation.tables", "htmlrag.evaluation.summary": "htmlrag.evaluation.summary",
-    "htmlrag.evaluation.parse_quality": "htmlrag.evaluation.parse_quality",
-    "htmlrag.superrag.parse.lines": "htmlrag.superrag.parse.lines",
-    "htmlrag.superrag.parse.headings": "htmlrag.superrag.parse.headings",
-    "htmlrag.superrag.parse.furniture": "htmlrag.superrag.parse.furniture",
-    "htmlrag.superrag.parse.order": "htmlrag.superrag.parse.order", "htmlrag.superrag.parse.tables": "htmlrag.superrag.parse.tables",
-    "htmlrag.superrag.parse.figures": "htmlrag.superrag.parse.figures", "htmlrag.superrag.parse.toc": "htmlrag.superrag.parse.toc",
-    "htmlrag.superrag.parse.pdfio": "htmlrag.superrag.parse.pdfio", "htmlrag.superrag.parse.model": "htmlrag.superrag.parse.model",
-    "htmlrag.superrag.parse.ocr": "htmlrag.superrag.parse.ocr", "htmlrag.superrag.build.corpus": "htmlrag.superrag.build.corpus",
-    "htmlrag.superrag.build.embed": "htmlrag.superrag.build.embed",
-    "htmlrag.superrag.build.figdesc": "htmlrag.superrag.build.figdesc", "htmlrag.app.pdfview": "htmlrag.app.pdfview",
+    "htmlrag.errors": "htmlrag.core.errors", "htmlrag.logs": "htmlrag.core.logs", "htmlrag.io": "htmlrag.core.io",
+    "htmlrag.cache": "htmlrag.core.cache", "htmlrag.redact": "htmlrag.core.redact",
+    "htmlrag.models": "htmlrag.core.models", "htmlrag.model_aliases": "htmlrag.core.models.aliases",
+    "htmlrag.parse": "htmlrag.html.parse", "htmlrag.encoding": "htmlrag.html.encoding",
+    "htmlrag.clean": "htmlrag.html.clean", "htmlrag.lossless": "htmlrag.html.lossless",
+    "htmlrag.blocktree": "htmlrag.html.blocktree", "htmlrag.formats": "htmlrag.html.formats",
+    "htmlrag.text": "htmlrag.html.text", "htmlrag.chunking": "htmlrag.html.chunking",
+    "htmlrag.prune": "htmlrag.pruning.prune", "htmlrag.pipeline": "htmlrag.pruning.pipeline",
+    "htmlrag.tokens": "htmlrag.pruning.tokens", "htmlrag.cli_prune": "htmlrag.cli.prune",
+    "htmlrag.cli_graph": "htmlrag.cli.graph", "htmlrag.prune_batch": "htmlrag.cli.batch",
+    "htmlrag.metrics": "htmlrag.evaluation.scoring.metrics", "htmlrag.evaluate": "htmlrag.evaluation.scoring.loop",
+    "htmlrag.results": "htmlrag.evaluation.store", "htmlrag.stats": "htmlrag.evaluation.stats",
+    "htmlrag.tables": "htmlrag.evaluation.tables", "htmlrag.summary": "htmlrag.evaluation.summary",
+    "htmlrag.superrag.quality": "htmlrag.evaluation.parse_quality",
+    "htmlrag.superrag.lines": "htmlrag.superrag.parse.lines",
+    "htmlrag.superrag.headings": "htmlrag.superrag.parse.headings",
+    "htmlrag.superrag.furniture": "htmlrag.superrag.parse.furniture",
+    "htmlrag.superrag.order": "htmlrag.superrag.parse.order", "htmlrag.superrag.tables": "htmlrag.superrag.parse.tables",
+    "htmlrag.superrag.figures": "htmlrag.superrag.parse.figures", "htmlrag.superrag.toc": "htmlrag.superrag.parse.toc",
+    "htmlrag.superrag.pdfio": "htmlrag.superrag.parse.pdfio", "htmlrag.superrag.model": "htmlrag.superrag.parse.model",
+    "htmlrag.superrag.ocr": "htmlrag.superrag.parse.ocr", "htmlrag.superrag.corpus": "htmlrag.superrag.build.corpus",
+    "htmlrag.superrag.embed": "htmlrag.superrag.build.embed",
+    "htmlrag.superrag.figdesc": "htmlrag.superrag.build.figdesc", "htmlrag.superrag.view": "htmlrag.app.pdfview",
 }
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from htmlrag.core.errors import InputError
+from htmlrag.pruning.tokens import load_tokenizer
 
 #: kind -> class path
 RANKERS: dict[str, str] = {
@@ -102,8 +103,6 @@ def make_pipeline(ranker1: Any, ranker2: Any = None, tokenizer: Any = None, **op
     """The two-step pruning pipeline (:class:`htmlrag.pruning.pipeline.HtmlRagPipeline`); rankers may be
     built objects or specifications for :func:`make_ranker`; ``tokenizer`` a counter or a tokenizer name
     (``None``: the offline default)."""
-    from htmlrag.pruning.tokens import load_tokenizer
-
     r1 = make_ranker(ranker1) if isinstance(ranker1, str | Mapping) else ranker1
     r2 = make_ranker(ranker2) if isinstance(ranker2, str | Mapping) else ranker2
     tok = tokenizer if tokenizer is not None and not isinstance(tokenizer, str) else load_tokenizer(tokenizer)

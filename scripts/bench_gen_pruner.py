@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # for tests.helpers.tiny
+sys.path.insert(0, str(ROOT))  # the checkout's htmlrag before an installed one
 
 from htmlrag import build_block_tree, clean_html  # noqa: E402
 from htmlrag.core.errors import HtmlRagError  # noqa: E402
@@ -63,7 +63,7 @@ QUESTION = "Which part of the page answers the question about the table's first 
 
 def load_tokenizer(kind: str) -> Any:
     """``mistral``: the SentencePiece model of mistral-common as a transformers tokenizer; ``tiny``: test BPE."""
-    from tests.helpers.tiny import CHAT_TEMPLATE, tiny_tokenizer
+    from htmlrag_bench.training.tiny_model import CHAT_TEMPLATE, tiny_tokenizer
 
     if kind == "tiny":
         return tiny_tokenizer()
@@ -196,7 +196,7 @@ def main() -> None:
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
 
-    from tests.helpers.tiny import tiny_causal_lm
+    from htmlrag_bench.training.tiny_model import tiny_causal_lm
 
     if args.model:
         model, tok = load_model(args.model)

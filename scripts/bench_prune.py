@@ -112,10 +112,10 @@ def cli_default_pipeline(kind: str, budget: int):
     """The pipeline ``htmlrag prune --ranker KIND --budget BUDGET`` builds with no other flag (the defaults
     users get: block size, embedding dtype and input length, CPU streams, split-to-fill, format)."""
     from htmlrag.cli.main import build_parser
-    from htmlrag.cli.prune import _make_pipeline
+    from htmlrag.cli.prune import pipeline_from_args
 
     args = build_parser().parse_args(["prune", "page.html", "-q", "?", "--ranker", kind, "--budget", str(budget)])
-    return _make_pipeline(args), args
+    return pipeline_from_args(args), args
 
 
 def _base_ranker(ranker):

@@ -63,7 +63,7 @@ def load_pages(data: Path) -> list[str]:
 
 def load_tokenizer() -> Any:
     """Mistral-7B's SentencePiece tokenizer (mistral-common) when installed, else the tests' tiny BPE."""
-    from tests.helpers.tiny import CHAT_TEMPLATE, tiny_tokenizer
+    from htmlrag_bench.training.tiny_model import CHAT_TEMPLATE, tiny_tokenizer
 
     try:
         import shutil

@@ -9,7 +9,7 @@ DeepSpeed as the single rank of a one-process job).
 
 Samples: synthetic Wikipedia-like pages (tables, lists, sections), several per question, the answer in one
 table cell; the builder keeps them under ``--seq-len`` tokens of the offline test tokenizer
-(``tests/helpers/tiny.py``; the model's vocabulary is larger, ids above the tokenizer's are never used).
+(``htmlrag_bench.training.tiny_model``; the model's vocabulary is larger, ids above the tokenizer's are never used).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def make_model(folder: Path, hidden: int, layers: int, vocab: int) -> int:
     import torch
     from transformers import AutoModelForCausalLM, LlamaConfig
 
-    from tests.helpers.tiny import tiny_tokenizer
+    from htmlrag_bench.training.tiny_model import tiny_tokenizer
 
     tok = tiny_tokenizer()
     config = LlamaConfig(vocab_size=max(vocab, len(tok)), hidden_size=hidden, intermediate_size=hidden * 4,
@@ -99,8 +99,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from htmlrag_bench.training.data import write_jsonl
     from htmlrag_bench.training.samples import BuildSettings, build_samples
     from htmlrag_bench.training.schemas import CONF_DIR, register_configs
+    from htmlrag_bench.training.tiny_model import tiny_tokenizer
     from htmlrag_bench.training.train import train
-    from tests.helpers.tiny import tiny_tokenizer
 
     class StepTimer(TrainerCallback):
         def __init__(self) -> None:

@@ -30,11 +30,17 @@ import argparse
 import json
 import logging
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.data import load_page_questions, load_wtq_html
+from htmlrag.factory import make_ranker
 from htmlrag.html.blocktree import build_block_tree
+from htmlrag.html.clean import clean_html
+from htmlrag.pruning.prune import prune_to_budget
+from htmlrag.pruning.tokens import load_tokenizer
 from htmlrag_bench.training.data import write_buckets, write_jsonl
 from htmlrag_bench.training.samples import (
     ANSWER_FORMATS,
@@ -79,12 +85,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def step1_items(items: list[Any], budget: int, counter: Any, max_words: int = 256) -> list[Any]:
     """The items with their pages replaced by BM25-pruned HTML (all pages together within ``budget`` tokens,
     one string per page, ``""`` where nothing was kept; page order and ``gold_page`` unchanged)."""
-    from dataclasses import replace
-
-    from htmlrag.factory import make_ranker
-    from htmlrag.html.clean import clean_html
-    from htmlrag.pruning.prune import prune_to_budget
-
     ranker, out = make_ranker("bm25"), []
     for ex in items:
         trees = []
@@ -100,9 +100,6 @@ def step1_items(items: list[Any], budget: int, counter: Any, max_words: int = 25
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Build and write the samples; returns the stats report (also written to ``stats.json``)."""
-    from htmlrag.data import load_page_questions, load_wtq_html
-    from htmlrag.pruning.tokens import load_tokenizer
-
     if args.wtq is not None:
         items, source = load_wtq_html(args.wtq, order="shuffled"), "wtq-html-qa"
         default_name = args.wtq.resolve().name

@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.cache import content_key
+
 log = logging.getLogger(__name__)
 
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
@@ -90,8 +92,6 @@ def run_key(cfg: Any) -> str | None:
     """A hash of the settings that define a training run (the config without :data:`NOT_RUN_KEYS`); ``None``
     for a config that is not an OmegaConf node (no finished-run check then)."""
     from omegaconf import OmegaConf
-
-    from htmlrag.core.cache import content_key
 
     if not OmegaConf.is_config(cfg):
         return None

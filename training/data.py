@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import glob
 import json
 import logging
 import os
@@ -100,8 +101,6 @@ def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
     Raises:
         TrainDataError: a path matches nothing.
     """
-    import glob
-
     out: list[Path] = []
     for raw in paths:
         p = Path(raw).expanduser()

@@ -18,6 +18,7 @@ import copy
 import json
 import logging
 import os
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -121,8 +122,6 @@ def zero_stage(ds: dict[str, Any] | None) -> int:
 
 def sequence_parallel_support() -> tuple[bool, str]:
     """Whether DeepSpeed Ulysses sequence parallelism is usable with the installed packages, and why not."""
-    from importlib.metadata import PackageNotFoundError, version
-
     from packaging.version import Version
 
     try:

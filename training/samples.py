@@ -4,7 +4,7 @@ The pipeline per item (no Hydra, no model; the token counter is any :class:`html
 
 1. every page is cleaned (:func:`htmlrag.clean_html`) and split into a block tree of ``max_words`` words
    (128, HtmlRAG step 2); pages that fail or hold no block are left out (counted in the stats);
-2. a block *holds* a gold answer when the answer, SQuAD-normalised (:func:`htmlrag.evaluation.scoring.metrics.normalize_answer`),
+2. a block *holds* a gold answer when the answer, SQuAD-normalised (:func:`htmlrag.core.answers.normalize_answer`),
    occurs in the block's normalised text on word boundaries (``"2"`` is not in ``"1992"``). Its score is the
    fraction of gold answers it holds; the target is the first block with the best score in block order
    (breadth-first, pages in order), as the authors' sample maker did. When the item names gold pages
@@ -35,12 +35,14 @@ import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import lxml.etree as etree
 
+from htmlrag.core.answers import normalize_answer
 from htmlrag.core.errors import HtmlRagError, InputError
-from htmlrag.evaluation.scoring.metrics import normalize_answer
+from htmlrag.core.io import read_page
 from htmlrag.html.blocktree import Block, BlockTree, build_block_tree
 from htmlrag.html.clean import clean_html
 from htmlrag.html.text import has_cjk
@@ -409,11 +411,7 @@ def build_samples(items: Iterable[Any], counter: TokenCounter, settings: BuildSe
     Returns:
         The samples (in item order) and the build's statistics.
     """
-    from pathlib import Path
-
     from tqdm import tqdm
-
-    from htmlrag.core.io import read_page
 
     builder = SampleBuilder(counter, settings, source)
     items = list(items)

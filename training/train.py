@@ -35,6 +35,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.models.aliases import resolve_model
 from htmlrag_bench.training.checkpoints import export_model, finished_run, latest_checkpoint, run_key
 from htmlrag_bench.training.data import (
     Collator,
@@ -45,6 +46,7 @@ from htmlrag_bench.training.data import (
 )
 from htmlrag_bench.training.hardware import (
     MODEL_FILLED,
+    bf16_support,
     export_slurm_env,
     fill_auto,
     load_deepspeed,
@@ -54,6 +56,7 @@ from htmlrag_bench.training.hardware import (
     single_rank_env,
     zero_stage,
 )
+from htmlrag_bench.training.loss import answer_loss_trainer, time_limit_callback
 from htmlrag_bench.training.schemas import CONF_DIR, register_configs
 
 log = logging.getLogger("htmlrag-train")
@@ -196,10 +199,6 @@ def train(cfg: Any, callbacks: list[Any] | None = None) -> TrainResult | dict[st
     # 2. Training arguments (starts torch.distributed under accelerate/torchrun/SLURM).
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments, set_seed
-
-    from htmlrag.core.models.aliases import resolve_model
-    from htmlrag_bench.training.hardware import bf16_support
-    from htmlrag_bench.training.loss import answer_loss_trainer, time_limit_callback
 
     if recipe.bf16 and not bf16_support():
         raise HtmlRagError("train.bf16=true needs a GPU with bf16 support or a CPU with native bf16 (AVX512-BF16 or "

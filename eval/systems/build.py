@@ -16,16 +16,22 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from htmlrag.baselines.base import model_size
 from htmlrag.core.cache import SqliteCache, content_key
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.data import Example, fingerprint
-from htmlrag.evaluation.scoring.loop import Caches, System
+from htmlrag.evaluation.scoring.loop import Caches, System, code_fingerprint
 from htmlrag.evaluation.scoring.metrics import get_metric
 from htmlrag.evaluation.store import RunStore, run_id_for
+from htmlrag.factory import make_pipeline, make_ranker
+from htmlrag.pruning.tokens import load_tokenizer
+from htmlrag.rankers.embedding import EmbeddingCache, EmbeddingRanker
+from htmlrag.readers.base import ReadRequest, ensure_window
 from htmlrag_bench.eval.locations import source_root
 from htmlrag_bench.eval.schemas import NOT_HASHED
 from htmlrag_bench.eval.systems import docqa
 from htmlrag_bench.eval.systems.common import build_reader, load_examples, plain  # noqa: F401 - the run builders, used by htmlrag_bench.eval.app
+from htmlrag_bench.eval.systems.refiners import make_refiner
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +57,6 @@ def run_identity(cfg: DictConfig) -> dict[str, Any]:
     """What the run id hashes: the config without paths/run/wandb, with interpolations *unresolved* (so
     the id does not depend on where the project lives), plus the library's code fingerprint (so that a
     run never resumes into rows computed by different code)."""
-    from htmlrag.evaluation.scoring.loop import code_fingerprint
-
     raw = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
     ident = {k: v for k, v in raw.items() if k not in NOT_HASHED}
     ident["_code"] = code_fingerprint()
@@ -73,9 +77,6 @@ def _ranker(node: Any, cache_dir: Path | None, made: dict[str, Any]) -> Any:
     spec = plain(node)
     key = content_key(spec)
     if key not in made:
-        from htmlrag.factory import make_ranker
-        from htmlrag.rankers.embedding import EmbeddingCache, EmbeddingRanker
-
         ranker = make_ranker(spec)
         if isinstance(ranker, EmbeddingRanker) and cache_dir is not None:
             ranker.cache = EmbeddingCache(cache_dir / "embeddings.sqlite")
@@ -88,9 +89,6 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
 
     Rankers with the same configuration are built once and shared (one model load).
     """
-    from htmlrag.factory import make_pipeline
-    from htmlrag.pruning.tokens import load_tokenizer
-
     docqa.check(cfg)  # judge settings fail before any work
     p = cfg.pruner
     specs = {cfg.system_name: {"clean": cfg.cleaner.enabled, "ranker1": cfg.ranker, "ranker2": p.ranker2,
@@ -118,11 +116,9 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
                 ranker1=_ranker(s["ranker1"], cache_dir, made), ranker2=_ranker(s["ranker2"], cache_dir, made),
                 tokenizer=tokenizer, budget1=spec["budget1"], budget2=spec["budget"], max_words1=spec["max_words1"],
                 max_words2=spec["max_words2"], fmt=spec["fmt"], clean=False, fill=p.fill,
-                pack_siblings=bool(spec.get("pack_siblings", True)), split_to_fill=int(spec.get("split_to_fill", 4)),
-                split_oversize=bool(spec.get("split_oversize", True)),
-            )
+                **{k: spec[k] for k in ("pack_siblings", "split_to_fill", "split_oversize") if k in spec},
+            )  # a setting the entry does not give keeps the pipeline's own default
         else:  # a baseline refiner (eval/systems/refiners.py) replaces the block-tree pipeline
-            from htmlrag_bench.eval.systems.refiners import make_refiner
 
             pipe = make_refiner(spec["refiner"], ranker1=_ranker(s["ranker1"], cache_dir, made),
                                 ranker2=_ranker(s["ranker2"], cache_dir, made), tokenizer=tokenizer, system=spec,
@@ -141,8 +137,6 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
 def fit_reader_window(cfg: DictConfig, reader: Any, systems: list[System], examples: list[Example]) -> int:
     """Derive the reader's window (``reader.window=null``) or check a set one against every system's context
     budget, the longest question and the answer length (:func:`htmlrag.readers.base.ensure_window`)."""
-    from htmlrag.readers.base import ReadRequest, ensure_window
-
     question = max((ex.question for ex in examples), key=len, default="")
     budgets = {cfg.system_name: cfg.pruner.budget, **{n: b.budget for n, b in cfg.baselines.items()}}
     needs = []
@@ -161,8 +155,6 @@ def reader_info(cfg: DictConfig, reader: Any) -> dict[str, Any]:
     info: dict[str, Any] = {"model": str(getattr(reader, "name", "") or cfg.reader.get("model"))}
     module = getattr(reader, "_model", None)
     if module is not None and hasattr(module, "parameters"):
-        from htmlrag.baselines.base import model_size
-
         info.update(model_size(module))
     return info
 
@@ -189,8 +181,6 @@ def _git(*args: str) -> str | None:
 def environment(examples: list[Example], dataset: str, world: int) -> dict[str, Any]:
     """What ``env.json`` records: git commit (and whether the tree was dirty), package versions, the
     dataset's content hash, Python and platform, the number of processes."""
-    from htmlrag.evaluation.scoring.loop import code_fingerprint
-
     versions = {}
     for pkg in PACKAGES:
         try:

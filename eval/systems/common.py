@@ -9,7 +9,11 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from htmlrag.core.errors import HtmlRagError
 from htmlrag.data import Example, require_pages
+from htmlrag.data.download import DATASETS
+from htmlrag.factory import make_reader
+from htmlrag.readers import ResponseCache
 
 
 def plain(node: Any) -> Any:
@@ -21,9 +25,6 @@ def plain(node: Any) -> Any:
 def require_download(cfg: DictConfig) -> None:
     """Fail before loading when the dataset is a download (:mod:`htmlrag.data.download`) that is not there,
     naming the command that gets it (and where it would go)."""
-    from htmlrag.core.errors import HtmlRagError
-    from htmlrag.data.download import DATASETS
-
     spec = DATASETS.get(str(cfg.dataset.name))
     loader = cfg.dataset.loader
     where = loader.get("root") or loader.get("path")
@@ -51,10 +52,7 @@ def load_examples(cfg: DictConfig) -> list[Example]:
 
 def build_reader(cfg: DictConfig, cache_dir: Path | None) -> Any:
     """Instantiate the reader; its response cache lives in ``cache_dir/responses.sqlite``."""
-    from htmlrag.readers import ResponseCache
-
     cache = ResponseCache(str(cache_dir / "responses.sqlite")) if cache_dir is not None and cfg.reader.cache else None
-    from htmlrag.factory import make_reader
 
     spec = plain(cfg.reader)
     spec["cache"] = cache

@@ -29,7 +29,11 @@ JUDGE_METRICS = ("judge", "judge_invalid")
 
 
 def check(cfg: DictConfig) -> None:
-    """Fail before any work: the judge needs a reader's answers."""
+    """Fail before any work: the judge needs a reader's answers; a flat graph system needs flat chunks."""
+    flat = [n for n, b in cfg.baselines.items() if b is not None and (b.get("graph") or {}).get("flat")]
+    if flat and not cfg.docqa.corpus.flat_words:
+        raise HtmlRagError(f"baselines {flat} search the flat (non-layout) chunks, but docqa.corpus.flat_words=0 "
+                           "builds none; set docqa.corpus.flat_words (the paper's setting 1: 150)")
     if cfg.judge.enabled and cfg.reader._target_.endswith("NoneReader"):
         raise HtmlRagError("judge is enabled but reader=none gives no answers to judge; choose a reader or judge=none")
     if cfg.judge.enabled and cfg.judge.reader is None:

@@ -17,15 +17,20 @@ the ``ranker`` group (``generative_schema``) and the ``paper_metrics`` resolver 
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import logging
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omegaconf import II, MISSING
+
+from htmlrag.core.cache import SqliteCache
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.evaluation.scoring.loop import ContextBuilder
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +86,7 @@ class ReaderLMConfig:
     batch_size: int = 4
     trust_remote_code: bool = False
     revision: str | None = None
-    vllm_kwargs: dict[str, Any] = field(default_factory=dict)
+    vllm_kwargs: dict[str, Any] | None = None
 
 
 @dataclass
@@ -101,7 +106,7 @@ class GenerativeRankerConfig:
     _target_: str = "htmlrag.rankers.generative.GenerativeRanker"
     model_name_or_path: str = MISSING
     device: str = II("device")
-    dtype: str = "auto"
+    dtype: str = "float32"  # the released pruners' options say auto (the checkpoint's own bf16)
     max_prompt_tokens: int | None = None
     truncation: str = "error"
     batch_size: int = 32
@@ -141,14 +146,12 @@ def make_refiner(spec: dict[str, Any], *, ranker1: Any, ranker2: Any, tokenizer:
     """
     from hydra.utils import get_class
 
-    from htmlrag.core.errors import HtmlRagError
-
     cls = get_class(spec["_target_"])
     params = inspect.signature(cls).parameters
     offer = {"tokenizer": tokenizer, "budget": system["budget"], "ranker": ranker1, "ranker1": ranker1,
              "ranker2": ranker2, "budget1": system.get("budget1"), "max_words1": system.get("max_words1"),
              "max_words2": system.get("max_words2"), "fmt": system.get("fmt"), "fill": fill,
-             "split_oversize": system.get("split_oversize", True)}
+             **({"split_oversize": system["split_oversize"]} if "split_oversize" in system else {})}
     kwargs = {k: v for k, v in offer.items() if k in params and k not in spec}
     if "ranker" in params and ranker1 is None:
         raise HtmlRagError(f"refiner {spec['_target_']} ranks chunks: give the system a ranker1 "
@@ -166,12 +169,6 @@ def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: An
     ``caches.contexts`` is created in a temporary folder when caching is off. A context that fails here is
     logged and left to the evaluation loop (which records the error). Returns the contexts built.
     """
-    import hashlib
-
-    from htmlrag.core.cache import SqliteCache
-    from htmlrag.core.errors import HtmlRagError
-    from htmlrag.evaluation.scoring.loop import _Builder
-
     heavy = [s for s in systems if callable(getattr(s.pipeline, "release", None))]
     if not heavy:
         return 0
@@ -179,7 +176,7 @@ def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: An
         caches.contexts = SqliteCache(Path(tempfile.mkdtemp(prefix="htmlrag-contexts-")) / "contexts.sqlite", "contexts")
     done = store.done_ids(include_failed=not retry_failed)
     todo = [ex for i, ex in enumerate(examples) if i % world == rank and ex.id not in done]
-    builder = _Builder(caches)
+    builder = ContextBuilder(caches)
     built = 0
     from tqdm.auto import tqdm
 

@@ -9,6 +9,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from htmlrag.app.ask import AskRequest
+from htmlrag.app.pdfview import render_page_png
 from htmlrag.app.playground import prune_page, sample_bytes, samples
 from htmlrag.app.state import AppState
 from htmlrag.app.uploads import Upload, UploadError, check_upload
@@ -91,8 +92,6 @@ def job(request: Request, job_id: str) -> dict[str, Any]:
 @router.get("/documents/{doc_id}/pages/{page}.png", summary="A PDF page rendered as PNG",
             response_class=Response, responses={200: {"content": {"image/png": {}}}})
 def page_png(request: Request, doc_id: str, page: int, zoom: Annotated[float, Query(ge=0.5, le=3.0)] = 1.5) -> Response:
-    from htmlrag.app.pdfview import render_page_png
-
     st = state_of(request)
     png = render_page_png(st.library.pdf_path(doc_id), page, zoom=zoom)
     return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})

@@ -17,10 +17,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from htmlrag.app.library import Library
+from htmlrag.app.library import Library, _display_name
 from htmlrag.app.pages import block_tree, safe_table_html
+from htmlrag.app.pdfview import evidence_regions, section_paths
 from htmlrag.app.readers import Readers
-from htmlrag.core.errors import InputError
+from htmlrag.core.errors import InputError, ServiceError
+from htmlrag.pruning.prune import prune_to_budget, rank_blocks
+from htmlrag.pruning.tokens import load_tokenizer
+from htmlrag.readers.base import ReadRequest
+from htmlrag.superrag.graph.readonly import check_read_only
+from htmlrag.superrag.retrieve.cypher_qa import FixedCypherWriter
+from htmlrag.superrag.system import render_evidence
 
 #: Retrievers the Ask page offers for PDFs (htmlrag.superrag.pipelines.RETRIEVERS has more).
 PDF_RETRIEVERS = ("full", "hybrid", "toc", "tables", "reflect", "cypher")
@@ -96,15 +103,11 @@ class Asker:
             out["evidence"] += ev
             contexts.append(ctx)
         t1 = time.perf_counter()
-        from htmlrag.pruning.tokens import load_tokenizer
 
         tok = load_tokenizer(self.library.settings.tokenizer)
         context = tok.truncate("\n".join(c for c in contexts if c), req.budget)
         out["context_tokens"] = tok.count(context)
         if reader is not None:
-            from htmlrag.core.errors import ServiceError
-            from htmlrag.readers.base import ReadRequest
-
             try:
                 (res,) = reader.read([ReadRequest(req.question.strip(), context, fmt="html", short_answer=False)])
             except ServiceError:  # the reader stays "down" once failed: forget it, so a fixed endpoint works
@@ -128,8 +131,6 @@ class Asker:
     def _writer(self, req: AskRequest) -> Any:
         if req.retriever != "cypher":
             return None
-        from htmlrag.superrag.graph.readonly import check_read_only
-        from htmlrag.superrag.retrieve.cypher_qa import FixedCypherWriter
 
         if req.cypher.strip():
             check_read_only(req.cypher)  # refused here, with the guard's message, before anything runs
@@ -140,9 +141,6 @@ class Asker:
         return chat
 
     def _pdf(self, req: AskRequest, doc_ids: list[str]) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
-        from htmlrag.app.pdfview import evidence_regions, section_paths
-        from htmlrag.superrag.system import render_evidence
-
         writer = self._writer(req)
         chat = self.readers.chat(req.reader) if req.retriever in ("reflect", "full") else None
         manifest = self.library.manifest().get("documents", {})
@@ -174,9 +172,6 @@ class Asker:
         return items, render_evidence(evidence, lambda d: names.get(d, d)), extra
 
     def _html(self, req: AskRequest, page_ids: list[str]) -> tuple[list[dict[str, Any]], str]:
-        from htmlrag.pruning.prune import prune_to_budget, rank_blocks
-        from htmlrag.pruning.tokens import load_tokenizer
-
         manifest = self.library.pages_manifest()
         trees = [block_tree(self.library.page_path(p).read_bytes(), manifest[p]["name"]) for p in page_ids]
         ranker = self.rankers.get(req.html_ranker)
@@ -208,6 +203,4 @@ def _inner(retriever: Any, name: str = "cypher") -> Any:
 
 
 def _name(path: str) -> str:
-    from htmlrag.app.library import _display_name
-
     return _display_name(path)

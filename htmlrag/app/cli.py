@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from htmlrag.app.settings import AppSettings, is_loopback
+
 log = logging.getLogger("htmlrag")
 
 BANNER = """
@@ -46,8 +48,6 @@ def add_serve_parser(sub: Any) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> Any:
-    from htmlrag.app.settings import AppSettings
-
     s = AppSettings(db=Path(args.db), results=Path(args.results), host=args.host,
                     vector_backend=args.vector_backend, tokenizer=args.tokenizer, max_pdf_mb=args.max_upload_mb,
                     max_html_mb=args.max_html_mb, max_new_tokens=args.max_new_tokens)
@@ -72,7 +72,6 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"htmlrag: error: htmlrag serve needs the [app] extra: pip install 'htmlrag-bench[app]' ({exc})",
               file=sys.stderr)
         return 2
-    from htmlrag.app.settings import is_loopback
 
     settings = settings_from(args)
     if not 0 < args.port < 65536:

@@ -27,9 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.app.jobs import Job, JobRunner
+from htmlrag.app.pages import page_facts
+from htmlrag.app.pdfview import document_stats
 from htmlrag.app.settings import AppSettings
 from htmlrag.app.uploads import Upload
 from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.evaluation.store import atomic_write
+from htmlrag.superrag.build.corpus import CorpusConfig, open_corpus
+from htmlrag.superrag.build.embed import make_embedder
+from htmlrag.superrag.system import CorpusHandle
+from htmlrag.superrag.to_html import parse_cached
 
 log = logging.getLogger(__name__)
 _PAGE_ID = re.compile(r"^[0-9a-f]{12}$")
@@ -78,8 +85,6 @@ class Library:
 
     def embedder(self) -> Any:
         """The corpus's embedder, loaded once (the manifest's model for an existing corpus)."""
-        from htmlrag.superrag.build.embed import make_embedder
-
         name = self.embedding_model()
         if self._embedder is None or self._embedder.name != name:
             self._embedder = make_embedder(name)
@@ -115,7 +120,6 @@ class Library:
             if self._corpus is None:
                 if not (self.folder / "manifest.json").is_file() or not self.manifest().get("documents"):
                     raise NoCorpus("no PDF is built yet: upload one on the Documents page")
-                from htmlrag.superrag.build.corpus import open_corpus
 
                 self._corpus = open_corpus(self.folder, embedder=self.embedder(), read_only=True)
             yield self._corpus
@@ -144,8 +148,6 @@ class Library:
         """Node counts per document and kind (cached until the next build). Never waits: while the corpus is
         in use (a build, the start-up warm-up, a question) it answers ``{}`` and the counts show later."""
         if self._stats is None:
-            from htmlrag.app.pdfview import document_stats
-
             if not self._lock.acquire(blocking=False):
                 return {}
             try:
@@ -205,9 +207,6 @@ class Library:
             self._build_pdfs(job, pdfs)
 
     def _add_page(self, up: Upload, path: Path) -> dict[str, Any]:
-        from htmlrag.app.pages import page_facts
-        from htmlrag.evaluation.store import atomic_write
-
         page_id = path.stem
         try:
             facts = page_facts(up.data, up.name, self.settings.tokenizer)
@@ -220,10 +219,6 @@ class Library:
         return {"name": up.name, "kind": "html", "ok": True, "id": page_id, **facts}
 
     def _build_pdfs(self, job: Job, pdfs: Sequence[tuple[Upload, Path]]) -> None:
-        from htmlrag.superrag.build.corpus import CorpusConfig
-        from htmlrag.superrag.system import CorpusHandle
-        from htmlrag.superrag.to_html import parse_cached
-
         self.building = True  # before waiting for the lock: questions arriving now are told "busy", not queued
         try:
             with self._lock:

@@ -12,6 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import lxml.etree as etree
+from lxml import html as lhtml
+
+from htmlrag.html.blocktree import build_block_tree
+from htmlrag.html.clean import clean_html
+from htmlrag.html.parse import parse_html
+from htmlrag.pruning.tokens import load_tokenizer
 
 #: Content-Security-Policy of every response carrying uploaded or pruned HTML.
 SANDBOX_CSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
@@ -32,11 +38,6 @@ def page_facts(data: bytes, name: str, tokenizer: str | None = None) -> dict[str
     Raises:
         InputError: the page cannot be parsed (the message names it).
     """
-    from htmlrag.html.blocktree import build_block_tree
-    from htmlrag.html.clean import clean_html
-    from htmlrag.html.parse import parse_html
-    from htmlrag.pruning.tokens import load_tokenizer
-
     cleaned = clean_html(data, name=name)
     tree = build_block_tree(cleaned, EVIDENCE_WORDS, pack_siblings=True, name=name)
     root = tree.root
@@ -63,9 +64,6 @@ EVIDENCE_WORDS = 64
 
 def block_tree(data: bytes | str, name: str, max_words: int = EVIDENCE_WORDS, *, pack: bool = True) -> Any:
     """The cleaned page's block tree (the same call every time, so block indices are stable)."""
-    from htmlrag.html.blocktree import build_block_tree
-    from htmlrag.html.clean import clean_html
-
     return build_block_tree(clean_html(data, name=name), max_words, pack_siblings=pack, name=name)
 
 
@@ -117,7 +115,6 @@ def safe_table_html(html: str) -> str:
     any other element replaced by its text)."""
     if not html.strip():
         return ""
-    from lxml import html as lhtml
 
     try:
         frag = lhtml.fragment_fromstring(html, create_parent="div")

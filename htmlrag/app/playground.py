@@ -16,6 +16,12 @@ from typing import Any
 
 from htmlrag.app.pages import mark_blocks, standalone
 from htmlrag.core.errors import InputError
+from htmlrag.core.io import read_page
+from htmlrag.factory import make_pipeline, make_ranker
+from htmlrag.html.blocktree import build_block_tree
+from htmlrag.html.clean import clean_html
+from htmlrag.pruning.prune import prune_to_budget, rank_blocks
+from htmlrag.pruning.tokens import load_tokenizer
 
 RANKERS = ("bm25", "embed", "none")
 MAX_BLOCKS_SHOWN = 2000
@@ -34,8 +40,6 @@ class Rankers:
             raise InputError(f"unknown ranker {name!r}; choose one of bm25, embed")
         with self._lock:
             if name not in self._made:
-                from htmlrag.factory import make_ranker
-
                 self._made[name] = (make_ranker("bm25") if name == "bm25"
                                     else make_ranker("embedding", model=self.embed_model))
             return self._made[name]
@@ -50,8 +54,6 @@ def samples(folder: Path) -> list[str]:
 
 def sample_bytes(folder: Path, name: str) -> bytes:
     """A sample page by name (only names :func:`samples` lists)."""
-    from htmlrag.core.io import read_page
-
     if name not in samples(folder):
         raise InputError(f"unknown sample {name!r}; choose one of {', '.join(samples(folder)) or '(none)'}")
     return read_page(folder / name)
@@ -64,12 +66,6 @@ def prune_page(raw: bytes, question: str, *, budget: int, ranker: str, max_words
     Raises:
         InputError: bad settings, or a page that cannot be parsed.
     """
-    from htmlrag.factory import make_pipeline
-    from htmlrag.html.blocktree import build_block_tree
-    from htmlrag.html.clean import clean_html
-    from htmlrag.pruning.prune import prune_to_budget, rank_blocks
-    from htmlrag.pruning.tokens import load_tokenizer
-
     if ranker not in RANKERS:
         raise InputError(f"unknown ranker {ranker!r}; choose one of {', '.join(RANKERS)}")
     if not 16 <= budget <= 32768:

@@ -14,6 +14,9 @@ from typing import Any
 
 from htmlrag.app.settings import AppSettings
 from htmlrag.core.errors import InputError
+from htmlrag.docqa.judge import ReaderChat
+from htmlrag.factory import make_reader
+from htmlrag.readers.base import GenerationConfig
 
 READERS = ("none", "openai", "hf")
 
@@ -58,9 +61,6 @@ class Readers:
             return self._made[name]
 
     def _make(self, name: str) -> Any:
-        from htmlrag.factory import make_reader
-        from htmlrag.readers.base import GenerationConfig
-
         s = self.settings
         gen = GenerationConfig(max_new_tokens=s.max_new_tokens)
         if name == "openai":
@@ -79,7 +79,6 @@ class Readers:
         reader = self.get(name)
         if reader is None:
             return None
-        from htmlrag.docqa.judge import ReaderChat
 
         chat = ReaderChat(reader)
         return lambda prompt: chat.chat([{"role": "user", "content": prompt}])

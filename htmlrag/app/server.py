@@ -18,25 +18,28 @@ Safety layers, outermost first:
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import threading
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from htmlrag.app.files import PathRefused
-from htmlrag.app.library import Busy, NoCorpus
+from htmlrag.app import api, views
+from htmlrag.app.responses import message_of, status_of, swagger_dir
 from htmlrag.app.runs import metric_html
 from htmlrag.app.secrets import RedactBodies
 from htmlrag.app.settings import AppSettings, is_loopback
 from htmlrag.app.state import AppState
 from htmlrag.app.uploads import UploadError
-from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.core import redact
+from htmlrag.core.errors import HtmlRagError
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
@@ -95,8 +98,6 @@ class SameOrigin:
 
 
 async def _refuse(send: Any, status: int, message: str) -> None:
-    import json
-
     body = json.dumps({"detail": message}).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
@@ -110,41 +111,9 @@ def allowed_hosts(settings: AppSettings, extra: tuple[str, ...] = ()) -> list[st
     return ["127.0.0.1", "localhost", "::1", "[::1]", settings.host, *extra]
 
 
-def status_of(exc: Exception) -> int:
-    """HTTP status for a library or app error."""
-    if isinstance(exc, UploadError):
-        return exc.status
-    if isinstance(exc, PathRefused):
-        return 404
-    if isinstance(exc, Busy):
-        return 409
-    if isinstance(exc, NoCorpus | InputError):
-        return 400
-    if isinstance(exc, PermissionError):  # the Cypher guard's refusal (WriteQueryError)
-        return 400
-    name = type(exc).__name__
-    if name in ("ReaderHTTPError", "ServiceError"):  # the model endpoint failed or refused the key
-        return 502
-    return 400 if isinstance(exc, HtmlRagError) else 500
-
-
-def message_of(exc: Exception, settings: AppSettings) -> str:
-    """What the user sees: the error's own message (library errors name the input and the problem), redacted;
-    for unexpected errors only their type (details go to the server log)."""
-    text = str(exc) if isinstance(exc, HtmlRagError | PermissionError) else f"internal error ({type(exc).__name__})"
-    for p in (str(settings.db.resolve()), str(settings.results.resolve())):
-        text = text.replace(p, "…")
-    from htmlrag.core.redact import redact
-
-    return redact(text)
-
-
 def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, ...] = ("testserver",)) -> Any:
     """The ASGI application for ``settings`` (``extra_hosts``: more accepted Host values; tests use
     ``testserver``)."""
-    from htmlrag.app import api, views
-    from htmlrag.core import redact
-
     settings = settings or AppSettings()
     redact.register_env(settings.api_key_env)  # the reader's key is a secret whatever its variable is called
     redact.install()  # and never appears in a log line either
@@ -152,8 +121,6 @@ def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, .
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> Any:
-        import threading
-
         threading.Thread(target=state.library.warm_up, name="htmlrag-warm-up", daemon=True).start()
         yield
         state.close()
@@ -200,17 +167,3 @@ def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, .
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(settings, extra_hosts))
     app.add_middleware(RedactBodies)
     return app
-
-
-def swagger_dir() -> Path | None:
-    """Swagger UI's files from the ``swagger-ui-bundle`` package (served locally: no CDN, no inline script)."""
-    try:
-        from swagger_ui_bundle import swagger_ui_path
-    except ImportError:
-        return None
-    return Path(str(swagger_ui_path))
-
-
-def html_response(request: Request, template: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
-    """Render a page template with the app state at hand."""
-    return request.app.state.templates.TemplateResponse(request, template, context, status_code=status)

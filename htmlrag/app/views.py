@@ -14,7 +14,7 @@ from htmlrag.app.ask import HTML_RANKERS, PDF_RETRIEVERS, AskRequest
 from htmlrag.app.files import servable_file
 from htmlrag.app.pages import SANDBOX_CSP, block_tree, mark_blocks
 from htmlrag.app.playground import RANKERS, prune_page, samples
-from htmlrag.app.server import html_response, message_of, status_of
+from htmlrag.app.responses import html_response, message_of, status_of, swagger_dir
 from htmlrag.app.uploads import UploadError, check_upload
 from htmlrag.core.errors import HtmlRagError, InputError
 
@@ -34,8 +34,6 @@ def home() -> RedirectResponse:
 @router.get("/docs")
 def api_docs(request: Request) -> HTMLResponse:
     """The JSON API: Swagger UI over ``/openapi.json`` (served locally) above a plain list of the endpoints."""
-    from htmlrag.app.server import swagger_dir
-
     schema = request.app.openapi()
     endpoints = [{"method": m.upper(), "path": path, "summary": op.get("summary", "")}
                  for path, ops in schema["paths"].items() for m, op in ops.items()]

@@ -9,6 +9,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from htmlrag.core.errors import HtmlRagError
+from htmlrag.html.encoding import to_text
 from htmlrag.pruning.pipeline import PipelineResult
 from htmlrag.pruning.tokens import TokenCounter
 
@@ -26,9 +28,6 @@ def fit_to_budget(text: str, budget: int, tokenizer: TokenCounter) -> tuple[str,
 
 def decode_pages(pages: Sequence[str | bytes]) -> list[str]:
     """Pages as ``str`` (bytes decoded by :func:`htmlrag.html.encoding.to_text`; undecodable pages become ``""``)."""
-    from htmlrag.core.errors import HtmlRagError
-    from htmlrag.html.encoding import to_text
-
     out = []
     for i, p in enumerate(pages):
         if isinstance(p, str):

@@ -23,10 +23,11 @@ import numpy as np
 
 from htmlrag.baselines.base import decode_pages, fit_to_budget, make_result, model_size
 from htmlrag.core.errors import BudgetError, HtmlRagError, InputError
-from htmlrag.html.chunking import _cut, chunk_tree
+from htmlrag.html.chunking import chunk_tree, cut_words
 from htmlrag.pruning.pipeline import PipelineResult
 from htmlrag.pruning.tokens import TokenCounter
 from htmlrag.rankers.base import Ranker
+from htmlrag.rankers.embedding import EmbeddingRanker
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def html_section_chunks(html: str, max_words: int | None = None,
         text = " ".join(d.page_content.split())
         if not text:
             continue
-        chunks.extend(_cut(text, max_words) if max_words else [text])
+        chunks.extend(cut_words(text, max_words) if max_words else [text])
     return chunks
 
 
@@ -167,8 +168,6 @@ def ranker_costs(ranker: Any, question: str, texts: Sequence[str]) -> dict[str, 
     """Model cost of ranking ``texts`` for ``question``: tokens the model reads (each text capped at its
     maximum sequence length, plus the instructed query), parameters and their bytes. Rankers without a
     neural model (BM25) cost nothing here."""
-    from htmlrag.rankers.embedding import EmbeddingRanker
-
     if not isinstance(ranker, EmbeddingRanker) or not texts:
         return {"input_tokens": 0.0, "output_tokens": 0.0, "params": 0.0, "storage_bytes": 0.0}
     model = ranker._load()

@@ -25,6 +25,7 @@ cache) so that a reader can be loaded afterwards on the same device.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
 from collections.abc import Sequence
@@ -32,6 +33,7 @@ from typing import Any
 
 from htmlrag.baselines.base import decode_pages, fit_to_budget, make_result, model_size, release_model
 from htmlrag.baselines.chunk_rerank import html_section_chunks
+from htmlrag.baselines.page_formats import page_title
 from htmlrag.core.errors import BudgetError, HtmlRagError, InputError
 from htmlrag.pruning.pipeline import PipelineResult
 from htmlrag.pruning.tokens import TokenCounter
@@ -52,8 +54,6 @@ _DTYPES = ("auto", "float32", "float16", "bfloat16")
 
 def document_pieces(pages: Sequence[str], max_words: int | None = None) -> list[str]:
     """The authors' context pieces: per page ``Doc {i}(Title: {title}) {section 1}``, then its other sections."""
-    from htmlrag.baselines.page_formats import page_title
-
     out: list[str] = []
     for i, html in enumerate(pages):
         chunks = html_section_chunks(html, max_words)
@@ -112,7 +112,6 @@ def _compressor_class() -> type:
             self.context_idxs = []
             self.max_position_embeddings = config.max_position_embeddings
             self.tokens_fed = 0
-            import inspect
 
             self._cache_kw = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
 

@@ -19,8 +19,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 
+import lxml.etree as etree
+
 from htmlrag.baselines.base import decode_pages, fit_to_budget, make_result
 from htmlrag.core.errors import BudgetError, HtmlRagError, InputError
+from htmlrag.html.parse import parse_html
 from htmlrag.pruning.pipeline import PipelineResult
 from htmlrag.pruning.tokens import TokenCounter
 
@@ -42,8 +45,6 @@ def page_text(html: str) -> str:
 
 def page_title(html: str) -> str:
     """The text of a page's ``<title>`` (``""`` when it has none)."""
-    from htmlrag.html.parse import parse_html
-
     root = parse_html(html) if html.strip() else None
     if root is None:
         return ""
@@ -67,10 +68,6 @@ def page_markdown(html: str) -> str:
 
 def _without_code(html: str) -> str:
     """``html`` without script/style/noscript/template elements (markdownify would keep their text)."""
-    import lxml.etree as etree
-
-    from htmlrag.html.parse import parse_html
-
     root = parse_html(html)
     if root is None:
         return ""

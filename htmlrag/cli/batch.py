@@ -26,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.cache import content_key
 from htmlrag.core.errors import InputError
+from htmlrag.evaluation.scoring.loop import code_fingerprint
+from htmlrag.evaluation.store import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +52,6 @@ class BatchLine:
 
 def settings_fingerprint(options: Mapping[str, Any]) -> str:
     """16 hex digits over every option but :data:`NOT_FINGERPRINTED`, plus the library's code fingerprint."""
-    from htmlrag.core.cache import content_key
-    from htmlrag.evaluation.scoring.loop import code_fingerprint
-
     kept = {k: v for k, v in sorted(options.items()) if k not in NOT_FINGERPRINTED and not callable(v)}
     return content_key("prune-batch", kept, code_fingerprint())[:16]
 
@@ -122,8 +122,6 @@ def saved_rows(out: Path) -> list[dict[str, Any]]:
 
 def write_rows(out: Path, rows: Sequence[Mapping[str, Any]]) -> None:
     """Replace ``out`` atomically with ``rows`` (one JSON line each)."""
-    from htmlrag.evaluation.store import atomic_write
-
     atomic_write(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
 

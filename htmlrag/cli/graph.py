@@ -13,12 +13,13 @@ import sys
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.superrag.build.corpus import CorpusConfig, build_corpus, open_corpus
+from htmlrag.superrag.build.embed import make_embedder
+from htmlrag.superrag.pipelines import RETRIEVERS
+from htmlrag.superrag.retrieve.cypher_qa import FixedCypherWriter
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from htmlrag.superrag.build.corpus import CorpusConfig, build_corpus
-    from htmlrag.superrag.build.embed import make_embedder
-
     cfg = CorpusConfig(embedding_model=args.embedding_model, chunk_words=args.chunk_words, knn_k=args.knn_k,
                        knn_metric=args.knn_metric, graph_backend=args.graph_backend, neo4j_uri=args.neo4j_uri,
                        vector_backend=args.vector_backend, vector_uri=args.vector_uri,
@@ -42,13 +43,9 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
-    from htmlrag.superrag.build.corpus import open_corpus
-
     writer: Any = None
     retriever = args.retriever
     if args.cypher:
-        from htmlrag.superrag.retrieve.cypher_qa import FixedCypherWriter
-
         writer, retriever = FixedCypherWriter(args.cypher), "cypher"
     try:
         with open_corpus(args.db) as corpus:
@@ -71,8 +68,6 @@ def _cmd_query(args: argparse.Namespace) -> int:
 
 def add_graph_parser(subparsers: Any) -> None:
     """Add ``graph build`` and ``graph query`` to the ``htmlrag`` command line."""
-    from htmlrag.superrag.pipelines import RETRIEVERS
-
     g = subparsers.add_parser("graph", help="PDFs as layout-aware graphs (SuperRAG): build, query")
     gs = g.add_subparsers(dest="graph_command", required=True)
     b = gs.add_parser("build", help="parse PDFs into a graph database with vector and full-text indexes")

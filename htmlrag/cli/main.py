@@ -13,8 +13,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from htmlrag.app.cli import add_serve_parser
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.io import page_stem, read_page
+from htmlrag.core.logs import quiet_third_party
 from htmlrag.html.blocktree import build_block_tree
 from htmlrag.html.clean import clean_html
 
@@ -128,7 +130,6 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_graph_parser(sub)
-    from htmlrag.app.cli import add_serve_parser  # arguments only: FastAPI is imported when serve runs
 
     add_serve_parser(sub)
     return p
@@ -138,7 +139,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``htmlrag`` console script."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
-    from htmlrag.core.logs import quiet_third_party
 
     quiet_third_party(verbose=args.verbose)
     try:

@@ -5,22 +5,28 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import multiprocessing as mp
 import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+from htmlrag.cli import batch as pb
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.io import read_page
+from htmlrag.factory import PIPELINE, defaults, make_pipeline, make_ranker
+from htmlrag.pruning.tokens import load_tokenizer
+from htmlrag.rankers.base import PagePrior
+from htmlrag.rankers.embedding import EmbeddingCache
 
 log = logging.getLogger("htmlrag")
 
 
 def add_prune_parser(sub: Any) -> None:
     """Register the ``prune`` subcommand on ``sub`` (an argparse subparsers object)."""
-    from htmlrag.factory import PIPELINE, defaults
-
     pipe, emb, gen = defaults(PIPELINE), defaults("embedding"), defaults("generative")  # one source: the library
     p = sub.add_parser("prune", help="prune pages to a token budget for a question (HtmlRAG Algorithm 2)")
     p.add_argument("paths", nargs="*", help=".html/.html.gz pages retrieved for the question")
@@ -84,13 +90,9 @@ _KINDS = {"bm25": "bm25", "embed": "embedding", "gen": "generative"}
 def _make_ranker(kind: str, args: argparse.Namespace):
     """The ranker ``--ranker``/``--ranker2`` names, built by :func:`htmlrag.factory.make_ranker` from the options
     given on the command line (their defaults are the rankers' own)."""
-    from htmlrag.factory import make_ranker
-
     if kind == "bm25":
         return make_ranker("bm25")
     if kind == "embed":
-        from htmlrag.rankers.embedding import EmbeddingCache
-
         cache = EmbeddingCache(args.embed_cache) if args.embed_cache else None
         return make_ranker("embedding", model=args.embed_model, device=args.device, cache=cache,
                            dtype=args.embed_dtype, max_seq_length=args.embed_max_seq,
@@ -114,15 +116,11 @@ def _candidates(args: argparse.Namespace) -> int | None:
     return n
 
 
-def _make_pipeline(args: argparse.Namespace):
-    from htmlrag.factory import make_pipeline
-    from htmlrag.pruning.tokens import load_tokenizer
-
+def pipeline_from_args(args: argparse.Namespace):
+    """The pipeline ``htmlrag prune`` builds for its parsed arguments (also what the benchmarks measure)."""
     tok = load_tokenizer(args.tokenizer, trust_remote_code=args.trust_remote_code)
     r1 = _make_ranker(args.ranker, args)
     if args.page_prior:
-        from htmlrag.rankers.base import PagePrior
-
         r1 = PagePrior(r1, args.page_prior)
     r2 = _make_ranker(args.ranker2, args) if args.ranker2 else None
     return make_pipeline(r1, r2, tok, budget1=args.budget1, budget2=args.budget, max_words1=args.max_words,
@@ -155,7 +153,7 @@ def run_prune(args: argparse.Namespace) -> int:
         return 2
     try:
         pages = [read_page(p) for p in args.paths]
-        pipe = _make_pipeline(args)
+        pipe = pipeline_from_args(args)
         res = pipe.run(args.question, pages)
     except HtmlRagError as exc:
         print(f"htmlrag: error: {exc}", file=sys.stderr)
@@ -170,8 +168,6 @@ def run_prune(args: argparse.Namespace) -> int:
 
 def _run_batch(args: argparse.Namespace) -> int:
     """``--batch IN --out OUT``: resumable and keyed by settings and input (see :mod:`htmlrag.cli.batch`)."""
-    from htmlrag.cli import batch as pb
-
     if not args.out:
         print("htmlrag: error: --batch needs --out OUT.jsonl", file=sys.stderr)
         return 2
@@ -189,13 +185,11 @@ def _run_batch(args: argparse.Namespace) -> int:
 
 
 def _batch_locked(args: argparse.Namespace, src: Path, out: Path, lines: list) -> int:
-    from htmlrag.cli import batch as pb
-
     settings = pb.settings_fingerprint(vars(args))
     ids = [pb.item_id(ln) for ln in lines]
     reuse, todo = pb.plan(lines, ids, settings, out)
     workers = batch_workers(args, len(todo))
-    pipe = _make_pipeline(args) if todo else None
+    pipe = pipeline_from_args(args) if todo else None
     from tqdm import tqdm
 
     t_start = time.perf_counter()
@@ -259,15 +253,13 @@ def _worker_start(args: argparse.Namespace | None) -> None:
     """Start of a batch worker: build the pipeline unless the process inherited one (fork)."""
     global _WORKER_PIPE
     if _WORKER_PIPE is None and args is not None:
-        _WORKER_PIPE = _make_pipeline(args)
+        _WORKER_PIPE = pipeline_from_args(args)
 
 
 def _start_method(args: argparse.Namespace) -> str:
     """``fork`` when every ranker is BM25 (the workers share the pipeline built here at no cost and run no
     threaded library), else ``spawn`` (a model ranker's thread pools do not survive a fork: each worker builds
     its own pipeline)."""
-    import multiprocessing as mp
-
     return "fork" if _bm25_only(args) and "fork" in mp.get_all_start_methods() else "spawn"
 
 
@@ -285,9 +277,6 @@ def _pruned_rows(pipe: Any, jobs: list, base: Path, workers: int, args: argparse
         for n, line, item_id in jobs:
             yield n, _prune_line(pipe, line, item_id, base)
         return
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
 
     global _WORKER_PIPE
     forkable = _start_method(args) == "fork"

@@ -6,7 +6,7 @@ it, so editing a web-app view, a command line or a table writer changes no run i
 editing a ranker, a metric or the harness's wiring of systems changes every id it can affect.
 
 Presentation and storage (:mod:`htmlrag.app`, :mod:`htmlrag.cli.main`, :mod:`htmlrag.evaluation` outside
-``scoring/``, :mod:`htmlrag.core` outside ``models/``, the harness's entry points and table commands) are in
+``scoring/``, :mod:`htmlrag.core` outside ``models/`` and ``answers``, the harness's entry points and table commands) are in
 no set.
 """
 
@@ -18,12 +18,12 @@ import importlib.util
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-#: Code that can change a row of an HtmlRAG run: model loading, the HTML stage, rankers, pruning, readers,
-#: baselines, dataset loaders, document-QA items and metrics, the metric registry and the evaluation loop, and
-#: the harness's wiring from a config to systems.
+#: Code that can change a row of an HtmlRAG run: model loading, answer normalisation, the HTML stage, rankers,
+#: pruning, readers, baselines, dataset loaders, document-QA items and metrics, the metric registry and the
+#: evaluation loop, and the harness's wiring from a config to systems.
 ROWS: tuple[str, ...] = (
-    "htmlrag.core.models", "htmlrag.html", "htmlrag.rankers", "htmlrag.pruning", "htmlrag.readers",
-    "htmlrag.baselines", "htmlrag.data", "htmlrag.docqa", "htmlrag.evaluation.scoring",
+    "htmlrag.core.models", "htmlrag.core.answers", "htmlrag.html", "htmlrag.rankers", "htmlrag.pruning",
+    "htmlrag.readers", "htmlrag.baselines", "htmlrag.data", "htmlrag.docqa", "htmlrag.evaluation.scoring",
     "htmlrag_bench.eval.systems",
 )
 #: ... and of a run over PDFs (SuperRAG systems, PDF datasets): all of SuperRAG as well.
@@ -34,7 +34,8 @@ PDF_PARSE: tuple[str, ...] = ("htmlrag.superrag.parse",)
 PDF_CORPUS: tuple[str, ...] = (*PDF_PARSE, "htmlrag.core.models", "htmlrag.superrag.build", "htmlrag.superrag.graph",
                                "htmlrag.superrag.index")
 #: The per-example metric code (``htmlrag-paper verify`` tells rows that changed from metrics that did).
-METRICS: tuple[str, ...] = ("htmlrag.evaluation.scoring.metrics", "htmlrag.docqa.items", "htmlrag.docqa.metrics")
+METRICS: tuple[str, ...] = ("htmlrag.core.answers", "htmlrag.evaluation.scoring.metrics",
+                             "htmlrag.evaluation.scoring.qa", "htmlrag.docqa.items", "htmlrag.docqa.metrics")
 
 
 def locate(name: str) -> list[Path]:

@@ -24,18 +24,25 @@ used as is, and ``download`` only records its checksums.
 from __future__ import annotations
 
 import contextlib
+import csv
 import datetime as _dt
+import gzip
 import hashlib
+import io
 import json
 import logging
 import os
+import random
 import re
 import shutil
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
+
+import lxml.html
 
 from htmlrag.core.errors import HtmlRagError
 
@@ -513,8 +520,6 @@ def _wtq_unescape(value: str) -> list[str]:
 
 
 def _page_text(html: bytes) -> str:
-    import lxml.html
-
     try:
         return " ".join(lxml.html.fromstring(html).text_content().split()).lower()
     except Exception:  # an unparsable page never holds an answer
@@ -538,12 +543,6 @@ def build_wtq_html(zip_path: Path, out: Path, *, n: int = 300, seed: int = 0, di
         ChecksumError: ``training.tsv`` differs from ``training_sha256``.
         DownloadError: the zip lacks ``data/training.tsv`` or holds fewer usable questions than ``n``.
     """
-    import csv
-    import gzip
-    import io
-    import random
-    import zipfile
-
     with zipfile.ZipFile(zip_path) as zf:
         names = zf.namelist()
         tsv = next((x for x in names if x.endswith("data/training.tsv")), None)

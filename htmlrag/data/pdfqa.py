@@ -23,7 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import InputError
+from htmlrag.core.io import read_page
 from htmlrag.data.schema import Example, check_unique_ids, sample_examples
+from htmlrag.docqa.items import gold_items
+from htmlrag.superrag.to_html import pdf_to_html
 
 log = logging.getLogger(__name__)
 
@@ -36,13 +39,9 @@ class PdfExample(Example):
 
     def load_pages(self) -> list[str | bytes]:
         """Each PDF as one HTML page (parsed once per process, and once per machine with ``parse_cache``)."""
-        from htmlrag.core.io import read_page
-
         out: list[str | bytes] = []
         for p in self.pages:
             if isinstance(p, Path) and p.suffix.lower() == ".pdf":
-                from htmlrag.superrag.to_html import pdf_to_html
-
                 out.append(pdf_to_html(p, cache_dir=self.parse_cache))
             else:
                 out.append(read_page(p) if isinstance(p, Path) else p)
@@ -52,8 +51,6 @@ class PdfExample(Example):
 def pdf_example(id: str, question: str, answer: str, pdfs: list[Path], metadata: dict[str, Any],
                 parse_cache: str | None) -> PdfExample:
     """A :class:`PdfExample` with the gold answer's key items in ``metadata["answer_groups"]``."""
-    from htmlrag.docqa.items import gold_items
-
     kind, items = gold_items(question, answer)
     meta = {**metadata, "items_kind": kind, "answer_groups": [[i] for i in items]}
     return PdfExample(id=id, question=question, answers=[answer], long_answers=[answer], pages=list(pdfs),

@@ -24,6 +24,8 @@ import itertools
 import re
 from collections.abc import Sequence
 
+from htmlrag.core.answers import normalize_answer
+
 NUM = re.compile(r"(?<![\w.])\$?\d[\d,]*(?:\.\d+)?%?")
 WORD = re.compile(r"[a-z]{3,}")
 _PAIR_ITEM = re.compile(r"[a-z]{3,} [a-z]{3,}")
@@ -68,8 +70,6 @@ def pairs(text: str) -> set[str]:
 def gold_items(question: str, answer: str) -> tuple[str, list[str]]:
     """The key items of ``answer`` for ``question``: ``(kind, items)`` with kind ``numbers``, ``phrases``,
     ``words`` or ``answer`` (see the module docstring); items sorted, never empty for a non-empty answer."""
-    from htmlrag.evaluation.scoring.metrics import normalize_answer
-
     ans = _SOURCE.sub(" ", answer)
     nums = numbers(ans) - numbers(question)
     if nums:
@@ -88,8 +88,6 @@ class ItemMatcher:
     """Finds items in one text (the text's numbers, pairs and words are computed once)."""
 
     def __init__(self, text: str) -> None:
-        from htmlrag.evaluation.scoring.metrics import normalize_answer
-
         self.text = text
         self._numbers = numbers(text)
         ws = words(text)
@@ -106,8 +104,6 @@ class ItemMatcher:
             return item in self._pairs
         if WORD.fullmatch(item):
             return item in self._words
-        from htmlrag.evaluation.scoring.metrics import normalize_answer
-
         norm = normalize_answer(item)
         return bool(norm) and f" {norm} " in self._norm
 

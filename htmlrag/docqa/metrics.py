@@ -1,4 +1,5 @@
-"""Document-QA metrics, registered in :data:`htmlrag.evaluation.scoring.metrics.METRICS` on import.
+"""Document-QA metrics: the per-example functions; the registry (:data:`htmlrag.evaluation.scoring.metrics.METRICS`)
+lists them with their directions and what they need.
 
 Gold key items (see :mod:`htmlrag.docqa.items`) travel in ``MetricInput.answer_groups``: one group per item
 (a group may list aliases; it counts as found when any alias is). Examples without groups use the key items
@@ -17,9 +18,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from htmlrag.core.answers import MetricInput, normalize_answer
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.docqa.items import ItemMatcher, gold_items
-from htmlrag.evaluation.scoring.metrics import METRICS, Metric, MetricInput, normalize_answer, register
 
 HIT_THRESHOLD = 0.5
 
@@ -80,35 +81,7 @@ def answer_f1(x: MetricInput) -> float:
     return best
 
 
-def _judge_only(x: MetricInput) -> float:
+def judge_step_only(x: MetricInput) -> float:
+    """``judge`` / ``judge_invalid`` are written by the LLM judge step after a run: asked per example, raise."""
     raise HtmlRagError("judge scores come from the LLM judge step (configure judge=...), not from per-example "
                        "metrics; remove 'judge'/'judge_invalid' from metric.names")
-
-
-_CONTEXT = ("context", "answers", "answer_groups")
-_ANSWER = ("response", "answers", "answer_groups")
-
-
-def register_all() -> None:
-    """Register the metrics once (importing this module does it)."""
-    for m in (
-        Metric("evidence_recall", evidence_recall, needs="context", inputs=_CONTEXT,
-               description="share of the gold answer's key items (numbers, else key phrases) in the context text"),
-        Metric("evidence_hit", evidence_hit, needs="context", inputs=_CONTEXT,
-               description="1 if at least half of the gold key items are in the context text"),
-        Metric("answer_recall", answer_recall, inputs=_ANSWER,
-               description="share of the gold key items in the answer"),
-        Metric("answer_hit", answer_hit, inputs=_ANSWER,
-               description="1 if at least half of the gold key items are in the answer"),
-        Metric("answer_f1", answer_f1, inputs=("response", "answers", "long_answers"),
-               description="SQuAD token F1 against the full gold answer"),
-        Metric("judge", _judge_only, needs="judge", inputs=("judge",),
-               description="LLM judge verdict (1 correct, 0 wrong; no valid verdict counts 0, see judge_invalid)"),
-        Metric("judge_invalid", _judge_only, needs="judge", higher_is_better=False, inputs=("judge",),
-               description="1 if the judge gave no valid verdict (unparsable reply or failed request)"),
-    ):
-        if m.name not in METRICS:
-            register(m)
-
-
-register_all()

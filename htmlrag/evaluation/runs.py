@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import InputError
+from htmlrag.evaluation.store import RunStore
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +102,6 @@ class Run:
         Raises:
             InputError: a row that is not valid JSON or not a JSON object (naming the file and line).
         """
-        from htmlrag.evaluation.store import RunStore
-
         return RunStore(self.dir.parent.parent, self.experiment, self.dir.name).all_rows()
 
     def json(self, name: str) -> Any:

@@ -49,7 +49,7 @@ def summarize(
     ``reader_tokens`` (mean prompt and answer tokens of the reader, where recorded) and ``stage_tokens``
     (mean tokens after each pipeline stage). ``tests[metric][baseline]`` holds the paired t-test of ``ours``
     against each other system over the ids both scored (on the per-example scores; for BLEU, sentence BLEU).
-    ``fidelity`` (:func:`htmlrag_bench.eval.fidelity.describe`) and ``reader`` (model, parameters, storage) are recorded
+    ``fidelity`` (:func:`htmlrag_bench.eval.systems.fidelity.describe`) and ``reader`` (model, parameters, storage) are recorded
     as given.
     """
     rows = sorted(rows, key=lambda r: (r.get("index", 0), r["id"]))

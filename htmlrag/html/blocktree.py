@@ -33,19 +33,19 @@ from htmlrag.html.text import count_words, has_cjk
 _HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6", "caption"))
 
 
-class _PathNode:
+class PathNode:
     """One step of a block path; paths share their prefixes through ``parent`` links."""
 
     __slots__ = ("depth", "name", "parent")
 
-    def __init__(self, name: str, parent: _PathNode | None):
+    def __init__(self, name: str, parent: PathNode | None):
         self.name = name
         self.parent = parent
         self.depth = 1 if parent is None else parent.depth + 1
 
     def names(self) -> tuple[str, ...]:
         out: list[str] = []
-        node: _PathNode | None = self
+        node: PathNode | None = self
         while node is not None:
             out.append(node.name)
             node = node.parent
@@ -75,7 +75,7 @@ class Block:
     element: etree._Element = field(repr=False)
     page: int = 0
     position: int = 0
-    _path: _PathNode = field(repr=False, default=None)  # type: ignore[assignment]
+    _path: PathNode = field(repr=False, default=None)  # type: ignore[assignment]
 
     _text: str | None = field(repr=False, default=None)
     #: With sibling packing: every element of the block (consecutive siblings), and their positions.
@@ -99,7 +99,7 @@ class Block:
             if not self.is_leaf:
                 self._text = _own_text(self.element)
             else:
-                self._text = " ".join(_subtree_text(e) for e in self.elements)
+                self._text = " ".join(subtree_text(e) for e in self.elements)
         return self._text
 
     @property
@@ -175,7 +175,7 @@ class BlockTree:
         return out
 
     def _walk(self) -> list[str]:
-        """One pass over the page: fills every leaf block's text not yet computed (as :func:`_subtree_text`
+        """One pass over the page: fills every leaf block's text not yet computed (as :func:`subtree_text`
         would, without a walk per block) and returns the nearest heading text at each document position."""
         parts: list[str] = []
         start: dict[int, int] = {}
@@ -257,7 +257,7 @@ def _own_text(el: etree._Element) -> str:
     return "".join(parts)
 
 
-def _subtree_text(el: etree._Element) -> str:
+def subtree_text(el: etree._Element) -> str:
     """All text of ``el`` in document order; image alt text stands in for images and block-level element
     boundaries become spaces (so ``<li>Home</li><li>Shop</li>`` reads "Home Shop", not "HomeShop")."""
     if el.tag == "img":
@@ -360,19 +360,19 @@ class _TreeBuilder:
         self.keep_whole = keep_whole
         self.blocks: list[Block] = []
 
-    def add(self, el: etree._Element, path: _PathNode, is_leaf: bool, words: int) -> None:
+    def add(self, el: etree._Element, path: PathNode, is_leaf: bool, words: int) -> None:
         self.blocks.append(Block(len(self.blocks), is_leaf, words, el, self.page, self.position[id(el)], path))
 
     def build(self, root: etree._Element) -> None:
         """All blocks of the page under ``root``: the whole page when it is small enough, else a walk that
         splits every node over ``max_words`` words."""
         total = self.stats[id(root)]
-        root_path = _PathNode(root.tag, None)
+        root_path = PathNode(root.tag, None)
         if total <= self.max_words or root.tag in self.keep_whole:
             if total > 0:
                 self.add(root, root_path, True, total)
             return
-        queue: deque[tuple[etree._Element, _PathNode]] = deque([(root, root_path)])
+        queue: deque[tuple[etree._Element, PathNode]] = deque([(root, root_path)])
         while queue:
             el, path = queue.popleft()
             children = _element_children(el)
@@ -384,14 +384,14 @@ class _TreeBuilder:
             if own > 0:
                 self.add(el, path, False, own)
 
-    def split(self, el: etree._Element, path: _PathNode, children: list[etree._Element],
-              queue: deque[tuple[etree._Element, _PathNode]]) -> None:
+    def split(self, el: etree._Element, path: PathNode, children: list[etree._Element],
+              queue: deque[tuple[etree._Element, PathNode]]) -> None:
         """Blocks for the children of ``el`` (too big to be one block): each child over ``max_words`` is
         queued to be split in turn, the others become leaf blocks (runs of them packed with
         ``pack_siblings``). Children without content are not blocks (an empty cell keeps a row's shape)."""
         counts = Counter(c.tag for c in children)
         seen: Counter[str] = Counter()
-        run: list[tuple[etree._Element, _PathNode, int]] = []
+        run: list[tuple[etree._Element, PathNode, int]] = []
         run_words = 0  # words of `run` (summing the run per child would be quadratic in a long table)
         max_words, max_depth, stats, keep_whole = self.max_words, self.max_depth, self.stats, self.keep_whole
         for child in children:
@@ -404,7 +404,7 @@ class _TreeBuilder:
             words = stats[id(child)]
             if words == 0 and not (child.tag == "img" and child.get("alt")):
                 continue
-            child_path = _PathNode(label, path)
+            child_path = PathNode(label, path)
             if words > max_words and tag not in keep_whole and (max_depth is None or child_path.depth < max_depth):
                 self.flush(run)
                 run_words = 0
@@ -419,7 +419,7 @@ class _TreeBuilder:
                 run_words += words
         self.flush(run)
 
-    def flush(self, run: list[tuple[etree._Element, _PathNode, int]]) -> None:
+    def flush(self, run: list[tuple[etree._Element, PathNode, int]]) -> None:
         """The packed run of small siblings as one block (a single element: a plain leaf block); empties it."""
         if not run:
             return

@@ -46,11 +46,13 @@ def section_chunks(html: str, max_words: int = 128) -> list[str]:
         text = " ".join("".join(sec).split())
         if not text:
             continue
-        chunks.extend(_cut(text, max_words))
+        chunks.extend(cut_words(text, max_words))
     return chunks
 
 
-def _cut(text: str, max_words: int) -> list[str]:
+def cut_words(text: str, max_words: int) -> list[str]:
+    """``text`` in pieces of at most ``max_words`` whitespace words, cut at sentence ends where one fits (a
+    sentence longer than ``max_words`` is cut inside)."""
     out: list[str] = []
     cur: list[str] = []
     for sent in _SENTENCE_END.split(text):

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 
-_CJK = (
+#: Unicode ranges of CJK characters (a regex character-class body), each of which is one token.
+CJK_RANGES = (
     "\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff"
     "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
     "\U00020000-\U0002fa1f"
 )
-_CJK_CHAR = re.compile(f"[{_CJK}]")
-_TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
+_CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
+_TOKEN = re.compile(f"[{CJK_RANGES}]|[^\\s{CJK_RANGES}]+")
 _WS = re.compile(r"\s+")
 
 

@@ -43,7 +43,7 @@ import lxml.etree as etree
 import numpy as np
 
 from htmlrag.core.errors import BudgetError, InputError
-from htmlrag.html.blocktree import Block, BlockTree, _PathNode, _subtree_text, build_block_tree
+from htmlrag.html.blocktree import Block, BlockTree, PathNode, build_block_tree, subtree_text
 from htmlrag.html.clean import clean_tree, serialize
 from htmlrag.html.formats import compact_html, convert, elements_to_text
 from htmlrag.html.text import count_words
@@ -369,8 +369,8 @@ def _split_block(block: Block) -> list[Block] | None:
     if block.members:
         parts = []
         for e, pos in zip(block.members, block.member_positions, strict=True):
-            node = _PathNode(e.tag, block._path.parent)
-            parts.append(Block(0, True, count_words(_subtree_text(e)), e, block.page, pos, node))
+            node = PathNode(e.tag, block._path.parent)
+            parts.append(Block(0, True, count_words(subtree_text(e)), e, block.page, pos, node))
         return parts
     if not block.is_leaf or len(block.element) == 0 or block.words < 2:
         return None

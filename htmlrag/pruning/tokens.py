@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.models import MISTRAL_TOKENIZER, mistral_tokenizer_path
+from htmlrag.core.models.aliases import resolve_model
 
 
 @runtime_checkable
@@ -166,7 +167,6 @@ def load_tokenizer(name_or_path: str | None = None, *, trust_remote_code: bool =
         return SentencePieceCounter(str(mistral_tokenizer_path()))
     if name_or_path.endswith(".model") or ".model." in name_or_path.rsplit("/", 1)[-1]:
         return SentencePieceCounter(name_or_path, name=name_or_path)
-    from htmlrag.core.models.aliases import resolve_model
 
     try:
         from transformers import AutoTokenizer

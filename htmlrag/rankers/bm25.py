@@ -20,11 +20,11 @@ from functools import lru_cache
 import numpy as np
 
 from htmlrag.html.blocktree import BlockTree
-from htmlrag.html.text import _CJK
+from htmlrag.html.text import CJK_RANGES
 from htmlrag.rankers.base import add_page_prior
 
-_WORD = re.compile(f"[{_CJK}]+|[^\\W_]+", re.UNICODE)
-_IS_CJK = re.compile(f"[{_CJK}]")
+_WORD = re.compile(f"[{CJK_RANGES}]+|[^\\W_]+", re.UNICODE)
+_IS_CJK = re.compile(f"[{CJK_RANGES}]")
 _PLAIN = re.compile(r"[^\W_]+")
 #: The same words in lower-case ASCII text (letters and digits are all there is there): a plain class is
 #: matched faster than the Unicode word test.

@@ -17,14 +17,17 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
+from htmlrag.core.cache import open_sqlite, set_aside, unusable
 from htmlrag.core.errors import HtmlRagError
-from htmlrag.core.models import MINILM, resolve_embedding_model
+from htmlrag.core.models import MINILM, minilm_path, resolve_embedding_model
 from htmlrag.html.blocktree import BlockTree
 from htmlrag.rankers.base import add_page_prior
+from htmlrag.rankers.bm25 import bm25_scores, tokenize, tokenize_many
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +63,6 @@ TRAINED_SEQ_LENGTHS: dict[str, int] = {
 
 def trained_seq_length(model: str) -> int | None:
     """The input length ``model`` (a hub name, or the bundled MiniLM's folder) was trained at, if known."""
-    from htmlrag.core.models import MINILM, minilm_path
-
     base = str(model).rstrip("/").split("/")[-1]
     if base in TRAINED_SEQ_LENGTHS:
         return TRAINED_SEQ_LENGTHS[base]
@@ -120,8 +121,6 @@ class EmbeddingCache:
         self._db: sqlite3.Connection | None = None
         self.path = Path(path) if path is not None else None
         if path is not None:
-            from htmlrag.core.cache import open_sqlite
-
             self._db = open_sqlite(path, _emb_schema, autocommit=False)
         self.hits = 0
         self.misses = 0
@@ -181,9 +180,6 @@ class EmbeddingCache:
 
     def _db_broken(self, exc: sqlite3.DatabaseError) -> None:
         """The SQLite file broke while in use: set it aside and go on in memory (or raise a clear error)."""
-        from htmlrag.core.cache import set_aside, unusable
-        from htmlrag.core.errors import HtmlRagError
-
         if not unusable(exc):
             raise HtmlRagError(f"embedding cache {self.path}: {exc}") from exc
         self._db.close()  # type: ignore[union-attr]
@@ -386,7 +382,6 @@ class EmbeddingRanker:
         bs = self.cpu_batch_size
         if workers < 2 or len(texts) < 2 * bs:
             return _encode(model, texts, self.batch_size)
-        from concurrent.futures import ThreadPoolExecutor
 
         import torch
 
@@ -427,8 +422,6 @@ class EmbeddingRanker:
     def _rerank_candidates(self, question: str, texts: list[str], q: np.ndarray) -> np.ndarray:
         """Scores of ``texts``: cosine for BM25's top ``candidates`` (ties: document order), and for the rest
         ``-3 + bm25 / (max + 1)``, i.e. below every cosine (>= -1) in BM25's order."""
-        from htmlrag.rankers.bm25 import bm25_scores, tokenize, tokenize_many
-
         query = tokenize(question)
         lexical = (bm25_scores(tokenize_many(texts), query) if query else np.zeros(len(texts))).astype(np.float64)
         top = np.argsort(-lexical, kind="stable")[: self.candidates]

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from htmlrag.core.errors import BudgetError, HtmlRagError, InputError
+from htmlrag.core.models.aliases import resolve_model
 from htmlrag.html.blocktree import BlockTree
 from htmlrag.rankers.token_tree import TokenTree, TreeStats, model_window, tree_stats, walk_token_tree
 
@@ -262,8 +263,6 @@ class GenerativeRanker:
         if self._tokenizer is None:
             from transformers import AutoTokenizer
 
-            from htmlrag.core.models.aliases import resolve_model
-
             try:
                 self._tokenizer = AutoTokenizer.from_pretrained(
                     resolve_model(self.model_name_or_path), trust_remote_code=self.trust_remote_code, revision=self.revision
@@ -278,8 +277,6 @@ class GenerativeRanker:
         if self._model is None:
             import torch
             from transformers import AutoModelForCausalLM
-
-            from htmlrag.core.models.aliases import resolve_model
 
             kwargs: dict[str, Any] = {
                 "dtype": self.dtype if self.dtype == "auto" else getattr(torch, self.dtype),

@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from htmlrag.core.cache import SqliteCache, content_key
 from htmlrag.core.errors import BudgetError
+from htmlrag.pruning.tokens import load_tokenizer
 from htmlrag.readers.prompts import SYSTEM, chat_messages
 
 log = logging.getLogger(__name__)
@@ -121,8 +122,6 @@ class BaseReader:
         """The token counter (loaded on first use: a name is loaded with :func:`htmlrag.pruning.tokens.load_tokenizer`;
         ``None`` is the offline default)."""
         if self._tokenizer is None or isinstance(self._tokenizer, str):
-            from htmlrag.pruning.tokens import load_tokenizer
-
             self._tokenizer = load_tokenizer(self._tokenizer)
         return self._tokenizer
 

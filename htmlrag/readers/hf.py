@@ -19,7 +19,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.core.models.aliases import is_base_model, resolve_model
+from htmlrag.pruning.tokens import HFCounter
 from htmlrag.readers.base import BaseReader, GenerationConfig, ResponseCache
 from htmlrag.readers.prompts import SYSTEM, completion_prompt, render_plain
 
@@ -77,9 +79,6 @@ class HFReader(BaseReader):
                  generation: GenerationConfig | None = None, device: str = "cpu", dtype: str = "auto",
                  batch_size: int = 4, trust_remote_code: bool = False, cache: ResponseCache | None = None,
                  system: str | None = SYSTEM, prompt: str = "auto") -> None:
-        from htmlrag.core.errors import InputError
-        from htmlrag.core.models.aliases import is_base_model
-
         if prompt not in PROMPT_STYLES:
             raise InputError(f"hf reader: prompt must be one of {PROMPT_STYLES}, got {prompt!r}")
         self.prompt_style = ("completion" if is_base_model(model) else "chat") if prompt == "auto" else prompt
@@ -99,7 +98,6 @@ class HFReader(BaseReader):
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover
             raise HtmlRagError("the hf reader needs torch and transformers (pip install 'htmlrag-bench[gen]')") from exc
-        from htmlrag.core.models.aliases import resolve_model
 
         path = resolve_model(self.model_name)  # an alias -> its converted folder
         try:
@@ -122,7 +120,6 @@ class HFReader(BaseReader):
         self._model, self._tok = model, tok
         if not self.window:
             self.window = int(getattr(model.config, "max_position_embeddings", 4096))
-        from htmlrag.pruning.tokens import HFCounter
 
         self._tokenizer = HFCounter(tok, self.model_name)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.pruning.tokens import HFCounter
 from htmlrag.readers.base import BaseReader, GenerationConfig, ResponseCache
 from htmlrag.readers.prompts import SYSTEM
 
@@ -44,7 +45,6 @@ class VLLMReader(BaseReader):
         except ImportError as exc:
             raise HtmlRagError("reader=vllm needs vllm (pip install 'htmlrag-bench[gpu]')") from exc
         self._llm = LLM(model=self.model_name, revision=self.revision, **self.engine_args)
-        from htmlrag.pruning.tokens import HFCounter
 
         self._tokenizer = HFCounter(self._llm.get_tokenizer(), self.model_name)
         if not self.window:  # the engine's own limit (the model's, unless max_model_len was set)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from htmlrag_bench.eval import fidelity
 from htmlrag_bench.eval.schemas import CONF_DIR, register_configs, validate
+from htmlrag_bench.eval.systems import fidelity
 from tests.conftest import ROOT
 
 register_configs()
@@ -96,7 +96,7 @@ def test_deviations_from_the_fidelity_are_listed() -> None:
 def test_short_answer_instruction_only_with_ours(monkeypatch) -> None:
     """The reader prompt gets our short-answer sentence only under fidelity=ours (and only on short-answer
     datasets): checked on the settings the harness hands to the evaluation loop."""
-    import htmlrag.evaluation.scoring.loop as ev
+    import htmlrag_bench.eval.app as harness
     from htmlrag_bench.eval.app import run
 
     seen = []
@@ -105,7 +105,7 @@ def test_short_answer_instruction_only_with_ours(monkeypatch) -> None:
         seen.append(settings.short_answer)
         raise RuntimeError("stop")
 
-    monkeypatch.setattr(ev, "evaluate", spy)
+    monkeypatch.setattr(harness, "evaluate", spy)  # where the harness looks it up
     for name in ("paper", "ours"):
         cfg = _compose("ranker=bm25", "reader=fake", "metric=short", "dataset.limit=1", f"fidelity={name}",
                        "paths.results=/tmp/htmlrag-fidelity-test", "run.use_cache=false", "run.progress=false")

@@ -8,9 +8,9 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from htmlrag_bench.eval import fidelity
 from htmlrag_bench.eval.paper import coarse_budget
 from htmlrag_bench.eval.schemas import CONF_DIR, register_configs, validate
+from htmlrag_bench.eval.systems import fidelity
 
 register_configs()
 DATASETS = ("asqa", "hotpot_qa", "nq", "trivia_qa", "musique", "eli5")

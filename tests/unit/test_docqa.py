@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import htmlrag.docqa.metrics  # noqa: F401 - registers the metrics
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.data.docbench import docbench_domain, download_docbench, load_docbench
 from htmlrag.data.pdfqa import load_sec10q

@@ -40,9 +40,13 @@ from typing import Any
 from htmlrag.core.cache import SqliteCache, content_key
 from htmlrag.core.errors import HtmlRagError, ServiceError
 from htmlrag.core.fingerprint import ROWS, fingerprint
+from htmlrag.core.redact import error_text
 from htmlrag.data.schema import Example
 from htmlrag.evaluation.scoring.metrics import MetricInput, example_stats, score_example
 from htmlrag.evaluation.store import RunStore
+from htmlrag.html.clean import clean_html
+from htmlrag.html.encoding import to_text
+from htmlrag.html.formats import convert
 from htmlrag.readers.base import Reader, ReaderOutput, ReadRequest
 
 log = logging.getLogger(__name__)
@@ -127,8 +131,6 @@ class EvalStats:
 
 
 def _error(exc: BaseException) -> str:
-    from htmlrag.core.redact import error_text
-
     return error_text(exc)
 
 
@@ -136,20 +138,19 @@ def context_text(context: str, fmt: str) -> str:
     """The plain text of a context in format ``fmt`` (HTML converted to text): what context metrics read."""
     if fmt != "html" or not context.strip():
         return context
-    from htmlrag.html.formats import convert
 
     return convert(context, "text")
 
 
-class _Builder:
-    """Builds one system's context for one example, through the caches."""
+class ContextBuilder:
+    """Builds one system's context for one example through the caches (cleaned pages, contexts); also used to
+    precompute the contexts of systems with a large model before the reader is loaded
+    (:func:`htmlrag_bench.eval.systems.refiners.precompute_heavy`)."""
 
     def __init__(self, caches: Caches) -> None:
         self.caches = caches
 
     def clean(self, page: str | bytes, digest: str, keep_hidden: bool = False) -> str:
-        from htmlrag.html.clean import clean_html
-
         key = content_key("clean", code_fingerprint(), digest, *(("keep_hidden",) if keep_hidden else ()))
         hit = self.caches.pages.get(key) if self.caches.pages is not None else None
         if hit is not None:
@@ -165,7 +166,6 @@ class _Builder:
         hit = self.caches.contexts.get(key) if self.caches.contexts is not None and system.fingerprint else None
         if hit is not None:
             return hit, True
-        from htmlrag.html.encoding import to_text
 
         inputs, page_errors = [], {}
         for i, (page, digest) in enumerate(zip(pages, digests, strict=True)):
@@ -228,7 +228,7 @@ def _new_row(index: int, ex: Example, settings: EvalSettings) -> dict[str, Any]:
     return row
 
 
-def _chunk_rows(chunk: Sequence[tuple[int, Example]], systems: Sequence[System], builder: _Builder,
+def _chunk_rows(chunk: Sequence[tuple[int, Example]], systems: Sequence[System], builder: ContextBuilder,
                 settings: EvalSettings) -> tuple[list[dict[str, Any]], list[ReadRequest], list[tuple[Any, ...]]]:
     """Rows of a chunk with every system's context built: ``(rows, reader requests, (row, example, system))``."""
     rows, requests, slots = [], [], []
@@ -306,7 +306,7 @@ def evaluate(
     """
     t0 = time.perf_counter()
     stats = EvalStats()
-    builder = _Builder(caches or Caches())
+    builder = ContextBuilder(caches or Caches())
     mine = [(i, ex) for i, ex in enumerate(examples) if i % settings.world == settings.rank]
     from tqdm.auto import tqdm
 

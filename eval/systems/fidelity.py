@@ -21,6 +21,9 @@ from typing import Any
 
 from omegaconf import MISSING, DictConfig, OmegaConf, open_dict
 
+from htmlrag.evaluation.summary import fidelity_label
+from htmlrag_bench.eval.locations import conf_dir
+
 log = logging.getLogger(__name__)
 
 FILLS = ("stop", "skip")
@@ -79,9 +82,7 @@ KNOBS = ("keep_hidden", "pack_siblings", "split_to_fill", "split_oversize", "fil
 
 def preset(name: str) -> dict[str, Any]:
     """The knob values of the preset ``conf/fidelity/<name>.yaml`` (schema defaults under its own values)."""
-    from htmlrag_bench.eval.schemas import CONF_DIR
-
-    path = CONF_DIR / "fidelity" / f"{name}.yaml"
+    path = conf_dir() / "fidelity" / f"{name}.yaml"
     if not path.is_file():
         return {}
     own = OmegaConf.load(path)
@@ -183,8 +184,6 @@ def describe(cfg: DictConfig) -> dict[str, Any]:
 
 def label(record: Any) -> str:
     """A one-line label of a recorded fidelity (see :func:`htmlrag.evaluation.summary.fidelity_label`)."""
-    from htmlrag.evaluation.summary import fidelity_label
-
     return fidelity_label(record)
 
 

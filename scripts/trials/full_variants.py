@@ -1,6 +1,7 @@
 """Trial (no library change): which stages of `full` help? Variants of the full pipeline on a stored
-bench_superrag sec corpus. Usage: python results/benchmarks/trials/full_variants.py <corpus folder> <out.json>
-(corpus folder: the one bench_superrag.py --part sec prints; its embeddings.sqlite beside it)."""
+bench_superrag sec corpus. Usage: python scripts/trials/full_variants.py <corpus folder> <out.json>
+(corpus folder: the one bench_superrag.py --part sec prints; its embeddings.sqlite beside it). The 2026-12-02
+run's log and JSON are results/benchmarks/trials/full_variants_9b8eb39.{log,json}."""
 import csv
 import fnmatch
 import json
@@ -8,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench_superrag as B
 
 from htmlrag.docqa.items import gold_items
