@@ -16,7 +16,6 @@ import argparse
 import logging
 import sys
 
-import htmlrag.docqa.metrics  # noqa: F401 - registers the document-QA metrics (SuperRAG runs)
 from htmlrag.core.errors import InputError
 from htmlrag.evaluation.verify import Report, verify
 
