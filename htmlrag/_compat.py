@@ -48,10 +48,14 @@ class _AliasLoader(importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         warnings.warn(f"{spec.name} moved to {self.new}; the old path goes in the next release",
                       DeprecationWarning, stacklevel=3)
-        return importlib.import_module(self.new)
+        module = importlib.import_module(self.new)
+        self.real_spec = module.__spec__
+        return module
 
-    def exec_module(self, module: ModuleType) -> None:  # the module is the new one, already executed
-        return None
+    def exec_module(self, module: ModuleType) -> None:
+        """The module is the new one, already executed; importlib has just set its ``__spec__`` to the alias's:
+        put the real one back (``find_spec``, ``reload`` and the code fingerprint read it)."""
+        module.__spec__ = self.real_spec
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):

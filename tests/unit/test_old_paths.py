@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 
 import pytest
@@ -19,6 +20,7 @@ def test_old_path_gives_the_new_module_and_warns(old: str, new: str) -> None:
     with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}"):
         module = importlib.import_module(old)
     assert module is importlib.import_module(new)
+    assert module.__spec__.name == new and importlib.util.find_spec(new).origin  # the real spec stays
     sys.modules.pop(old, None)
 
 
