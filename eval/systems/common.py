@@ -54,6 +54,8 @@ def build_reader(cfg: DictConfig, cache_dir: Path | None) -> Any:
     from htmlrag.readers import ResponseCache
 
     cache = ResponseCache(str(cache_dir / "responses.sqlite")) if cache_dir is not None and cfg.reader.cache else None
+    if cache is not None and not cfg.reader._target_.endswith("NoneReader"):
+        cache.open()  # a cache that cannot work fails now (CacheError naming the file), not after the first chunk
     from htmlrag.factory import make_reader
 
     spec = plain(cfg.reader)

@@ -63,8 +63,11 @@ def dump_json(obj: Any) -> str:
 
 
 def has_error(row: Mapping[str, Any]) -> bool:
-    """True when the example or one of its systems failed."""
-    return bool(row.get("error")) or any(bool(s.get("error")) for s in row.get("systems", {}).values())
+    """True when the row is an error row: the example, or one of its systems, failed -- a system with
+    ``page_errors`` (a page that could not be cleaned) counts, also in rows written before that was an error."""
+    systems = row.get("systems")
+    entries = [s for s in systems.values() if isinstance(s, Mapping)] if isinstance(systems, Mapping) else []
+    return bool(row.get("error")) or any(bool(s.get("error")) or bool(s.get("page_errors")) for s in entries)
 
 
 class RowWriter:

@@ -100,14 +100,16 @@ def write_tables(summaries: Sequence[Mapping[str, Any]], out_dir: Path, metrics:
     """Write ``results.md``, ``results.csv``, ``results.tex`` and ``provenance.csv`` (the run each cell was
     read from) for one or several runs' ``metrics.json``: one column group per run, labelled by ``labels``
     (default: the dataset; two runs with one label raise ``ValueError``). Token columns are printed
-    unscaled, lower is better. The caption ends with the runs' fidelity (:func:`fidelity_caption`)."""
+    unscaled, lower is better. The caption ends with the runs' fidelity (:func:`fidelity_caption`) and, when
+    any system has error rows, how many (:func:`errors_caption`)."""
     labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
     names = [*(metrics or summaries[0]["metric_names"]), "tokens"]
     directions = {m: get_metric(m).higher_is_better for m in names if m != "tokens"} | {"tokens": False}
     sources = [str(d) for d in run_dirs] if run_dirs is not None else None
     table = build_table(summaries, names, labels=labels, sources=sources, directions=directions,
                         scales={"tokens": 1.0}, unranked=["tokens"], alpha=float(summaries[0].get("alpha", 0.05)),
-                        caption=" ".join(x for x in (caption, fidelity_caption(summaries, labels)) if x),
+                        caption=" ".join(x for x in (caption, fidelity_caption(summaries, labels),
+                                                     errors_caption(summaries, labels)) if x),
                         notes=list(notes))
     paths = {"md": out_dir / "results.md", "csv": out_dir / "results.csv", "tex": out_dir / "results.tex",
              "provenance": out_dir / "provenance.csv"}
@@ -134,6 +136,22 @@ def fidelity_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[st
         return f"Fidelity: {each[0]}."
     labels = labels or [str(s.get("dataset", "")) for s in summaries]
     return "Fidelity per column group: " + "; ".join(f"{lb}: {f}" for lb, f in zip(labels, each, strict=True)) + "."
+
+
+def errors_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
+    """"Error rows (not scored): bm25 2, ours 2 of 6 examples." -- per system, the examples whose context or
+    answer failed (``n_errors`` of ``metrics.json``), left out of its scores; "" when there are none."""
+    labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
+    parts = []
+    for run, lb in zip(summaries, labels, strict=True):
+        systems = run.get("systems") or {}
+        order = [n for n in run.get("system_order") or systems if n in systems]  # the table's row order
+        bad = [f"{name} {systems[name]['n_errors']}" for name in order if isinstance(systems[name], Mapping)
+               and isinstance(systems[name].get("n_errors"), int) and systems[name]["n_errors"] > 0]
+        if bad:
+            where = f"{lb}: " if len(summaries) > 1 else ""
+            parts.append(f"{where}{', '.join(bad)} of {run.get('n_examples', '?')} examples")
+    return f"Error rows (not scored): {'; '.join(parts)}." if parts else ""
 
 
 def stage_tokens_markdown(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
