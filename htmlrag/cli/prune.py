@@ -321,10 +321,14 @@ def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path) -> dict[str, Any
         question = item.get("question")
         if not isinstance(question, str):
             raise InputError("'question' must be a string")
-        res = pipe.run(question, _item_pages(item, base))
-        row.update(context=res.context, tokens=res.tokens)
-        if res.errors:
+        pages = _item_pages(item, base)
+        res = pipe.run(question, pages)
+        if res.errors:  # a context from fewer pages than given is an error row, not a result (never reused)
             row["page_errors"] = {str(k): v for k, v in res.errors.items()}
+            first = min(res.errors)
+            raise InputError(f"page {first} of {len(pages)}: {res.errors[first]}; no context is built from the "
+                             "other pages")
+        row.update(context=res.context, tokens=res.tokens)
     except json.JSONDecodeError as exc:
         row["error"] = f"line {line.number}: invalid JSON: {exc.msg}"
     except Exception as exc:  # one bad item never stops the batch

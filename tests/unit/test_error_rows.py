@@ -315,3 +315,24 @@ def test_decode_pages_never_leaves_a_page_out() -> None:
     assert decode_pages(["<p>a</p>", b"<p>b</p>"]) == ["<p>a</p>", "<p>b</p>"]
     with pytest.raises(InputError, match="page 1"):
         decode_pages(["<p>a</p>", PNG])
+
+
+def test_prune_batch_item_with_a_failed_page_is_an_error_row_redone_on_rerun(tmp_path: Path) -> None:
+    from htmlrag.cli.main import main
+
+    bad = tmp_path / "bad.html"
+    bad.write_bytes(PNG)
+    good = str(SAMPLE_PAGES / "lighthouse.html")
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"id": "a", "question": "Who designed it?", "page_paths": [good, str(bad), good]})
+                   + "\n" + json.dumps({"id": "b", "question": "Who designed it?", "page_paths": [good]}) + "\n")
+    out = tmp_path / "out.jsonl"
+    args = ["prune", "--batch", str(src), "--out", str(out), "--budget", "100", "--ranker", "bm25"]
+    assert main(args) == 1
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert "page 1 of 3" in rows["a"]["error"] and set(rows["a"]["page_errors"]) == {"1"}
+    assert "context" not in rows["a"] and rows["b"]["context"] and "error" not in rows["b"]
+    bad.write_text((SAMPLE_PAGES / "tea-garden.html").read_text())
+    assert main(args) == 0                               # the error row is redone, the good one reused
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows["a"]["context"] and "error" not in rows["a"] and "page_errors" not in rows["a"]
