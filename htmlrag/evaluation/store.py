@@ -34,6 +34,7 @@ from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.redact import redact
+from htmlrag.evaluation.shapes import row_problem
 
 log = logging.getLogger(__name__)
 
@@ -175,8 +176,10 @@ class RunStore:
     @staticmethod
     def read_rows(path: Path) -> list[dict[str, Any]]:
         """Rows of one file. An incomplete last line (no newline yet: a row being written, or a killed writer's)
-        is skipped, never cut: only :class:`RowWriter`, holding the lock, repairs. An unparsable complete line
-        raises (the file was edited by hand)."""
+        is skipped, never cut: only :class:`RowWriter`, holding the lock, repairs. An unparsable complete line, or
+        a row of the wrong shape (not an object, no id, a score that is not a number, ...:
+        :func:`htmlrag.evaluation.shapes.row_problem`) raises :class:`InputError` naming the file, the line and the
+        field."""
         if not path.exists():
             return []
         data = path.read_bytes()
@@ -197,10 +200,9 @@ class RunStore:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}:{n}: corrupt row ({exc}); fix or delete the line") from exc
-            if not isinstance(row, dict) or not isinstance(row.get("id"), str | int):
-                what = type(row).__name__ if not isinstance(row, dict) else "an object without an 'id'"
-                raise InputError(f"{path}:{n}: a row must be a JSON object with an 'id', got {what}; fix or delete "
-                                 "the line")
+            problem = row_problem(row)  # every consumer reads rows through here: checked once
+            if problem is not None:
+                raise InputError(f"{path}:{n}: {problem}; fix or delete the line")
             rows.append(row)
         return rows
 
