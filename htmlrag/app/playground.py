@@ -67,6 +67,7 @@ def prune_page(raw: bytes, question: str, *, budget: int, ranker: str, max_words
     from htmlrag.factory import make_pipeline
     from htmlrag.html.blocktree import build_block_tree
     from htmlrag.html.clean import clean_html
+    from htmlrag.html.encoding import decode_html
     from htmlrag.pruning.prune import prune_to_budget, rank_blocks
     from htmlrag.pruning.tokens import load_tokenizer
 
@@ -108,7 +109,7 @@ def prune_page(raw: bytes, question: str, *, budget: int, ranker: str, max_words
     marks = {final.blocks[bi]: ("kept" if final.blocks[bi].is_leaf else "own") for bi in kept_idx}
     return {
         "ranker": ranker, "budget": budget, "max_words": max_words, "question": question,
-        "tokens": {"raw": tok.count(raw.decode("utf-8", "replace")), "cleaned": tok.count(cleaned), "pruned": tokens},
+        "tokens": {"raw": tok.count(decode_html(raw, name)), "cleaned": tok.count(cleaned), "pruned": tokens},
         "blocks_total": len(final.blocks), "blocks_kept": len(kept_idx), "blocks": blocks,
         "kept_order": kept_idx,
         "cleaned_html": cleaned, "pruned_html": pruned_html,

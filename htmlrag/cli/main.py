@@ -15,6 +15,7 @@ from pathlib import Path
 
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.io import page_stem, read_page
+from htmlrag.core.options import integer
 from htmlrag.html.blocktree import build_block_tree
 from htmlrag.html.clean import clean_html
 
@@ -110,10 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("tree", help="print the block tree of a page")
     t.add_argument("path", help=".html or .html.gz file")
-    t.add_argument("--max-words", type=int, default=256, help="largest block, in words (default 256)")
+    t.add_argument("--max-words", type=integer(1), default=256, help="largest block, in words (default 256)")
     t.add_argument("--json", action="store_true", help="print JSON with the blocks' full text")
     t.add_argument("--no-clean", action="store_true", help="the page is already cleaned")
-    t.add_argument("--preview", type=int, default=80, help="characters of text shown per block")
+    t.add_argument("--preview", type=integer(0), default=80, help="characters of text shown per block")
     t.set_defaults(func=_cmd_tree)
 
     try:
