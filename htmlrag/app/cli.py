@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.io import MAX_PAGE_MB
 from htmlrag.core.options import integer, number
 
 log = logging.getLogger("htmlrag")
@@ -43,7 +44,8 @@ def add_serve_parser(sub: Any) -> None:
     s.add_argument("--max-new-tokens", type=integer(1), default=256, help="answer length limit of the readers (default 256)")
     s.add_argument("--tokenizer", default=None, help="tokenizer for budgets (default: the offline Mistral-7B one)")
     s.add_argument("--max-upload-mb", type=number(0, lo_open=True), default=50.0, help="largest PDF upload (default 50)")
-    s.add_argument("--max-html-mb", type=number(0, lo_open=True), default=5.0, help="largest HTML page, decompressed (default 5)")
+    s.add_argument("--max-html-mb", type=number(0, lo_open=True), default=MAX_PAGE_MB,
+                   help=f"largest HTML page, decompressed (default {MAX_PAGE_MB:g}, as htmlrag clean/tree/prune)")
     s.set_defaults(func=run_serve)
 
 

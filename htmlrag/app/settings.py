@@ -8,6 +8,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from htmlrag.core.io import MAX_PAGE_MB
 from htmlrag.core.models import MINILM
 
 
@@ -50,7 +51,7 @@ class AppSettings:
     rank_model: str = MINILM
     tokenizer: str | None = None
     max_pdf_mb: float = 50.0
-    max_html_mb: float = 5.0
+    max_html_mb: float = MAX_PAGE_MB
     max_request_mb: float = 200.0
     openai_model: str | None = field(default_factory=lambda: os.environ.get("HTMLRAG_OPENAI_MODEL") or None)
     base_url_env: str = "OPENAI_BASE_URL"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-import zlib
 from dataclasses import dataclass
 
 from htmlrag.core.errors import InputError
@@ -89,17 +88,18 @@ def is_html(data: bytes) -> bool:
 
 
 def gunzip_capped(data: bytes, limit: int, name: str) -> bytes:
-    """Decompress gzip ``data``, refusing output over ``limit`` bytes (413) and broken streams (415)."""
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    """Decompress gzip ``data`` with the library's one capped reader (:func:`htmlrag.core.io.gunzip_capped`),
+    refusing output over ``limit`` bytes (413) and broken streams (415)."""
+    from htmlrag.core.io import PageTooLarge
+    from htmlrag.core.io import gunzip_capped as capped
+
     try:
-        out = d.decompress(data, limit + 1)
-    except zlib.error as exc:
-        raise UploadError(f"{name}: broken gzip data ({exc})") from exc
-    if len(out) > limit or d.unconsumed_tail:
-        raise UploadError(f"{name}: decompresses to more than the {_megabytes(limit)} limit for HTML pages", 413)
-    if not d.eof:
-        raise UploadError(f"{name}: truncated gzip data")
-    return out
+        return capped(data, limit, name)
+    except PageTooLarge as exc:
+        raise UploadError(f"{name}: decompresses to more than the {_megabytes(limit)} limit for HTML pages",
+                          413) from exc
+    except InputError as exc:
+        raise UploadError(str(exc)) from exc
 
 
 def check_upload(name: str, data: bytes, *, max_pdf_bytes: int, max_html_bytes: int) -> Upload:

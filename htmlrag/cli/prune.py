@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
-from htmlrag.core.io import read_page
+from htmlrag.core.io import MAX_PAGE_MB, PageTooLarge, read_page
 from htmlrag.core.options import integer, number, workers
 
 log = logging.getLogger("htmlrag")
@@ -69,6 +69,7 @@ def add_prune_parser(sub: Any) -> None:
     p.add_argument("--trust-remote-code", action="store_true", help="allow model code from the hub (off)")
     p.add_argument("--format", choices=["html", "compact_html", "text", "markdown"], default="html", help="context format")
     p.add_argument("--no-clean", action="store_true", help="pages are already cleaned")
+    add_max_page_option(p)
     p.add_argument("--keep-hidden", action="store_true",
                    help="cleaning keeps text hidden by markup (display:none sort keys, hidden attribute)")
     p.add_argument("--no-resume", action="store_true", help="overwrite --out instead of resuming it")
@@ -76,6 +77,18 @@ def add_prune_parser(sub: Any) -> None:
                    help="--batch: items pruned in parallel processes (default auto: one per usable CPU core "
                         "for BM25, 1 for model rankers, which use every core already; 1: in this process)")
     p.set_defaults(func=run_prune)
+
+
+def add_max_page_option(p: argparse.ArgumentParser) -> None:
+    """``--max-page-mb``: the largest page read, after decompression (the web app's limit by default)."""
+    p.add_argument("--max-page-mb", type=number(0, lo_open=True), default=MAX_PAGE_MB,
+                   help=f"largest page, in MB after decompression (default {MAX_PAGE_MB:g}, as the web app); "
+                        "a bigger page or a gzip bomb is an error naming the file")
+
+
+def max_page_bytes(args: argparse.Namespace) -> int:
+    """``--max-page-mb`` in bytes."""
+    return int(float(getattr(args, "max_page_mb", MAX_PAGE_MB)) * 1e6)
 
 
 #: ``--ranker`` names -> the factory's ranker kinds
@@ -132,17 +145,21 @@ def _make_pipeline(args: argparse.Namespace):
                            split_to_fill=args.split_to_fill)
 
 
-def _item_pages(item: dict, base: Path) -> list[str | bytes]:
+def _item_pages(item: dict, base: Path, limit: int | None = None) -> list[str | bytes]:
+    """The pages of one batch item, each within ``limit`` bytes (``--max-page-mb``)."""
     if "pages" in item:
         pages = item["pages"]
         if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
             raise InputError("'pages' must be a list of HTML strings")
+        for i, p in enumerate(pages):
+            if limit is not None and len(p) > limit and len(p.encode("utf-8", "surrogatepass")) > limit:
+                raise PageTooLarge(f"pages[{i}]: over the {limit:,}-byte limit for pages")
         return list(pages)
     if "page_paths" in item:
         paths = item["page_paths"]
         if not isinstance(paths, list):
             raise InputError("'page_paths' must be a list of file paths")
-        return [read_page(p if os.path.isabs(p) else base / p) for p in paths]
+        return [read_page(p if os.path.isabs(p) else base / p, limit) for p in paths]
     raise InputError("needs 'pages' (HTML strings) or 'page_paths' (files)")
 
 
@@ -155,11 +172,12 @@ def run_prune(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        pages = [read_page(p) for p in args.paths]
+        pages = [read_page(p, max_page_bytes(args)) for p in args.paths]
         pipe = _make_pipeline(args)
         res = pipe.run(args.question, pages)
     except HtmlRagError as exc:
-        print(f"htmlrag: error: {exc}", file=sys.stderr)
+        hint = " (raise it with --max-page-mb)" if isinstance(exc, PageTooLarge) else ""
+        print(f"htmlrag: error: {exc}{hint}", file=sys.stderr)
         return 1
     for i, msg in res.errors.items():
         print(f"htmlrag: error: {args.paths[i]}: {msg}", file=sys.stderr)
@@ -272,9 +290,9 @@ def _start_method(args: argparse.Namespace) -> str:
     return "fork" if _bm25_only(args) and "fork" in mp.get_all_start_methods() else "spawn"
 
 
-def _worker_prune(job: tuple[int, Any, Any, Path]) -> tuple[int, dict[str, Any]]:
-    n, line, item_id, base = job
-    return n, _prune_line(_WORKER_PIPE, line, item_id, base)
+def _worker_prune(job: tuple[int, Any, Any, Path, int | None]) -> tuple[int, dict[str, Any]]:
+    n, line, item_id, base, limit = job
+    return n, _prune_line(_WORKER_PIPE, line, item_id, base, limit)
 
 
 def _pruned_rows(pipe: Any, jobs: list, base: Path, workers: int, args: argparse.Namespace):
@@ -282,9 +300,10 @@ def _pruned_rows(pipe: Any, jobs: list, base: Path, workers: int, args: argparse
     finish. Each item is pruned by exactly one process with its own pipeline (the same settings), so its row
     is the one a single process would write; a worker that dies fails the run (rows written so far stay,
     and a rerun computes the rest)."""
+    limit = max_page_bytes(args)
     if workers <= 1:
         for n, line, item_id in jobs:
-            yield n, _prune_line(pipe, line, item_id, base)
+            yield n, _prune_line(pipe, line, item_id, base, limit)
         return
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -297,7 +316,7 @@ def _pruned_rows(pipe: Any, jobs: list, base: Path, workers: int, args: argparse
     try:
         with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_start,
                                  initargs=(None if forkable else args,)) as pool:
-            futures = [pool.submit(_worker_prune, (n, line, item_id, base)) for n, line, item_id in jobs]
+            futures = [pool.submit(_worker_prune, (n, line, item_id, base, limit)) for n, line, item_id in jobs]
             try:
                 for fut in as_completed(futures):
                     yield fut.result()
@@ -311,7 +330,7 @@ def _pruned_rows(pipe: Any, jobs: list, base: Path, workers: int, args: argparse
         _WORKER_PIPE = None
 
 
-def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path) -> dict[str, Any]:
+def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path, limit: int | None = None) -> dict[str, Any]:
     """The output row of one input line (an ``error`` row when the line or its pages are bad)."""
     t0 = time.perf_counter()
     row: dict[str, Any] = {"id": item_id}
@@ -322,7 +341,7 @@ def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path) -> dict[str, Any
         question = item.get("question")
         if not isinstance(question, str):
             raise InputError("'question' must be a string")
-        pages = _item_pages(item, base)
+        pages = _item_pages(item, base, limit)
         res = pipe.run(question, pages)
         if res.errors:  # a context from fewer pages than given is an error row, not a result (never reused)
             row["page_errors"] = {str(k): v for k, v in res.errors.items()}

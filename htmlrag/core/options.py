@@ -63,7 +63,10 @@ def workers(text: str) -> str | int:
     """``--workers``: ``auto`` or an integer >= 1."""
     if text.strip().lower() == "auto":
         return "auto"
-    return integer(1)(text)
+    try:
+        return integer(1)(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be 'auto' or an integer >= 1, got {text!r}") from None
 
 
 workers.__name__ = "workers"
