@@ -9,6 +9,7 @@ config, so a misspelt key or a wrong type fails when the config composes.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
@@ -435,6 +436,8 @@ def _range_problem(value: Any, bounds: tuple[float | None, float | None, float |
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"must be a number, got {value!r}"
+    if isinstance(value, float) and not math.isfinite(value):  # NaN passes no comparison, inf every "> x"
+        return f"must be a finite number, got {value!r}"
     if ge is not None and not value >= ge:
         return f"must be >= {ge:g}, got {value!r}"
     if gt is not None and not value > gt:

@@ -113,3 +113,20 @@ def test_graph_query_unknown_document_is_an_error(corpus: Path, capsys: pytest.C
     assert main(["graph", "query", "revenue", "--db", str(corpus), "-k", "2"]) == 0
     out = capsys.readouterr().out
     assert out.count("\n      ") == 2   # two evidence items, each with its text line
+
+
+@pytest.mark.parametrize("override", ["run.shard_timeout_s=inf", "metric.alpha=nan", "ranker=bm25 ranker.k1=inf",
+                                      "ranker=bm25 ranker.b=nan", "run.shard_timeout_s=-inf"])
+def test_harness_numbers_must_be_finite(override: str) -> None:
+    """``htmlrag-bench``'s numeric settings refuse NaN and infinities, naming the field (before any work)."""
+    from hydra import compose, initialize_config_dir
+
+    from htmlrag.core.errors import HtmlRagError
+    from htmlrag_bench.eval.schemas import CONF_DIR, register_configs, validate
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=override.split())
+    field = override.split()[-1].split("=")[0]
+    with pytest.raises(HtmlRagError, match=rf"{field}: must be (a finite number|> 0|>= 0)"):
+        validate(cfg)
