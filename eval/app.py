@@ -9,11 +9,14 @@ Sharding: each process takes the examples ``i % WORLD_SIZE == RANK`` (``RANK``/`
 ``accelerate launch`` or ``torchrun``), appends to its own shard file, and rank 0 merges the shards and
 writes ``metrics.json`` once every rank is done; the merged result equals a single-process run.
 
-Exit status: 0 when every example has a row without an error; 1 when any example or system failed (the rows,
-``metrics.json`` and tables are still written; ``run.allow_failures=true`` accepts failures and exits 0), when
-a service the run needs is down (:class:`~htmlrag.core.errors.ServiceError`: it stops at once, saved rows are kept),
-or on any other error. A rerun recomputes failed rows (``run.retry_failed``, on by default) and resumes the
-rest. Log lines, error messages and rows never hold a configured secret (:mod:`htmlrag.core.redact`).
+Exit status: 0 when every example has a row without an error; 1 when any row is an error row -- an example or a
+system whose context or answer failed, a page that could not be cleaned included (the rows, ``metrics.json``
+and tables are still written, and the tables' caption counts the error rows; ``run.allow_errors=true`` accepts
+them and exits 0) -- when a service the run needs is down or a cache file cannot be used
+(:class:`~htmlrag.core.errors.ServiceError`, :class:`~htmlrag.core.errors.CacheError`: it stops at once, naming the
+service or file; saved rows are kept), or on any other error. A rerun recomputes error rows
+(``run.retry_failed``, on by default) and resumes the rest. Log lines, error messages and rows never hold a
+configured secret (:mod:`htmlrag.core.redact`).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from htmlrag.evaluation.scoring.loop import EvalSettings, evaluate
 from htmlrag.evaluation.store import atomic_write, has_error, rows_record
 from htmlrag.evaluation.summary import summarize
 from htmlrag_bench.eval import portable
-from htmlrag_bench.eval.schemas import CONF_DIR, register_configs, validate
+from htmlrag_bench.eval.schemas import CONF_DIR, allow_errors, register_configs, validate
 from htmlrag_bench.eval.systems import build, docqa, fidelity
 from htmlrag_bench.eval.systems.refiners import precompute_heavy
 
@@ -116,28 +119,38 @@ def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]
 
 
 class RunFailedError(HtmlRagError):
-    """Some examples failed and ``run.allow_failures`` is off (the results are written all the same)."""
+    """Some rows are error rows and ``run.allow_errors`` is off (the results are written all the same)."""
+
+
+def _first_error(row: dict[str, Any]) -> str:
+    if row.get("error"):
+        return str(row["error"])
+    for name, s in (row.get("systems") or {}).items():
+        if isinstance(s, dict) and (s.get("error") or s.get("page_errors")):
+            return f"{name}: {s.get('error') or s.get('page_errors')}"
+    return "an error"
 
 
 def _check_failures(cfg: DictConfig, store: Any) -> None:
     rows = store.all_rows()
     failed = [r for r in rows if has_error(r)]
-    if not failed or cfg.run.allow_failures:
+    if not failed or allow_errors(cfg):
         if failed:
-            log.warning("%d of %d examples failed (run.allow_failures=true)", len(failed), len(rows))
+            log.warning("%d of %d examples have error rows (run.allow_errors=true; the tables' caption counts them)",
+                        len(failed), len(rows))
         return
-    first = failed[0].get("error") or next(s["error"] for s in failed[0]["systems"].values() if s.get("error"))
-    raise RunFailedError(f"{len(failed)} of {len(rows)} examples failed (first: {failed[0]['id']}: {first}); "
-                         f"results are in {store.dir}. Rerun to retry the failed ones, or set "
-                         "run.allow_failures=true to accept them")
+    raise RunFailedError(f"{len(failed)} of {len(rows)} examples failed (first: {failed[0]['id']}: "
+                         f"{_first_error(failed[0])}); results are in {store.dir}. Rerun to retry the failed ones, "
+                         "or set run.allow_errors=true to accept them")
 
 
 def run(cfg: DictConfig) -> float | None:
     """Run one configuration; returns the system under test's first metric (for sweepers).
 
     Raises:
-        RunFailedError: examples failed and ``run.allow_failures`` is false (results are written first).
-        ServiceError: the reader's service is down; the run stopped (saved rows are kept).
+        RunFailedError: some rows are error rows and ``run.allow_errors`` is false (results are written first).
+        ServiceError: the reader's service is down, or a cache file cannot be used (``CacheError``); the run
+            stopped (saved rows are kept).
     """
     redact.install()
     portable.install(cfg)  # the log file names this machine's folders by their placeholders
@@ -163,8 +176,8 @@ def run(cfg: DictConfig) -> float | None:
         store.write_json("env.json", env)
         _point_hydra_job_to(store.dir, overrides)
     log.info("run %s/%s: %d examples, rank %d of %d", cfg.name, store.run_id, len(examples), rank, world)
+    caches = build.build_caches(cache_dir)  # opened now: a cache that cannot work stops the run before any work
     systems = build.build_systems(cfg, cache_dir)
-    caches = build.build_caches(cache_dir)
 
     precompute_heavy(examples, systems, caches, store, rank=rank, world=world, retry_failed=cfg.run.retry_failed,
                      progress=cfg.run.progress)

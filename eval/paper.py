@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.errors import HtmlRagError
 from htmlrag.evaluation.runs import (
     Run,
     deciding,
@@ -480,8 +481,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         paths = write_artifacts(args.kind.replace("-", "_"), Path(args.folder), args.caption, args.metric,
                                 Path(args.out) if args.out else None)
-    except (FileNotFoundError, ValueError) as exc:
-        log.error("%s", exc)
+    except (FileNotFoundError, ValueError, HtmlRagError) as exc:  # the message names the run and the problem
+        log.error("htmlrag-paper: error: %s", exc)
         return 2
     for p in paths:
         log.info("wrote %s", p)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import typing
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
@@ -342,16 +343,19 @@ class PathsConfig:
 
 @dataclass
 class RunConfig:
-    """How to run (not part of the run id): chunk size, progress bars, caches, shard merge timeout, and failure
-    handling: ``retry_failed`` recomputes failed rows on a rerun, ``allow_failures`` exits 0 although examples
-    failed, ``max_consecutive_failures`` failed attempts/examples in a row stop the run (0: no bound)."""
+    """How to run (not part of the run id): chunk size, progress bars, caches, shard merge timeout, and error
+    handling: ``retry_failed`` recomputes error rows on a rerun, ``allow_errors`` exits 0 although some rows are
+    error rows (the tables' caption then says how many), ``max_consecutive_failures`` failed attempts/examples in
+    a row stop the run (0: no bound). ``allow_failures`` is the former name of ``allow_errors`` (still accepted,
+    with a warning; giving both with different values is an error)."""
 
     chunk_size: int = rng(8, ge=1)
     progress: bool = True
     save_contexts: bool = False
     use_cache: bool = True
     retry_failed: bool = True
-    allow_failures: bool = False
+    allow_errors: bool = False
+    allow_failures: bool | None = None
     max_consecutive_failures: int = rng(8, ge=0)
     shard_timeout_s: float = rng(24 * 3600.0, gt=0)
 
@@ -430,6 +434,26 @@ def validate(cfg: Any) -> None:
         for dev in fidelity.deviations(cfg):
             log.warning("fidelity=%s deviation: %s", cfg.fidelity.name, dev)
     check_ranges(cfg)
+    allow_errors(cfg)
+
+
+def allow_errors(cfg: Any) -> bool:
+    """``run.allow_errors``, reconciled with its former name ``run.allow_failures`` (a warning when that is set).
+
+    Raises:
+        HtmlRagError: both are set, to different values.
+    """
+    from htmlrag.core.errors import HtmlRagError
+
+    new, old = bool(cfg.run.get("allow_errors", False)), cfg.run.get("allow_failures")
+    if old is None:
+        return new
+    if new and not old:
+        raise HtmlRagError("run.allow_errors=true and run.allow_failures=false disagree; run.allow_failures is "
+                           "the former name of run.allow_errors: give only run.allow_errors")
+    log.warning("run.allow_failures is the former name of run.allow_errors; use run.allow_errors=%s",
+                str(bool(old)).lower())
+    return bool(old)
 
 
 def _range_problem(value: Any, bounds: tuple[float | None, float | None, float | None]) -> str | None:
@@ -438,6 +462,8 @@ def _range_problem(value: Any, bounds: tuple[float | None, float | None, float |
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"must be a number, got {value!r}"
+    if isinstance(value, float) and not math.isfinite(value):  # NaN passes no comparison, inf every "> x"
+        return f"must be a finite number, got {value!r}"
     if ge is not None and not value >= ge:
         return f"must be >= {ge:g}, got {value!r}"
     if gt is not None and not value > gt:

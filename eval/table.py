@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.errors import HtmlRagError
 from htmlrag.evaluation.runs import (
     Run,
     find_runs,
@@ -70,12 +71,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--caption", default="")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    runs = [r.check() for r in find_runs(args.runs)]
-    if not runs:
-        log.error("no metrics.json under %s", " ".join(args.runs))
+    try:
+        runs = [r.check() for r in find_runs(args.runs)]
+        if not runs:
+            log.error("no metrics.json under %s", " ".join(args.runs))
+            return 2
+        out = Path(args.out) if args.out else Path(args.runs[0]) / "tables"
+        paths = write(runs, out, args.metrics, caption=args.caption)
+    except HtmlRagError as exc:  # a run that cannot be read, an unknown metric: the message, no traceback
+        log.error("htmlrag-bench-table: error: %s", exc)
         return 2
-    out = Path(args.out) if args.out else Path(args.runs[0]) / "tables"
-    paths = write(runs, out, args.metrics, caption=args.caption)
     log.info("%s", paths["md"].read_text(encoding="utf-8"))
     log.info("wrote %s", ", ".join(str(p) for p in paths.values()))
     return 0

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.options import integer, number
 from htmlrag.data import load_page_questions, load_wtq_html
 from htmlrag.factory import make_ranker
 from htmlrag.html.blocktree import build_block_tree
@@ -64,17 +65,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--name", default=None, help="file name prefix (default: the source folder's name)")
     p.add_argument("--tokenizer", default=None, help="tokenizer for lengths (default: offline Mistral-7B)")
-    p.add_argument("--max-words", type=int, default=128, help="block size in words (default 128)")
-    p.add_argument("--buckets", type=int, nargs="+", default=list(BUCKETS), help="bucket sizes in tokens")
+    p.add_argument("--max-words", type=integer(1), default=128, help="block size in words (default 128)")
+    p.add_argument("--buckets", type=integer(1), nargs="+", default=list(BUCKETS), help="bucket sizes in tokens")
     p.add_argument("--variants", choices=VARIANTS, default="largest")
     p.add_argument("--overlength", choices=OVERLENGTH, default="truncate")
     p.add_argument("--answer", choices=ANSWER_FORMATS, default="path_html")
-    p.add_argument("--limit", type=int, default=None, help="use the first N questions")
+    p.add_argument("--limit", type=integer(1), default=None, help="use the first N questions")
     p.add_argument("--single-file", action="store_true", help="write one <name>.jsonl instead of one per bucket")
     p.add_argument("--split", choices=SPLITS, default="all", help="questions of one side of the id split")
-    p.add_argument("--heldout-fraction", type=float, default=HELDOUT_FRACTION, help="held-out share (1/3)")
+    p.add_argument("--heldout-fraction", type=number(0, 1), default=HELDOUT_FRACTION, help="held-out share (1/3)")
     p.add_argument("--step1", choices=["bm25"], default=None, help="prune pages with this ranker first")
-    p.add_argument("--step1-budget", type=int, default=None, help="tokens kept by --step1 (all pages together)")
+    p.add_argument("--step1-budget", type=integer(1), default=None, help="tokens kept by --step1 (all pages together)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     if (args.step1 is None) != (args.step1_budget is None):

@@ -160,11 +160,13 @@ def reader_info(cfg: DictConfig, reader: Any) -> dict[str, Any]:
 
 
 def build_caches(cache_dir: Path | None) -> Caches:
-    """Page and context caches (none when caching is off)."""
+    """Page and context caches (none when caching is off), opened now: a cache file that cannot work (a folder
+    in its place, a read-only file) fails the run before any work, with a
+    :class:`~htmlrag.core.errors.CacheError` naming the file."""
     if cache_dir is None:
         return Caches()
-    return Caches(pages=SqliteCache(cache_dir / "pages.sqlite", "pages"),
-                  contexts=SqliteCache(cache_dir / "contexts.sqlite", "contexts"))
+    return Caches(pages=SqliteCache(cache_dir / "pages.sqlite", "pages").open(),
+                  contexts=SqliteCache(cache_dir / "contexts.sqlite", "contexts").open())
 
 
 def _git(*args: str) -> str | None:

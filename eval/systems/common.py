@@ -53,6 +53,8 @@ def load_examples(cfg: DictConfig) -> list[Example]:
 def build_reader(cfg: DictConfig, cache_dir: Path | None) -> Any:
     """Instantiate the reader; its response cache lives in ``cache_dir/responses.sqlite``."""
     cache = ResponseCache(str(cache_dir / "responses.sqlite")) if cache_dir is not None and cfg.reader.cache else None
+    if cache is not None and not cfg.reader._target_.endswith("NoneReader"):
+        cache.open()  # a cache that cannot work fails now (CacheError naming the file), not after the first chunk
 
     spec = plain(cfg.reader)
     spec["cache"] = cache

@@ -154,7 +154,7 @@ def make_judge(cfg: DictConfig, cache_dir: Path | None) -> Any:
     spec = plain(j.reader)
     spec["cache"] = None  # the judge keeps its own cache (judge.sqlite)
     chat = ReaderChat(instantiate(spec, _convert_="all"))
-    cache = SqliteCache(cache_dir / "judge.sqlite", "judge") if cache_dir is not None and j.cache else None
+    cache = SqliteCache(cache_dir / "judge.sqlite", "judge").open() if cache_dir is not None and j.cache else None
     prompt = j.prompt
     if j.prompt_file:
         try:

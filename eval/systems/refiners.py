@@ -29,7 +29,7 @@ from typing import Any
 from omegaconf import II, MISSING
 
 from htmlrag.core.cache import SqliteCache
-from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError, ServiceError
 from htmlrag.evaluation.scoring.loop import ContextBuilder
 
 log = logging.getLogger(__name__)
@@ -190,6 +190,8 @@ def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: An
                        for p in pages]
             try:
                 _, cached = builder.context(system, ex.question, pages, digests)
+            except ServiceError:  # a cache that does not work: stop now (the loop would stop too)
+                raise
             except Exception as exc:
                 log.warning("%s: context for %s failed before reading (%s: %s); the evaluation loop will retry",
                             system.name, ex.id, type(exc).__name__, exc)

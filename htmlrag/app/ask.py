@@ -11,6 +11,7 @@ evidence and the pages pruned to the budget are the reader's context. The reader
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -21,13 +22,15 @@ from htmlrag.app.library import Library, _display_name
 from htmlrag.app.pages import block_tree, safe_table_html
 from htmlrag.app.pdfview import evidence_regions, section_paths
 from htmlrag.app.readers import Readers
-from htmlrag.core.errors import InputError, ServiceError
+from htmlrag.core.errors import HtmlRagError, InputError, ServiceError
 from htmlrag.pruning.prune import prune_to_budget, rank_blocks
 from htmlrag.pruning.tokens import load_tokenizer
 from htmlrag.readers.base import ReadRequest
 from htmlrag.superrag.graph.readonly import check_read_only
 from htmlrag.superrag.retrieve.cypher_qa import FixedCypherWriter
 from htmlrag.superrag.system import render_evidence
+
+log = logging.getLogger(__name__)
 
 #: Retrievers the Ask page offers for PDFs (htmlrag.superrag.pipelines.RETRIEVERS has more).
 PDF_RETRIEVERS = ("full", "hybrid", "toc", "tables", "reflect", "cypher")
@@ -91,7 +94,8 @@ class Asker:
             raise InputError("no documents to search: upload PDFs or HTML pages first")
         reader = self.readers.get(req.reader)  # fails fast when not configured
         out: dict[str, Any] = {"question": req.question.strip(), "retriever": req.retriever, "reader": req.reader,
-                               "evidence": [], "cypher_query": None, "answer": "", "reflection": None}
+                               "evidence": [], "cypher_query": None, "answer": "", "reflection": None,
+                               "errors": []}
         contexts: list[str] = []
         if pdf_ids:
             ev, ctx, extra = self._pdf(req, pdf_ids)
@@ -99,8 +103,9 @@ class Asker:
             out.update(extra)
             contexts.append(ctx)
         if page_ids:
-            ev, ctx = self._html(req, page_ids)
+            ev, ctx, errors = self._html(req, page_ids)
             out["evidence"] += ev
+            out["errors"] += errors
             contexts.append(ctx)
         t1 = time.perf_counter()
 
@@ -171,9 +176,28 @@ class Asker:
             extra["reflection"] = decision
         return items, render_evidence(evidence, lambda d: names.get(d, d)), extra
 
-    def _html(self, req: AskRequest, page_ids: list[str]) -> tuple[list[dict[str, Any]], str]:
+    def _trees(self, page_ids: list[str]) -> tuple[list[str], list[Any], list[dict[str, str]]]:
+        """Block trees of the pages that can be read: ``(their ids, trees, errors of the others)``. One page
+        that fails never fails the ask over the others; its error is listed (and logged)."""
         manifest = self.library.pages_manifest()
-        trees = [block_tree(self.library.page_path(p).read_bytes(), manifest[p]["name"]) for p in page_ids]
+        ids, trees, errors = [], [], []
+        for p in page_ids:
+            try:
+                trees.append(block_tree(self.library.page_path(p).read_bytes(), manifest[p]["name"]))
+                ids.append(p)
+            except Exception as exc:
+                known = isinstance(exc, HtmlRagError)
+                log.log(logging.WARNING if known else logging.ERROR, "ask: page %s left out: %s", p, exc,
+                        exc_info=not known)
+                errors.append({"doc_id": p, "doc_name": manifest[p]["name"],
+                               "error": str(exc) if known else f"internal error ({type(exc).__name__})"})
+        return ids, trees, errors
+
+    def _html(self, req: AskRequest, page_ids: list[str]) -> tuple[list[dict[str, Any]], str, list[dict[str, str]]]:
+        manifest = self.library.pages_manifest()
+        page_ids, trees, errors = self._trees(page_ids)
+        if not trees:
+            return [], "", errors
         ranker = self.rankers.get(req.html_ranker)
         scores = ranker.score(req.question.strip(), trees)
         ranked = rank_blocks(trees, scores)
@@ -192,7 +216,7 @@ class Asker:
             })
         tok = load_tokenizer(self.library.settings.tokenizer)
         pruned = prune_to_budget(trees, scores, req.budget, tok, ranker=ranker, question=req.question.strip())
-        return items, pruned.context
+        return items, pruned.context, errors
 
 
 def _inner(retriever: Any, name: str = "cypher") -> Any:

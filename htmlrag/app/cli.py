@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.app.settings import AppSettings, is_loopback
+from htmlrag.core.io import MAX_PAGE_MB
+from htmlrag.core.options import integer, number
 
 log = logging.getLogger("htmlrag")
 
@@ -27,7 +29,7 @@ def add_serve_parser(sub: Any) -> None:
     s = sub.add_parser("serve", help="local web app: documents, ask with evidence, pruning playground, results browser "
                                      "(needs the [app] extra)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    s.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    s.add_argument("--port", type=integer(1, 65535), default=8000, help="port (default 8000)")
     s.add_argument("--db", default="htmlrag-app", help="corpus folder (as for htmlrag graph build --db); created when "
                                                        "new (default ./htmlrag-app)")
     s.add_argument("--results", default="results", help="results folder to browse (default ./results)")
@@ -40,10 +42,11 @@ def add_serve_parser(sub: Any) -> None:
                    "($OPENAI_BASE_URL, key from $OPENAI_API_KEY; default $HTMLRAG_OPENAI_MODEL)")
     s.add_argument("--hf-model", default=None, help="local Hugging Face model for the hf reader "
                    "(default $HTMLRAG_HF_MODEL)")
-    s.add_argument("--max-new-tokens", type=int, default=256, help="answer length limit of the readers (default 256)")
+    s.add_argument("--max-new-tokens", type=integer(1), default=256, help="answer length limit of the readers (default 256)")
     s.add_argument("--tokenizer", default=None, help="tokenizer for budgets (default: the offline Mistral-7B one)")
-    s.add_argument("--max-upload-mb", type=float, default=50.0, help="largest PDF upload (default 50)")
-    s.add_argument("--max-html-mb", type=float, default=5.0, help="largest HTML page, decompressed (default 5)")
+    s.add_argument("--max-upload-mb", type=number(0, lo_open=True), default=50.0, help="largest PDF upload (default 50)")
+    s.add_argument("--max-html-mb", type=number(0, lo_open=True), default=MAX_PAGE_MB,
+                   help=f"largest HTML page, decompressed (default {MAX_PAGE_MB:g}, as htmlrag clean/tree/prune)")
     s.set_defaults(func=run_serve)
 
 
@@ -73,10 +76,7 @@ def run_serve(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
 
-    settings = settings_from(args)
-    if not 0 < args.port < 65536:
-        print(f"htmlrag: error: --port must be within 1-65535, got {args.port}", file=sys.stderr)
-        return 2
+    settings = settings_from(args)  # numbers were checked when parsed (htmlrag.core.options)
     if not is_loopback(args.host):
         print(BANNER.format(host=args.host, results=settings.results.resolve()), file=sys.stderr)
         log.warning("htmlrag serve: listening on non-loopback address %s", args.host)

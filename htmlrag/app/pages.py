@@ -16,6 +16,7 @@ from lxml import html as lhtml
 
 from htmlrag.html.blocktree import build_block_tree
 from htmlrag.html.clean import clean_html
+from htmlrag.html.encoding import decode_html
 from htmlrag.html.parse import parse_html
 from htmlrag.pruning.tokens import load_tokenizer
 
@@ -53,7 +54,7 @@ def page_facts(data: bytes, name: str, tokenizer: str | None = None) -> dict[str
         "tables": sum(1 for _ in root.iter("table")) if root is not None else 0,
         "headings": sum(1 for e in root.iter() if e.tag in ("h1", "h2", "h3", "h4", "h5", "h6")) if root is not None else 0,
         "words": sum(b.words for b in tree if b.is_leaf),
-        "tokens_raw": tok.count(data.decode("utf-8", "replace")),
+        "tokens_raw": tok.count(decode_html(data, name)),  # the one page decoder (UTF-16 pages too)
         "tokens_cleaned": tok.count(cleaned),
     }
 

@@ -20,6 +20,7 @@ from htmlrag.core.io import read_page
 from htmlrag.factory import make_pipeline, make_ranker
 from htmlrag.html.blocktree import build_block_tree
 from htmlrag.html.clean import clean_html
+from htmlrag.html.encoding import decode_html
 from htmlrag.pruning.prune import prune_to_budget, rank_blocks
 from htmlrag.pruning.tokens import load_tokenizer
 
@@ -104,7 +105,7 @@ def prune_page(raw: bytes, question: str, *, budget: int, ranker: str, max_words
     marks = {final.blocks[bi]: ("kept" if final.blocks[bi].is_leaf else "own") for bi in kept_idx}
     return {
         "ranker": ranker, "budget": budget, "max_words": max_words, "question": question,
-        "tokens": {"raw": tok.count(raw.decode("utf-8", "replace")), "cleaned": tok.count(cleaned), "pruned": tokens},
+        "tokens": {"raw": tok.count(decode_html(raw, name)), "cleaned": tok.count(cleaned), "pruned": tokens},
         "blocks_total": len(final.blocks), "blocks_kept": len(kept_idx), "blocks": blocks,
         "kept_order": kept_idx,
         "cleaned_html": cleaned, "pruned_html": pruned_html,

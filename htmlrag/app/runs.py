@@ -1,7 +1,9 @@
 """The results browser's reading of ``results/`` (layout: :mod:`htmlrag.evaluation.store`); it never writes there.
 
 A run is a folder ``results/<experiment>/<run-id>/`` holding ``config.yaml`` or ``metrics.json`` (a run without
-``metrics.json`` is shown as incomplete). Rows are read with :meth:`htmlrag.evaluation.store.RunStore.all_rows`, which
+``metrics.json`` is shown as incomplete; a run whose files cannot be read or have the wrong shape is listed and
+flagged with the problem, never hiding the other runs; its rows, when malformed, give a 400 naming the file, the
+line and the field). Rows are read with :meth:`htmlrag.evaluation.store.RunStore.all_rows`, which
 only reads (a torn last line is skipped, never cut). Experiment-level artefacts (``figure5.png``, ``tables/``) are listed with
 their experiment. A run's fidelity is read from ``metrics.json["fidelity"]`` (``{"name", "deviations"}``), else
 from ``config.yaml``'s ``fidelity`` group; runs from before fidelity existed show ``unrecorded``.
@@ -119,13 +121,26 @@ class Results:
         if not self.root.is_dir():
             return out
         for exp in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
-            runs = [self.summary(f"{exp.name}/{r.name}") for r in exp.iterdir()
-                    if not r.name.startswith((".", "_")) and is_run(r)]
+            runs = [self._listed(exp.name, r) for r in exp.iterdir() if not r.name.startswith((".", "_")) and is_run(r)]
             if not runs:
                 continue
             runs.sort(key=lambda r: r["mtime"], reverse=True)
             out.append({"name": exp.name, "runs": runs, "artefacts": self.artefacts(exp.name)})
         return out
+
+    def _listed(self, experiment: str, run_dir: Path) -> dict[str, Any]:
+        """:meth:`summary` of one run for the list; a run that cannot be summarised is listed, flagged with why
+        (one bad run never hides the others)."""
+        rel = f"{experiment}/{run_dir.name}"
+        try:
+            return self.summary(rel)
+        except (InputError, PathRefused, OSError) as exc:
+            mtime = run_dir.stat().st_mtime
+            return {"id": rel, "experiment": experiment, "run_id": run_dir.name, "mtime": mtime,
+                    "date": time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime)), "complete": False,
+                    "problems": [str(exc).replace(str(self.root), "results")], "overrides": [],
+                    "fidelity": "unrecorded", "dataset": "", "n_examples": None, "n_failed": None, "ours": None,
+                    "metric_names": [], "systems": [], "metrics": {}}
 
     def artefacts(self, experiment: str) -> list[dict[str, Any]]:
         """Experiment-level files: ``figure5.png`` and the like, and ``tables/*``."""

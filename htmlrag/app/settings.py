@@ -8,15 +8,26 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from htmlrag.core.io import MAX_PAGE_MB
 from htmlrag.core.models import MINILM
 
 
 def default_samples() -> Path:
-    """The project's sample pages (``data/pages``): under the working directory, else beside the package."""
+    """The project's sample pages: ``data/pages`` under the working directory, else ``$HTMLRAG_SAMPLES/pages``,
+    else the pages shipped with the package (``htmlrag_bench.samples``: ``data/`` of a checkout, package data of
+    an installed wheel)."""
     here = Path("data/pages")
     if here.is_dir():
         return here
-    return Path(__file__).resolve().parents[2] / "data" / "pages"
+    if os.environ.get("HTMLRAG_SAMPLES"):
+        return Path(os.environ["HTMLRAG_SAMPLES"]) / "pages"
+    from importlib import resources
+
+    try:  # looked up by name: the library does not import the harness
+        shipped = Path(str(resources.files("htmlrag_bench.samples"))) / "pages"
+    except ModuleNotFoundError:  # the library installed without the harness
+        shipped = Path(__file__).resolve().parents[2] / "data" / "pages"
+    return shipped
 
 
 @dataclass
@@ -50,7 +61,7 @@ class AppSettings:
     rank_model: str = MINILM
     tokenizer: str | None = None
     max_pdf_mb: float = 50.0
-    max_html_mb: float = 5.0
+    max_html_mb: float = MAX_PAGE_MB
     max_request_mb: float = 200.0
     openai_model: str | None = field(default_factory=lambda: os.environ.get("HTMLRAG_OPENAI_MODEL") or None)
     base_url_env: str = "OPENAI_BASE_URL"

@@ -1,9 +1,9 @@
 """What an upload is, decided by its bytes (not only its name), within size limits.
 
 A PDF must carry the ``%PDF-`` header within its first 1024 bytes (where PDF readers look for it). An HTML page
-(``.html``, ``.htm``, optionally gzipped as ``.html.gz``) must start, after a byte-order mark and white space,
-with markup (``<`` then a letter, ``!`` or ``?``), hold no NUL byte in its first 64 KiB, and name an HTML
-element there. A gzipped page is decompressed with a cap on the output (no decompression bomb). The name must
+(``.html``, ``.htm``, optionally gzipped as ``.html.gz``), decoded by the library's one page decoder
+(:mod:`htmlrag.html.encoding`), must start, after white space, with markup (``<`` then a letter, ``!`` or
+``?``) and name an HTML element in its first 64 KiB; binary data is refused. A gzipped page is decompressed with a cap on the output (no decompression bomb). The name must
 agree with the content: a ``.pdf`` holding HTML is refused, as is an ``.html`` holding a PDF, an image or
 anything else.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-import zlib
 from dataclasses import dataclass
 
 from htmlrag.core.errors import InputError
@@ -73,33 +72,34 @@ def is_pdf(data: bytes) -> bool:
 
 
 def is_html(data: bytes) -> bool:
-    """Markup first (after a BOM and white space), no NUL in the first 64 KiB, an HTML element named there."""
-    head = data[:_SNIFF]
-    for bom in (b"\xef\xbb\xbf",):
-        if head.startswith(bom):
-            head = head[len(bom):]
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with a BOM
-        head = head[2:].decode("utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be", "replace").encode()
-    elif b"\x00" in head:
+    """The first 64 KiB, decoded as every page is (:func:`htmlrag.html.encoding.to_text`: BOMs, declared
+    charsets, UTF-16/32 without a BOM; binary data refused), start with markup (after white space) and name an
+    HTML element: what ``htmlrag clean`` reads, the app accepts."""
+    from htmlrag.html.encoding import to_text
+
+    try:
+        text = to_text(data[:_SNIFF], "upload")  # decoded, characters HTML cannot carry (NUL) dropped
+    except InputError:  # binary data
         return False
-    body = head.lstrip(b" \t\r\n\x0c")
+    body = text.lstrip(" \t\r\n\x0c\ufeff").encode("utf-8", "replace")
     if not re.match(rb"<[A-Za-z!?]", body):
         return False
     return _HTML_ELEMENT.search(body) is not None
 
 
 def gunzip_capped(data: bytes, limit: int, name: str) -> bytes:
-    """Decompress gzip ``data``, refusing output over ``limit`` bytes (413) and broken streams (415)."""
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    """Decompress gzip ``data`` with the library's one capped reader (:func:`htmlrag.core.io.gunzip_capped`),
+    refusing output over ``limit`` bytes (413) and broken streams (415)."""
+    from htmlrag.core.io import PageTooLarge
+    from htmlrag.core.io import gunzip_capped as capped
+
     try:
-        out = d.decompress(data, limit + 1)
-    except zlib.error as exc:
-        raise UploadError(f"{name}: broken gzip data ({exc})") from exc
-    if len(out) > limit or d.unconsumed_tail:
-        raise UploadError(f"{name}: decompresses to more than the {_megabytes(limit)} limit for HTML pages", 413)
-    if not d.eof:
-        raise UploadError(f"{name}: truncated gzip data")
-    return out
+        return capped(data, limit, name)
+    except PageTooLarge as exc:
+        raise UploadError(f"{name}: decompresses to more than the {_megabytes(limit)} limit for HTML pages",
+                          413) from exc
+    except InputError as exc:
+        raise UploadError(str(exc)) from exc
 
 
 def check_upload(name: str, data: bytes, *, max_pdf_bytes: int, max_html_bytes: int) -> Upload:

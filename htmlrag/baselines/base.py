@@ -9,7 +9,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from htmlrag.core.errors import HtmlRagError
 from htmlrag.html.encoding import to_text
 from htmlrag.pruning.pipeline import PipelineResult
 from htmlrag.pruning.tokens import TokenCounter
@@ -27,18 +26,12 @@ def fit_to_budget(text: str, budget: int, tokenizer: TokenCounter) -> tuple[str,
 
 
 def decode_pages(pages: Sequence[str | bytes]) -> list[str]:
-    """Pages as ``str`` (bytes decoded by :func:`htmlrag.html.encoding.to_text`; undecodable pages become ``""``)."""
-    out = []
-    for i, p in enumerate(pages):
-        if isinstance(p, str):
-            out.append(p)
-            continue
-        try:
-            out.append(to_text(p, name=f"page {i}"))
-        except HtmlRagError as exc:
-            log.warning("%s; the page is left out", exc)
-            out.append("")
-    return out
+    """Pages as ``str`` (bytes decoded by :func:`htmlrag.html.encoding.to_text`).
+
+    Raises:
+        InputError: a page cannot be decoded (naming it): a context is never built from fewer pages than given.
+    """
+    return [p if isinstance(p, str) else to_text(p, name=f"page {i}") for i, p in enumerate(pages)]
 
 
 def cost_keys(role: str, costs: dict[str, float]) -> dict[str, float]:

@@ -36,6 +36,9 @@ HEADERS: tuple[tuple[str, str], ...] = (
     ("h1", "Header 1"), ("h2", "Header 2"), ("h3", "Header 3"), ("h4", "Header 4"), ("body", "Body"),
 )
 FILLS = ("stop", "skip")
+#: Deeper nesting is flattened (tags dropped, text kept) before LangChain's splitter, whose libxml2 parser
+#: silently drops everything below 256 levels.
+SPLITTER_MAX_DEPTH = 200
 
 
 def html_section_chunks(html: str, max_words: int | None = None,
@@ -58,9 +61,12 @@ def html_section_chunks(html: str, max_words: int | None = None,
     except ImportError as exc:
         raise HtmlRagError("chunk-and-rerank needs langchain-text-splitters and beautifulsoup4: "
                            "pip install 'htmlrag-bench[eval]'") from exc
+    from htmlrag.html.parse import shallow_html
+
     splitter = HTMLSectionSplitter(headers_to_split_on=list(headers))
     try:
-        docs = splitter.split_text(html)
+        # the splitter's parser keeps 256 levels and silently drops what is deeper: flatten deep pages first
+        docs = splitter.split_text(shallow_html(html, SPLITTER_MAX_DEPTH))
     except Exception as exc:  # lxml/XSLT errors on broken markup: report, do not leak
         raise InputError(f"HTMLSectionSplitter could not split the page: {type(exc).__name__}: {exc}") from exc
     chunks = []

@@ -5,7 +5,9 @@
 - ``text``: BeautifulSoup's ``get_text`` (lxml parser; script/style/template text is never included by
   BeautifulSoup), one string per line (``separator="\\n", strip=True``) so that words of neighbouring
   elements never fuse.
-- ``markdown``: ``markdownify`` of the page (ATX headings; ``script``/``style`` dropped first).
+- ``markdown``: ``markdownify`` of the page (ATX headings; ``script``/``style`` dropped first; nesting deeper
+  than :data:`htmlrag.html.formats.MARKDOWN_MAX_DEPTH` levels written as text lines, as in the ``markdown``
+  context format).
 
 Pages are converted one by one, joined with newlines in retrieval order, and the joined context is cut on
 token boundaries to ``budget`` tokens: the first pages survive, as when a long prompt is truncated.
@@ -58,7 +60,9 @@ def page_markdown(html: str) -> str:
 
     if not html.strip():
         return ""
-    md = markdownify(_without_code(html), heading_style="ATX")
+    from htmlrag.html.formats import bound_depth
+
+    md = markdownify(bound_depth(_without_code(html)), heading_style="ATX")  # markdownify recurses: bound nesting
     lines: list[str] = []
     for line in (x.rstrip() for x in md.splitlines()):
         if line or (lines and lines[-1]):

@@ -1,8 +1,10 @@
 """``htmlrag graph build`` and ``htmlrag graph query``: PDFs as layout-aware graphs (SuperRAG).
 
 ``build`` parses every PDF into the corpus folder and prints one line per file; a file that fails gets an
-error line on stderr, the others are still built, and the exit status is 1 if any failed. ``query`` prints
-the evidence (rank, score, node id, kind, pages, title, text preview), or JSON with ``--json``.
+error line on stderr, the others are still built, and the exit status is 1 if any failed (``--db`` that is a
+file: exit 2). ``query`` prints the evidence (rank, score, node id, kind, pages, title, text preview), or JSON
+with ``--json``; a ``--doc`` the corpus does not hold is an error naming it (exit 1). Numeric options are
+checked when parsed (:mod:`htmlrag.core.options`).
 """
 
 from __future__ import annotations
@@ -10,16 +12,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.options import integer
 from htmlrag.superrag.build.corpus import CorpusConfig, build_corpus, open_corpus
 from htmlrag.superrag.build.embed import make_embedder
 from htmlrag.superrag.pipelines import RETRIEVERS
 from htmlrag.superrag.retrieve.cypher_qa import FixedCypherWriter
 
+#: Most evidence items ``graph query -k`` returns.
+MAX_K = 1000
+
 
 def _cmd_build(args: argparse.Namespace) -> int:
+    db = Path(args.db)
+    if db.exists() and not db.is_dir():
+        print(f"htmlrag: error: --db {db}: not a folder (a file is in the way); give a corpus folder, new or "
+              "existing", file=sys.stderr)
+        return 2
     cfg = CorpusConfig(embedding_model=args.embedding_model, chunk_words=args.chunk_words, knn_k=args.knn_k,
                        knn_metric=args.knn_metric, graph_backend=args.graph_backend, neo4j_uri=args.neo4j_uri,
                        vector_backend=args.vector_backend, vector_uri=args.vector_uri,
@@ -49,6 +61,11 @@ def _cmd_query(args: argparse.Namespace) -> int:
         writer, retriever = FixedCypherWriter(args.cypher), "cypher"
     try:
         with open_corpus(args.db) as corpus:
+            known = {str(d.get("doc_id") or d.get("id")) for d in corpus.documents()}
+            unknown = [d for d in args.doc or [] if d not in known]
+            if unknown:
+                raise HtmlRagError(f"--doc {', '.join(map(repr, unknown))}: not in the corpus {args.db}; its documents: "
+                                   f"{', '.join(sorted(known)[:10]) or '(none)'}")
             ev = corpus.retrieve(args.question, retriever=retriever, k=args.k, doc_ids=args.doc or None,
                                  cypher_writer=writer, rerank=args.rerank != "off",
                                  rerank_fuse=args.rerank != "replace")
@@ -75,8 +92,8 @@ def add_graph_parser(subparsers: Any) -> None:
     b.add_argument("--db", required=True, help="corpus folder (created or extended)")
     b.add_argument("--embedding-model", default="sentence-transformers/all-MiniLM-L6-v2",
                    help="sentence-transformers model (default: bundled all-MiniLM-L6-v2); 'hashing-256' = fake")
-    b.add_argument("--chunk-words", type=int, default=150, help="largest section chunk, in words")
-    b.add_argument("--knn-k", type=int, default=3, help="IS_SIMILAR neighbours per content node")
+    b.add_argument("--chunk-words", type=integer(1), default=150, help="largest section chunk, in words")
+    b.add_argument("--knn-k", type=integer(0), default=3, help="IS_SIMILAR neighbours per content node")
     b.add_argument("--knn-metric", choices=["cosine", "dot", "l2"], default="cosine")
     b.add_argument("--graph-backend", choices=["kuzu", "neo4j"], default="kuzu")
     b.add_argument("--neo4j-uri", help="with --graph-backend neo4j (user/password from NEO4J_USER/NEO4J_PASSWORD)")
@@ -90,7 +107,7 @@ def add_graph_parser(subparsers: Any) -> None:
     q.add_argument("question")
     q.add_argument("--db", required=True, help="corpus folder")
     q.add_argument("--retriever", choices=RETRIEVERS, default="hybrid")
-    q.add_argument("-k", type=int, default=10, help="evidence to return (default 10)")
+    q.add_argument("-k", type=integer(1, MAX_K), default=10, help=f"evidence to return (default 10, at most {MAX_K})")
     q.add_argument("--rerank", choices=["off", "fuse", "replace"], default="off",
                    help="the rerank stage of full/nonlayout: off (default, measured best), fuse (RRF of the "
                         "first-stage and cosine orders) or replace (cosine order); the rerank retriever always "
@@ -98,5 +115,5 @@ def add_graph_parser(subparsers: Any) -> None:
     q.add_argument("--doc", action="append", help="restrict to this document id (repeatable)")
     q.add_argument("--cypher", help="run this Cypher query (read-only) instead of a model-written one")
     q.add_argument("--json", action="store_true", help="print the evidence as JSON")
-    q.add_argument("--preview", type=int, default=160, help="characters of text shown per evidence")
+    q.add_argument("--preview", type=integer(0), default=160, help="characters of text shown per evidence")
     q.set_defaults(func=_cmd_query)

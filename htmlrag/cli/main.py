@@ -14,9 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from htmlrag.app.cli import add_serve_parser
+from htmlrag.cli.prune import add_max_page_option, max_page_bytes
 from htmlrag.core.errors import HtmlRagError
-from htmlrag.core.io import page_stem, read_page
+from htmlrag.core.io import PageTooLarge, page_stem, read_page
 from htmlrag.core.logs import quiet_third_party
+from htmlrag.core.options import integer
 from htmlrag.html.blocktree import build_block_tree
 from htmlrag.html.clean import clean_html
 
@@ -25,13 +27,18 @@ log = logging.getLogger("htmlrag")
 
 def _fail(what: str, exc: BaseException) -> None:
     msg = str(exc) if isinstance(exc, HtmlRagError) else f"{what}: {type(exc).__name__}: {exc}"
+    if isinstance(exc, PageTooLarge):
+        msg += " (raise it with --max-page-mb)"
     print(f"htmlrag: error: {msg}", file=sys.stderr)
 
 
 def _cmd_clean(args: argparse.Namespace) -> int:
     if not args.paths:
-        data = sys.stdin.buffer.read()
+        limit = max_page_bytes(args)
+        data = sys.stdin.buffer.read(limit + 1)
         try:
+            if len(data) > limit:
+                raise PageTooLarge(f"<stdin>: over the {limit / 1e6:.1f} MB limit for pages")
             sys.stdout.write(clean_html(data, keep_href=args.keep_href, name="<stdin>", keep_hidden=args.keep_hidden))
             sys.stdout.write("\n")
         except HtmlRagError as exc:
@@ -48,7 +55,7 @@ def _cmd_clean(args: argparse.Namespace) -> int:
     used: set[str] = set()
     for path in _progress(args.paths, "clean"):
         try:
-            cleaned = clean_html(read_page(path), keep_href=args.keep_href, name=str(path), keep_hidden=args.keep_hidden)
+            cleaned = clean_html(read_page(path, max_page_bytes(args)), keep_href=args.keep_href, name=str(path), keep_hidden=args.keep_hidden)
         except Exception as exc:  # one bad page never stops the batch
             _fail(str(path), exc)
             failed += 1
@@ -68,7 +75,7 @@ def _cmd_clean(args: argparse.Namespace) -> int:
 
 def _cmd_tree(args: argparse.Namespace) -> int:
     try:
-        tree = build_block_tree(read_page(args.path), max_words=args.max_words, clean=not args.no_clean,
+        tree = build_block_tree(read_page(args.path, max_page_bytes(args)), max_words=args.max_words, clean=not args.no_clean,
                                 name=str(args.path))
     except Exception as exc:
         _fail(str(args.path), exc)
@@ -108,14 +115,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--keep-href", action="store_true", help="keep link targets")
     c.add_argument("--keep-hidden", action="store_true",
                    help="keep text hidden by markup (display:none, visibility:hidden, hidden attribute)")
+    add_max_page_option(c)
     c.set_defaults(func=_cmd_clean)
 
     t = sub.add_parser("tree", help="print the block tree of a page")
     t.add_argument("path", help=".html or .html.gz file")
-    t.add_argument("--max-words", type=int, default=256, help="largest block, in words (default 256)")
+    t.add_argument("--max-words", type=integer(1), default=256, help="largest block, in words (default 256)")
     t.add_argument("--json", action="store_true", help="print JSON with the blocks' full text")
     t.add_argument("--no-clean", action="store_true", help="the page is already cleaned")
-    t.add_argument("--preview", type=int, default=80, help="characters of text shown per block")
+    t.add_argument("--preview", type=integer(0), default=80, help="characters of text shown per block")
+    add_max_page_option(t)
     t.set_defaults(func=_cmd_tree)
 
     try:

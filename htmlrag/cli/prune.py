@@ -16,7 +16,8 @@ from typing import Any
 
 from htmlrag.cli import batch as pb
 from htmlrag.core.errors import HtmlRagError, InputError
-from htmlrag.core.io import read_page
+from htmlrag.core.io import MAX_PAGE_MB, PageTooLarge, read_page
+from htmlrag.core.options import integer, number, workers
 from htmlrag.factory import PIPELINE, defaults, make_pipeline, make_ranker
 from htmlrag.pruning.tokens import load_tokenizer
 from htmlrag.rankers.base import PagePrior
@@ -33,16 +34,16 @@ def add_prune_parser(sub: Any) -> None:
     p.add_argument("--question", "-q", help="the question (single mode)")
     p.add_argument("--batch", help="JSONL input: {id, question, pages: [html]} or {id, question, page_paths: [...]}")
     p.add_argument("--out", help="JSONL output of --batch: {id, context, tokens, seconds} (+ error) per input line")
-    p.add_argument("--budget", type=int, default=pipe["budget2"], help=f"final token budget (default {pipe['budget2']})")
+    p.add_argument("--budget", type=integer(1), default=pipe["budget2"], help=f"final token budget (default {pipe['budget2']})")
     p.add_argument("--ranker", choices=["bm25", "embed", "gen"], default="bm25", help="ranker of step 1")
-    p.add_argument("--max-words", type=int, default=pipe["max_words1"],
+    p.add_argument("--max-words", type=integer(1), default=pipe["max_words1"],
                    help=f"block size of step 1 in words (default {pipe['max_words1']})")
     p.add_argument("--ranker2", choices=["bm25", "embed", "gen"], help="ranker of step 2 (two-step pipeline)")
-    p.add_argument("--budget1", type=int, default=pipe["budget1"],
+    p.add_argument("--budget1", type=integer(1), default=pipe["budget1"],
                    help=f"step-1 budget when --ranker2 is set (default {pipe['budget1']})")
-    p.add_argument("--max-words2", type=int, default=pipe["max_words2"],
+    p.add_argument("--max-words2", type=integer(1), default=pipe["max_words2"],
                    help=f"block size of step 2 (default {pipe['max_words2']})")
-    p.add_argument("--page-prior", type=float, default=0.0,
+    p.add_argument("--page-prior", type=number(0), default=0.0,
                    help="add W x the page's best block score to every block of it (0: off; see PagePrior)")
     p.add_argument("--tokenizer", default=None, help="HF tokenizer name/path (default: Mistral-7B, offline)")
     p.add_argument("--embed-model", default=emb["model"],
@@ -51,36 +52,49 @@ def add_prune_parser(sub: Any) -> None:
     p.add_argument("--embed-dtype", choices=["auto", "float32", "bfloat16", "float16"], default=emb["dtype"],
                    help="embedding model dtype (default auto: bfloat16 on CPUs with AVX512-BF16/AMX and on CUDA, "
                         "~1.7x faster with the same block ranking; float32 elsewhere)")
-    p.add_argument("--embed-max-seq", type=int, default=None,
+    p.add_argument("--embed-max-seq", type=integer(1), default=None,
                    help="embedding input length in tokens (default: the length the model was trained at where "
                         "known, MiniLM 128; else the model's own)")
-    p.add_argument("--embed-cpu-workers", type=int, default=None,
+    p.add_argument("--embed-cpu-workers", type=integer(1), default=None,
                    help="CPU: parallel encoding streams (default: one per torch thread, at most 8; 1: off)")
-    p.add_argument("--embed-candidates", type=int, default=emb["candidates"],
+    p.add_argument("--embed-candidates", type=integer(0), default=emb["candidates"],
                    help=f"embed only the N blocks BM25 ranks highest, the rest below them in BM25's order "
                         f"(default {emb['candidates']}: the same answer retention as every block on WTQ-HTML, "
                         "~3-4x faster; 0: every block, the paper's ranker)")
     p.add_argument("--gen-model", default=None, help="generative pruner name/path (for --ranker gen)")
     p.add_argument("--gen-dtype", default=gen["dtype"], help=f"generative pruner dtype (default {gen['dtype']})")
-    p.add_argument("--gen-max-prompt-tokens", type=int, default=None, help="cap on the pruner prompt length")
+    p.add_argument("--gen-max-prompt-tokens", type=integer(1), default=None, help="cap on the pruner prompt length")
     p.add_argument("--gen-truncation", choices=["error", "left", "right"], default=gen["truncation"],
                    help="a pruner prompt over the window: reject (default) or drop HTML from the left/right")
     p.add_argument("--no-pack", action="store_true",
                    help="one block per child (the paper's Algorithm 1) instead of packing small siblings")
-    p.add_argument("--split-to-fill", type=int, default=pipe["split_to_fill"],
+    p.add_argument("--split-to-fill", type=integer(0), default=pipe["split_to_fill"],
                    help="split up to N blocks that do not fit the room left so their best parts fill it "
                         f"(default {pipe['split_to_fill']}; 0: the paper's rule, skip them whole; not for --ranker gen)")
     p.add_argument("--device", default=emb["device"], help="torch device for model rankers")
     p.add_argument("--trust-remote-code", action="store_true", help="allow model code from the hub (off)")
     p.add_argument("--format", choices=["html", "compact_html", "text", "markdown"], default="html", help="context format")
     p.add_argument("--no-clean", action="store_true", help="pages are already cleaned")
+    add_max_page_option(p)
     p.add_argument("--keep-hidden", action="store_true",
                    help="cleaning keeps text hidden by markup (display:none sort keys, hidden attribute)")
     p.add_argument("--no-resume", action="store_true", help="overwrite --out instead of resuming it")
-    p.add_argument("--workers", default="auto",
+    p.add_argument("--workers", type=workers, default="auto",
                    help="--batch: items pruned in parallel processes (default auto: one per usable CPU core "
                         "for BM25, 1 for model rankers, which use every core already; 1: in this process)")
     p.set_defaults(func=run_prune)
+
+
+def add_max_page_option(p: argparse.ArgumentParser) -> None:
+    """``--max-page-mb``: the largest page read, after decompression (the web app's limit by default)."""
+    p.add_argument("--max-page-mb", type=number(0, lo_open=True), default=MAX_PAGE_MB,
+                   help=f"largest page, in MB after decompression (default {MAX_PAGE_MB:g}, as the web app); "
+                        "a bigger page or a gzip bomb is an error naming the file")
+
+
+def max_page_bytes(args: argparse.Namespace) -> int:
+    """``--max-page-mb`` in bytes."""
+    return int(float(getattr(args, "max_page_mb", MAX_PAGE_MB)) * 1e6)
 
 
 #: ``--ranker`` names -> the factory's ranker kinds
@@ -129,17 +143,21 @@ def pipeline_from_args(args: argparse.Namespace):
                            split_to_fill=args.split_to_fill)
 
 
-def _item_pages(item: dict, base: Path) -> list[str | bytes]:
+def _item_pages(item: dict, base: Path, limit: int | None = None) -> list[str | bytes]:
+    """The pages of one batch item, each within ``limit`` bytes (``--max-page-mb``)."""
     if "pages" in item:
         pages = item["pages"]
         if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
             raise InputError("'pages' must be a list of HTML strings")
+        for i, p in enumerate(pages):
+            if limit is not None and len(p) > limit and len(p.encode("utf-8", "surrogatepass")) > limit:
+                raise PageTooLarge(f"pages[{i}]: over the {limit:,}-byte limit for pages")
         return list(pages)
     if "page_paths" in item:
         paths = item["page_paths"]
         if not isinstance(paths, list):
             raise InputError("'page_paths' must be a list of file paths")
-        return [read_page(p if os.path.isabs(p) else base / p) for p in paths]
+        return [read_page(p if os.path.isabs(p) else base / p, limit) for p in paths]
     raise InputError("needs 'pages' (HTML strings) or 'page_paths' (files)")
 
 
@@ -152,11 +170,12 @@ def run_prune(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        pages = [read_page(p) for p in args.paths]
+        pages = [read_page(p, max_page_bytes(args)) for p in args.paths]
         pipe = pipeline_from_args(args)
         res = pipe.run(args.question, pages)
     except HtmlRagError as exc:
-        print(f"htmlrag: error: {exc}", file=sys.stderr)
+        hint = " (raise it with --max-page-mb)" if isinstance(exc, PageTooLarge) else ""
+        print(f"htmlrag: error: {exc}{hint}", file=sys.stderr)
         return 1
     for i, msg in res.errors.items():
         print(f"htmlrag: error: {args.paths[i]}: {msg}", file=sys.stderr)
@@ -263,9 +282,9 @@ def _start_method(args: argparse.Namespace) -> str:
     return "fork" if _bm25_only(args) and "fork" in mp.get_all_start_methods() else "spawn"
 
 
-def _worker_prune(job: tuple[int, Any, Any, Path]) -> tuple[int, dict[str, Any]]:
-    n, line, item_id, base = job
-    return n, _prune_line(_WORKER_PIPE, line, item_id, base)
+def _worker_prune(job: tuple[int, Any, Any, Path, int | None]) -> tuple[int, dict[str, Any]]:
+    n, line, item_id, base, limit = job
+    return n, _prune_line(_WORKER_PIPE, line, item_id, base, limit)
 
 
 def _pruned_rows(pipe: Any, jobs: list, base: Path, workers: int, args: argparse.Namespace):
@@ -273,9 +292,10 @@ def _pruned_rows(pipe: Any, jobs: list, base: Path, workers: int, args: argparse
     finish. Each item is pruned by exactly one process with its own pipeline (the same settings), so its row
     is the one a single process would write; a worker that dies fails the run (rows written so far stay,
     and a rerun computes the rest)."""
+    limit = max_page_bytes(args)
     if workers <= 1:
         for n, line, item_id in jobs:
-            yield n, _prune_line(pipe, line, item_id, base)
+            yield n, _prune_line(pipe, line, item_id, base, limit)
         return
 
     global _WORKER_PIPE
@@ -285,7 +305,7 @@ def _pruned_rows(pipe: Any, jobs: list, base: Path, workers: int, args: argparse
     try:
         with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_start,
                                  initargs=(None if forkable else args,)) as pool:
-            futures = [pool.submit(_worker_prune, (n, line, item_id, base)) for n, line, item_id in jobs]
+            futures = [pool.submit(_worker_prune, (n, line, item_id, base, limit)) for n, line, item_id in jobs]
             try:
                 for fut in as_completed(futures):
                     yield fut.result()
@@ -299,7 +319,7 @@ def _pruned_rows(pipe: Any, jobs: list, base: Path, workers: int, args: argparse
         _WORKER_PIPE = None
 
 
-def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path) -> dict[str, Any]:
+def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path, limit: int | None = None) -> dict[str, Any]:
     """The output row of one input line (an ``error`` row when the line or its pages are bad)."""
     t0 = time.perf_counter()
     row: dict[str, Any] = {"id": item_id}
@@ -310,10 +330,14 @@ def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path) -> dict[str, Any
         question = item.get("question")
         if not isinstance(question, str):
             raise InputError("'question' must be a string")
-        res = pipe.run(question, _item_pages(item, base))
-        row.update(context=res.context, tokens=res.tokens)
-        if res.errors:
+        pages = _item_pages(item, base, limit)
+        res = pipe.run(question, pages)
+        if res.errors:  # a context from fewer pages than given is an error row, not a result (never reused)
             row["page_errors"] = {str(k): v for k, v in res.errors.items()}
+            first = min(res.errors)
+            raise InputError(f"page {first} of {len(pages)}: {res.errors[first]}; no context is built from the "
+                             "other pages")
+        row.update(context=res.context, tokens=res.tokens)
     except json.JSONDecodeError as exc:
         row["error"] = f"line {line.number}: invalid JSON: {exc.msg}"
     except Exception as exc:  # one bad item never stops the batch

@@ -8,6 +8,10 @@ A cache is disposable, so a cache file that is not a usable SQLite database (gar
 foreign database with another layout) never fails the rows that use it: :func:`open_sqlite` and
 :class:`SqliteCache` detect it (on opening, and on any later read or write), log a warning naming the file, set
 it aside as ``<name>.corrupt-<time>-<pid>`` (with its ``-wal``/``-shm``) and carry on with a new, empty one.
+Every other failure -- a folder or a file in the way, no permission, a read-only file, a full disk, a lock held
+for too long -- raises :class:`~htmlrag.core.errors.CacheError` naming the file: the run stops at once (call
+:meth:`SqliteCache.open` first to find out before any work), and nothing is computed around a cache that
+does not work. Only values computed without an error are ever stored (the callers' rule).
 Values are stored with known secrets redacted (:mod:`htmlrag.core.redact`).
 """
 
@@ -25,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.errors import CacheError, HtmlRagError
 from htmlrag.core.redact import redact
 
 log = logging.getLogger(__name__)
@@ -61,7 +65,7 @@ def _retry_locked(op: Any, path: Path, wait: float = 60.0) -> Any:
             if "locked" not in msg and "busy" not in msg:
                 raise
             if time.monotonic() > deadline:
-                raise HtmlRagError(f"cache {path}: still locked by another process after {wait:.0f} s ({e})") from e
+                raise CacheError(f"cache {path}: still locked by another process after {wait:.0f} s ({e})") from e
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
 
@@ -111,18 +115,29 @@ def open_sqlite(path: str | Path, setup: Callable[[sqlite3.Connection], None], *
     A file that is not a usable SQLite database is set aside (:func:`set_aside`) and a new one created.
 
     Raises:
-        HtmlRagError: the file cannot be opened for another reason (permissions, a folder), naming it.
+        CacheError: the file cannot be opened for another reason (a folder in the way, permissions, a read-only
+            file), naming it.
     """
     path = Path(path)
     if path.exists() and not path.is_file():
-        raise HtmlRagError(f"cache {path}: not a file (a folder or a device is in the way)")
-    path.parent.mkdir(parents=True, exist_ok=True)
+        raise CacheError(f"cache {path}: not a file (a folder or a device is in the way); move it away or "
+                         "point the cache elsewhere")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CacheError(f"cache {path}: cannot create its folder {path.parent} ({exc.strerror or exc})") from exc
     problem: str | None = None
     for attempt in range(2):
-        problem = _header_problem(path)
+        try:
+            problem = _header_problem(path)
+        except OSError as exc:  # no permission to read it
+            raise CacheError(f"cache {path}: cannot read ({exc.strerror or exc})") from exc
         if problem is None:
-            conn = sqlite3.connect(path, timeout=60, check_same_thread=False,
-                                   **({"isolation_level": None} if autocommit else {}))
+            try:
+                conn = sqlite3.connect(path, timeout=60, check_same_thread=False,
+                                       **({"isolation_level": None} if autocommit else {}))
+            except sqlite3.Error as exc:
+                raise CacheError(f"cache {path}: cannot open: {exc}") from exc
             try:
                 # Switching a new file to WAL takes an exclusive lock without waiting on the busy handler, so
                 # processes opening the same new cache at once can get "database is locked": retry (setup is
@@ -132,14 +147,14 @@ def open_sqlite(path: str | Path, setup: Callable[[sqlite3.Connection], None], *
             except sqlite3.DatabaseError as exc:
                 conn.close()
                 if not unusable(exc):
-                    raise HtmlRagError(f"cache {path}: cannot open: {exc}") from exc
+                    raise CacheError(f"cache {path}: cannot open: {exc}") from exc
                 problem = str(exc)
             except BaseException:
                 conn.close()
                 raise
         if attempt == 0:
             set_aside(path, problem)
-    raise HtmlRagError(f"cache {path}: {problem}, even after setting the broken file aside")
+    raise CacheError(f"cache {path}: {problem}, even after setting the broken file aside")
 
 
 class SqliteCache:
@@ -179,11 +194,22 @@ class SqliteCache:
                 return _retry_locked(functools.partial(op, db), self.path)
             except sqlite3.DatabaseError as exc:
                 if attempt or not unusable(exc):
-                    raise HtmlRagError(f"cache {self.path}: {exc}") from exc
+                    raise CacheError(f"cache {self.path}: {exc}") from exc
                 self._conn = None
                 db.close()
                 set_aside(self.path, str(exc))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def open(self) -> SqliteCache:
+        """Open the file now (it is otherwise opened on first use), so that a cache that cannot work fails
+        before any work is done.
+
+        Raises:
+            CacheError: naming the file (see the module docstring).
+        """
+        with self._lock:
+            self._db()
+        return self
 
     def get(self, key: str) -> Any | None:
         """The cached value for ``key`` (decoded JSON), or ``None``."""

@@ -23,3 +23,11 @@ class ServiceError(HtmlRagError):
     """A service the run depends on (a reader or judge endpoint) is unreachable or refuses the credentials:
     every further request would fail the same way, so the run stops with this error (non-zero exit) instead of
     saving one failed row per example. Nothing is lost: a rerun resumes where it stopped."""
+
+
+class CacheError(ServiceError):
+    """A cache file cannot be opened, read or written (a folder in its place, no permission, a read-only file,
+    a full disk, locked for too long). The message names the file. Like a service that is down, every further
+    lookup would fail the same way, so a run stops at once (a cache is never silently skipped, and a result is
+    never computed around it). A file that is merely not a usable SQLite database is not this error: it is set
+    aside and rebuilt (:mod:`htmlrag.core.cache`)."""

@@ -1,22 +1,73 @@
-"""Reading pages from disk: ``.html`` and ``.html.gz`` files, with errors that name the file."""
+"""Reading pages from disk: ``.html`` and ``.html.gz`` files, with errors that name the file.
+
+This is the one reader of page files and of gzip data: the command line (``htmlrag clean/tree/prune``, with
+``--max-page-mb``) and the web app's uploads (``--max-html-mb``) read through it with the same limit,
+:data:`MAX_PAGE_MB` by default, on a page's size after decompression. Decompression is streamed and stops one
+byte past the limit, so a gzip bomb (100 MB of zeros in 100 KB) costs the limit, never its full size. The
+library's own callers (datasets, the harness) pass no limit.
+"""
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from pathlib import Path
 
 from htmlrag.core.errors import InputError
 
+#: The default limit on one page, in MB (10^6 bytes) after decompression: the web app's and the command line's.
+MAX_PAGE_MB = 5.0
 
-def read_page(path: str | Path) -> bytes:
-    """Return the raw bytes of a page file (``.gz`` is decompressed).
+
+class PageTooLarge(InputError):
+    """A page (after decompression) is over the limit it was read with."""
+
+
+def _mb(n: int) -> str:
+    """A size for messages: ``5.0 MB``, or ``1,000 bytes`` below 0.1 MB."""
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n:,} bytes"
+
+
+def gunzip_capped(data: bytes, limit: int | None, name: str) -> bytes:
+    """Decompress gzip ``data`` (every member), never holding more than ``limit`` + 1 bytes of output.
+
+    Raises:
+        PageTooLarge: the output is over ``limit`` bytes.
+        InputError: broken or truncated gzip data.
+    """
+    out = bytearray()
+    rest = data
+    while True:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        room = 0 if limit is None else limit - len(out) + 1  # 0: no bound (zlib's convention)
+        try:
+            out += d.decompress(rest, room)
+        except zlib.error as exc:
+            raise InputError(f"{name}: broken gzip data ({exc})") from exc
+        if limit is not None and (len(out) > limit or d.unconsumed_tail):
+            raise PageTooLarge(f"{name}: decompresses to more than the {_mb(limit)} limit for pages")
+        if not d.eof:
+            raise InputError(f"{name}: truncated gzip data")
+        rest = d.unused_data
+        if not rest.strip(b"\x00"):  # the end (zero padding after the last member is allowed)
+            return bytes(out)
+
+
+def read_page(path: str | Path, max_bytes: int | None = None) -> bytes:
+    """Return the raw bytes of a page file (gzip -- by its ``.gz`` name or its magic bytes -- decompressed).
+
+    Args:
+        path: the file.
+        max_bytes: the largest page accepted, after decompression (``None``: no limit).
 
     Raises:
         InputError: the file is missing, unreadable, or a broken gzip stream.
+        PageTooLarge: the page is over ``max_bytes`` (a plain file is refused before it is read).
     """
     p = Path(path)
     try:
+        # gzip grows incompressible data by under 1%: a file this much over the limit is over it in any case
+        if max_bytes is not None and p.is_file() and p.stat().st_size > max_bytes + max_bytes // 100 + 1024:
+            raise PageTooLarge(f"{p}: {_mb(p.stat().st_size)} is over the {_mb(max_bytes)} limit for pages")
         data = p.read_bytes()
     except FileNotFoundError as exc:
         raise InputError(f"{p}: no such file") from exc
@@ -25,10 +76,9 @@ def read_page(path: str | Path) -> bytes:
     except OSError as exc:
         raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from exc
     if p.suffix == ".gz" or data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"{p}: broken gzip data: {exc}") from exc
+        return gunzip_capped(data, max_bytes, str(p))
+    if max_bytes is not None and len(data) > max_bytes:
+        raise PageTooLarge(f"{p}: {_mb(len(data))} is over the {_mb(max_bytes)} limit for pages")
     return data
 
 

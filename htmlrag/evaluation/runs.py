@@ -3,9 +3,10 @@ used by the harness, the table commands and the web app; and the rules that deci
 cell.
 
 Reading: :func:`open_run` reads one folder into a :class:`Run` (``metrics.json``, ``config.yaml``, ``overrides.yaml``;
-rows, ``env.json`` and ``timings.json`` on demand). A file that cannot be read does not raise: the run is
-returned with the problem in :attr:`Run.problems` (a browser lists it flagged; a table command refuses it with
-:meth:`Run.check`). :func:`find_runs` finds every run at or below some folders. Reading never writes.
+rows, ``env.json`` and ``timings.json`` on demand). A file that cannot be read, or a ``metrics.json`` of the wrong
+shape (:func:`htmlrag.evaluation.shapes.summary_problem`), does not raise: the run is returned with the problem in
+:attr:`Run.problems` and without that file's content (a browser lists it flagged; a table command refuses it with
+:meth:`Run.check`). Rows are checked as they are read (:meth:`htmlrag.evaluation.store.RunStore.read_rows`). :func:`find_runs` finds every run at or below some folders. Reading never writes.
 
 The rule every table writer follows (``htmlrag-bench-table``, ``htmlrag-paper``, the sweep table):
 
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import InputError
+from htmlrag.evaluation.shapes import summary_problem
 from htmlrag.evaluation.store import RunStore
 
 log = logging.getLogger(__name__)
@@ -194,6 +196,9 @@ def open_run(path: str | Path) -> Run:
     problems += [bad] if bad else []
     if summary is not None and not isinstance(summary, dict):
         problems.append("metrics.json: not a JSON object")
+        summary = None
+    if summary is not None and (bad := summary_problem(summary)) is not None:
+        problems.append(f"metrics.json: {bad}")  # never handed on: no consumer meets a wrong shape
         summary = None
     config, bad = _read_yaml(d / "config.yaml")
     problems += [bad] if bad else []

@@ -42,6 +42,7 @@ from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.redact import redact
+from htmlrag.evaluation.shapes import row_problem
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +118,11 @@ def read_manifest(path: Path) -> dict[str, str] | None:
 
 
 def has_error(row: Mapping[str, Any]) -> bool:
-    """True when the example or one of its systems failed."""
-    return bool(row.get("error")) or any(bool(s.get("error")) for s in row.get("systems", {}).values())
+    """True when the row is an error row: the example, or one of its systems, failed -- a system with
+    ``page_errors`` (a page that could not be cleaned) counts, also in rows written before that was an error."""
+    systems = row.get("systems")
+    entries = [s for s in systems.values() if isinstance(s, Mapping)] if isinstance(systems, Mapping) else []
+    return bool(row.get("error")) or any(bool(s.get("error")) or bool(s.get("page_errors")) for s in entries)
 
 
 class RowWriter:
@@ -232,8 +236,10 @@ class RunStore:
     @staticmethod
     def read_rows(path: Path) -> list[dict[str, Any]]:
         """Rows of one file. An incomplete last line (no newline yet: a row being written, or a killed writer's)
-        is skipped, never cut: only :class:`RowWriter`, holding the lock, repairs. An unparsable complete line
-        raises (the file was edited by hand)."""
+        is skipped, never cut: only :class:`RowWriter`, holding the lock, repairs. An unparsable complete line, or
+        a row of the wrong shape (not an object, no id, a score that is not a number, ...:
+        :func:`htmlrag.evaluation.shapes.row_problem`) raises :class:`InputError` naming the file, the line and the
+        field."""
         if not path.exists():
             return []
         data = path.read_bytes()
@@ -254,10 +260,9 @@ class RunStore:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}:{n}: corrupt row ({exc}); fix or delete the line") from exc
-            if not isinstance(row, dict) or not isinstance(row.get("id"), str | int):
-                what = type(row).__name__ if not isinstance(row, dict) else "an object without an 'id'"
-                raise InputError(f"{path}:{n}: a row must be a JSON object with an 'id', got {what}; fix or delete "
-                                 "the line")
+            problem = row_problem(row)  # every consumer reads rows through here: checked once
+            if problem is not None:
+                raise InputError(f"{path}:{n}: {problem}; fix or delete the line")
             rows.append(row)
         return rows
 

@@ -100,8 +100,8 @@ def table_texts(summaries: Sequence[Mapping[str, Any]], metrics: Sequence[str] |
     """The texts of ``results.md``, ``results.csv``, ``results.tex`` and ``provenance.csv`` (keys ``md``, ``csv``,
     ``tex``, ``provenance``) for one or several runs' ``metrics.json``: one column group per run, labelled by
     ``labels`` (default: the dataset; two runs with one label raise ``ValueError``). Token columns are printed
-    unscaled, lower is better. The caption ends with the runs' fidelity (:func:`fidelity_caption`). The
-    provenance names each run by :func:`htmlrag.evaluation.runs.run_name` (relative to its results root)."""
+    unscaled, lower is better. The caption ends with the runs' fidelity (:func:`fidelity_caption`) and, when
+    any system has error rows, how many (:func:`errors_caption`). The provenance names each run by :func:`htmlrag.evaluation.runs.run_name` (relative to its results root)."""
     from htmlrag.evaluation.runs import run_name
 
     labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
@@ -111,7 +111,8 @@ def table_texts(summaries: Sequence[Mapping[str, Any]], metrics: Sequence[str] |
     table = build_table(summaries, names, labels=labels, sources=sources, directions=directions,
                         scales=dict.fromkeys(UNSCALED, 1.0), unranked=list(UNSCALED),
                         alpha=float(summaries[0].get("alpha", 0.05)),
-                        caption=" ".join(x for x in (caption, fidelity_caption(summaries, labels)) if x),
+                        caption=" ".join(x for x in (caption, fidelity_caption(summaries, labels),
+                                                     errors_caption(summaries, labels)) if x),
                         notes=list(notes))
     return {"md": table.to_markdown() + "\n" + stage_tokens_markdown(summaries, labels), "csv": table.to_csv(),
             "tex": table.to_latex(), "provenance": table.provenance_csv()}
@@ -148,6 +149,22 @@ def fidelity_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[st
         return f"Fidelity: {each[0]}."
     labels = labels or [str(s.get("dataset", "")) for s in summaries]
     return "Fidelity per column group: " + "; ".join(f"{lb}: {f}" for lb, f in zip(labels, each, strict=True)) + "."
+
+
+def errors_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
+    """"Error rows (not scored): bm25 2, ours 2 of 6 examples." -- per system, the examples whose context or
+    answer failed (``n_errors`` of ``metrics.json``), left out of its scores; "" when there are none."""
+    labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
+    parts = []
+    for run, lb in zip(summaries, labels, strict=True):
+        systems = run.get("systems") or {}
+        order = [n for n in run.get("system_order") or systems if n in systems]  # the table's row order
+        bad = [f"{name} {systems[name]['n_errors']}" for name in order if isinstance(systems[name], Mapping)
+               and isinstance(systems[name].get("n_errors"), int) and systems[name]["n_errors"] > 0]
+        if bad:
+            where = f"{lb}: " if len(summaries) > 1 else ""
+            parts.append(f"{where}{', '.join(bad)} of {run.get('n_examples', '?')} examples")
+    return f"Error rows (not scored): {'; '.join(parts)}." if parts else ""
 
 
 def stage_tokens_markdown(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:

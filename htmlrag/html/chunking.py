@@ -57,17 +57,18 @@ def cut_words(text: str, max_words: int) -> list[str]:
     cur: list[str] = []
     for sent in _SENTENCE_END.split(text):
         words = sent.split()
-        while words:
+        at = 0  # an offset, not slices: a sentence of n words is cut in O(n)
+        while at < len(words):
             room = max_words - len(cur)
-            if len(words) <= room:
-                cur.extend(words)
-                words = []
+            if len(words) - at <= room:
+                cur.extend(words[at:])
+                at = len(words)
             elif cur:
                 out.append(" ".join(cur))
                 cur = []
             else:
-                out.append(" ".join(words[:max_words]))
-                words = words[max_words:]
+                out.append(" ".join(words[at : at + max_words]))
+                at += max_words
     if cur:
         out.append(" ".join(cur))
     return out

@@ -12,8 +12,12 @@
 4. A declaration **further in** the page: a browser meets it while parsing and, its encoding still tentative,
    "changes the encoding" to it (same mapping); we look for it before decoding, with the same attribute rules.
 5. Otherwise **autodetection**, which the standard leaves to the browser: UTF-16 without a BOM (a NUL in every
-   other byte of the first 512); valid UTF-8 is UTF-8; mostly UTF-8 (under 1 bad byte in 200) is UTF-8 with
-   replacement characters; anything else windows-1252, the default for most locales.
+   other byte of the first 512) and UTF-32 without a BOM (NULs in three of every four bytes; browsers know no
+   UTF-32, but a page saved so is still text); valid UTF-8 is UTF-8; mostly UTF-8 (under 1 bad byte in 200) is
+   UTF-8 with replacement characters; anything else windows-1252, the default for most locales.
+
+This is the one decoder of pages: the command line, the harness and the web app's upload check all decode with
+it, so a page one of them reads the others read too.
 
 Decoding never raises: undecodable bytes become U+FFFD; an encoding whose labels map to WHATWG's
 "replacement" (``hz-gb-2312``, ``iso-2022-kr``, ...) turns a non-empty page into one U+FFFD, as browsers do.
@@ -217,9 +221,9 @@ def sniff(data: bytes, declared: str | None = None) -> Sniffed:
         name = found()
         if name is not None:
             return Sniffed(name, _codec(name), 0, source)
-    utf16 = _bomless_utf16(data)
-    if utf16 is not None:
-        return Sniffed(utf16, _codec(utf16), 0, "detected")
+    wide = _bomless_utf32(data) or _bomless_utf16(data)
+    if wide is not None:
+        return Sniffed(wide, _codec(wide), 0, "detected")
     try:
         data.decode("utf-8")
         return Sniffed("utf-8", "utf-8", 0, "detected")
@@ -243,7 +247,26 @@ def _bomless_utf16(data: bytes) -> str | None:
     return None
 
 
+def _bomless_utf32(data: bytes) -> str | None:
+    """UTF-32 without a BOM, by its NUL pattern: ASCII markup puts NULs in three of every four bytes."""
+    head = data[: 512 - 512 % 4]
+    if len(head) < 32 or head.count(0) * 2 < len(head):
+        return None
+    lanes = [head[i::4].count(0) / len(head[i::4]) for i in range(4)]
+    if lanes[0] <= 0.1 and min(lanes[1:]) >= 0.9:
+        return "utf-32le"
+    if lanes[3] <= 0.1 and min(lanes[:3]) >= 0.9:
+        return "utf-32be"
+    return None
+
+
+#: Encodings we detect that the WHATWG Encoding standard (webencodings) does not have: name -> Python codec.
+_NOT_WHATWG = {"utf-32le": "utf-32-le", "utf-32be": "utf-32-be"}
+
+
 def _codec(name: str) -> str:
+    if name in _NOT_WHATWG:
+        return _NOT_WHATWG[name]
     if name in _CODEC:
         return _CODEC[name]
     enc = webencodings.lookup(name)
@@ -252,8 +275,8 @@ def _codec(name: str) -> str:
 
 def _decode(data: bytes, name: str) -> str:
     """``data`` decoded with the WHATWG encoding ``name`` (errors become U+FFFD)."""
-    if name in _CODEC:
-        return data.decode(_CODEC[name], errors="replace")
+    if name in _CODEC or name in _NOT_WHATWG:
+        return data.decode(_CODEC.get(name) or _NOT_WHATWG[name], errors="replace")
     return webencodings.lookup(name).codec_info.decode(data, "replace")[0]
 
 
@@ -286,7 +309,7 @@ def decode_html(data: bytes, name: str = "<bytes>", declared: str | None = None)
         InputError: the bytes are binary data, not a page.
     """
     s = sniff(data, declared)
-    if not s.name.startswith("utf-16") and looks_binary(data):
+    if not s.name.startswith(("utf-16", "utf-32")) and looks_binary(data):
         raise InputError(f"{name}: input looks like binary data, not an HTML page (a binary signature or "
                          "control bytes)")
     if s.name == "replacement":
@@ -300,7 +323,7 @@ def to_utf8(html: str | bytes, name: str = "<input>") -> bytes:
     if isinstance(html, (bytes, bytearray, memoryview)):
         data = bytes(html)
         s = sniff(data)
-        if s.name == "utf-8":
+        if s.name == "utf-8" and not data.startswith(_BINARY_SIGNATURES):  # the fast path never skips that check
             body = data[s.skip :]
             if len(body.translate(None, _CONTROL_BYTES)) == len(body):
                 if s.source == "detected":  # sniff found it valid UTF-8 already

@@ -4,7 +4,9 @@
 - ``text``: the text of the HTML with a line break at every block-level boundary (a table row is one line,
   its cells separated by a space, as in plain-text extraction: the table structure is what the HTML format
   is for), whitespace normalised per line; image alt text is kept in brackets.
-- ``markdown``: ``markdownify`` with ATX headings.
+- ``markdown``: ``markdownify`` with ATX headings. Nesting deeper than :data:`MARKDOWN_MAX_DEPTH` levels
+  (Markdown has no use for it, and markdownify walks the tree recursively) is written as the ``text`` format
+  inside its ancestor at that level: one line per block element, every word kept (:func:`bound_depth`).
 - ``compact_html``: the same HTML with the end tags that HTML lets a document omit (``</td>``, ``</th>``,
   ``</tr>``, ``</li>``, ``</thead>``, ``</tbody>``, ``</tfoot>``, ``</dt>``, ``</dd>``, ``</option>``)
   left out: still valid HTML that every HTML parser reads back to the same tree, about 30% fewer tokens on
@@ -77,13 +79,52 @@ def _roots(html: str) -> list[etree._Element]:
     return [r for r in roots if r is not None]
 
 
+#: Levels of nesting (from ``<html>``) that the Markdown format keeps; deeper content becomes text lines.
+MARKDOWN_MAX_DEPTH = 128
+
+
+def _as_text_lines(el: etree._Element) -> None:
+    """Replace the content of ``el`` by its text lines (:func:`elements_to_text`), joined by ``<br>``."""
+    lines = elements_to_text([el]).split("\n")
+    tail = el.tail
+    for c in list(el):
+        el.remove(c)
+    el.text = lines[0] if lines else None
+    for line in lines[1:]:
+        etree.SubElement(el, "br").tail = "\n" + line  # the newline keeps words apart for any reader
+    el.tail = tail
+
+
+def bound_depth(html: str, max_depth: int = MARKDOWN_MAX_DEPTH) -> str:
+    """``html`` unchanged when it nests at most ``max_depth`` levels; otherwise re-serialised with the content
+    of every element at level ``max_depth`` replaced by its text lines (:func:`elements_to_text`, joined by
+    ``<br>``): every word is kept, the nesting is bounded. An iterative walk: any depth."""
+    if html.count("<") <= max_depth:  # fewer tags than levels: nothing to do (the common case, no parsing)
+        return html
+    roots = _roots(html)
+    changed = False
+    for root in roots:
+        stack = [(root, 1)]
+        while stack:
+            el, depth = stack.pop()
+            if depth >= max_depth and len(el):
+                _as_text_lines(el)
+                changed = True
+                continue
+            stack.extend((c, depth + 1) for c in el if isinstance(c.tag, str))
+    if not changed:
+        return html
+    return "\n".join(etree.tostring(r, method="html", encoding="unicode") for r in roots)
+
+
 def html_to_markdown(html: str) -> str:
-    """Markdown of ``html`` via markdownify (ATX headings, no links' targets since cleaning drops them)."""
+    """Markdown of ``html`` via markdownify (ATX headings, no links' targets since cleaning drops them);
+    nesting is bounded first (:func:`bound_depth`)."""
     from markdownify import markdownify
 
     if not html.strip():
         return ""
-    md = markdownify(html, heading_style="ATX", strip=["title"])
+    md = markdownify(bound_depth(html), heading_style="ATX", strip=["title"])
     lines = [line.rstrip() for line in md.splitlines()]
     out: list[str] = []
     for line in lines:  # collapse runs of blank lines

@@ -89,6 +89,29 @@ def flatten_deep_nesting(html: str, max_depth: int = MAX_DEPTH) -> str:
     return "".join(tok.out)
 
 
+def tree_depth(root: etree._Element) -> int:
+    """Levels of element nesting under and including ``root`` (an iterative walk: any depth)."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        el, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((c, depth + 1) for c in el if isinstance(c.tag, str))
+    return deepest
+
+
+def shallow_html(html: str, max_depth: int) -> str:
+    """``html`` as it is when its parsed tree nests at most ``max_depth`` levels; otherwise with the tags
+    below ``max_depth`` dropped and their text kept (:func:`flatten_deep_nesting`). For code that parses pages
+    with libxml2's default limit of 256 levels (which silently drops everything deeper: LangChain's
+    ``HTMLSectionSplitter``) or walks them recursively."""
+    if html.count("<") <= max_depth:  # fewer tags than levels: nothing to do, no parsing
+        return html
+    root = parse_html(html)
+    if root is None or tree_depth(root) <= max_depth:
+        return html
+    return flatten_deep_nesting(etree.tostring(root, method="html", encoding="unicode"), max_depth)
+
+
 def _depth_limited(parser: etree.HTMLParser) -> bool:
     return any("depth" in (e.message or "").lower() for e in parser.error_log)
 

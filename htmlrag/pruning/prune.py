@@ -253,8 +253,19 @@ def _pruned_copy(root0: etree._Element, blocks: Sequence[Block], kept: set[int])
     if id(root0) not in above:
         raise InputError("a block does not belong to its page's tree")
 
-    def build(node: etree._Element) -> etree._Element:
-        out = node.makeelement(node.tag, node.attrib)
+    return _rebuild(root0, leaf_kept, own_kept, above)
+
+
+def _rebuild(root0: etree._Element, leaf_kept: dict[int, bool], own_kept: dict[int, bool], above: set[int]
+             ) -> etree._Element:
+    """The rebuilding walk of :func:`_pruned_copy`, with an explicit stack (pages nest up to 2,048 levels, deeper
+    than Python's recursion limit): each element above blocks is copied without children, then its children are
+    appended -- removed leaf blocks skipped (their tails kept in place), other elements above blocks queued to be
+    rebuilt the same way, everything else copied whole."""
+    out_root = root0.makeelement(root0.tag, root0.attrib)
+    stack = [(root0, out_root)]
+    while stack:
+        node, out = stack.pop()
         no_own = own_kept.get(id(node)) is False  # a non-kept non-leaf block loses its own text
         out.text = None if no_own else node.text
         last = None
@@ -269,13 +280,15 @@ def _pruned_copy(root0: etree._Element, blocks: Sequence[Block], kept: set[int])
                     else:
                         out.text = (out.text or "") + tail
                 continue
-            c = build(child) if k is None and cid in above else copy.deepcopy(child)
+            if k is None and cid in above:
+                c = child.makeelement(child.tag, child.attrib)
+                stack.append((child, c))
+            else:
+                c = copy.deepcopy(child)
             c.tail = tail
             out.append(c)
             last = c
-        return out
-
-    return build(root0)
+    return out_root
 
 
 def _materialise_by_removal(roots: Sequence[etree._Element | None], page_blocks: Sequence[Sequence[Block]],

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from htmlrag.core.cache import open_sqlite, set_aside, unusable
-from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.errors import CacheError, HtmlRagError
 from htmlrag.core.models import MINILM, minilm_path, resolve_embedding_model
 from htmlrag.html.blocktree import BlockTree
 from htmlrag.rankers.base import add_page_prior
@@ -112,6 +112,8 @@ class EmbeddingCache:
     Keys are ``sha1(model_id + "\\0" + text)``; values float32 vectors. Writes to SQLite are transactions, so
     a killed process leaves a consistent cache. A file that is not a usable SQLite database is set aside and
     rebuilt (:func:`htmlrag.core.cache.open_sqlite`); one that breaks later is set aside and the cache goes on in memory.
+    Any other failure (a folder in the way, a read-only file, a full disk) raises
+    :class:`~htmlrag.core.errors.CacheError` naming the file. Vectors are stored only after they were computed.
     """
 
     def __init__(self, path: str | Path | None = None, max_items: int = 200_000):
@@ -180,8 +182,8 @@ class EmbeddingCache:
 
     def _db_broken(self, exc: sqlite3.DatabaseError) -> None:
         """The SQLite file broke while in use: set it aside and go on in memory (or raise a clear error)."""
-        if not unusable(exc):
-            raise HtmlRagError(f"embedding cache {self.path}: {exc}") from exc
+        if not unusable(exc):  # a full disk, a read-only file, a lock held too long: stop, naming the file
+            raise CacheError(f"embedding cache {self.path}: {exc}") from exc
         self._db.close()  # type: ignore[union-attr]
         self._db = None
         set_aside(self.path, f"{exc} (embeddings are kept in memory for the rest of this run)")  # type: ignore[arg-type]

@@ -47,6 +47,7 @@ def parse_cached(path: str | Path, *, options: Any = None, cache_dir: str | Path
 
     Raises:
         InputError: as ``parse_pdf`` (errors are not cached).
+        CacheError: the cache folder cannot be written (an unreadable entry is parsed again, with a warning).
     """
     from htmlrag.core.cache import content_key
     from htmlrag.superrag.parse.document import parse_pdf
@@ -70,17 +71,34 @@ def parse_cached(path: str | Path, *, options: Any = None, cache_dir: str | Path
             log.warning("%s: unreadable parse cache entry (%s); parsing again", disk, exc)
             doc = None
     if doc is None:
-        doc = parse_pdf(p, options=options)
+        doc = parse_pdf(p, options=options)  # raises on failure: nothing is stored
         if disk is not None:
-            disk.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=disk.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as fh:
-                pickle.dump(doc, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, disk)
+            _store(disk, doc)
     if len(_MEMO) >= _MEMO_MAX:
         _MEMO.pop(next(iter(_MEMO)))
     _MEMO[key] = doc
     return replace(doc, path=str(p))
+
+
+def _store(disk: Path, doc: ParsedDocument) -> None:
+    """Write one parse cache entry atomically.
+
+    Raises:
+        CacheError: the cache folder cannot be written (a file in its place, no permission, a full disk).
+    """
+    from htmlrag.core.errors import CacheError
+
+    tmp = None
+    try:
+        disk.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=disk.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as fh:
+            pickle.dump(doc, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, disk)
+    except OSError as exc:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+        raise CacheError(f"parse cache {disk.parent}: cannot write ({exc.strerror or exc})") from exc
 
 
 def _item_html(item: Paragraph | TableItem | FigureItem) -> str:

@@ -27,7 +27,7 @@ def test_accepts_a_pdf_and_an_html_page_by_content() -> None:
     ("fake.html", PDF, "not an HTML page"),
     ("fake.html", b"\x7fELF\x02\x01\x01", "executable"),
     ("fake.html", b"just some text, no markup at all", "not an HTML page"),
-    ("fake.html", b"<html>\x00\x00binary</html>", "not an HTML page"),
+    ("fake.html", b"<html>" + b"\x00" * 40 + b"binary</html>", "not an HTML page"),  # over 10% control bytes
     ("notes.txt", HTML, "unsupported file type"),
     ("archive.html.gz", HTML, "not gzip data"),
 ])

@@ -196,7 +196,7 @@ def test_full_run_records_failures_and_never_stores_the_key(stub: Stub, tmp_path
     overrides = ["reader=openai", "reader.model=stub-model", "reader.base_url_env=STUB_BASE_URL",
                  "reader.api_key_env=STUB_API_KEY", "reader.backoff=0.01", "reader.max_retries=1", "ranker=bm25",
                  "metric=short", f"dataset.loader.path={q}", f"paths.results={tmp_path}/results",
-                 f"paths.cache={tmp_path}/cache", "run.progress=false", "run.allow_failures=true"]
+                 f"paths.cache={tmp_path}/cache", "run.progress=false", "run.allow_errors=true"]
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose("config", overrides=overrides)
     with caplog.at_level(logging.DEBUG):

@@ -199,8 +199,10 @@ def test_cli_embed_candidates_zero_means_every_block(tmp_path, capsys):
     args.embed_candidates = 7
     assert _make_ranker("embed", args).candidates == 7
     page = SAMPLES / "lighthouse.html"
-    assert main(["prune", str(page), "-q", "steps", "--ranker", "embed", "--embed-candidates", "-1"]) == 1
-    assert "--embed-candidates must be >= 0 (0: every block), got -1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # refused when parsed (htmlrag.core.options), exit 2
+        main(["prune", str(page), "-q", "steps", "--ranker", "embed", "--embed-candidates", "-1"])
+    assert exit_.value.code == 2
+    assert "argument --embed-candidates: must be an integer >= 0, got '-1'" in capsys.readouterr().err
 
 
 def test_a_question_is_encoded_once_per_ranker_and_scores_do_not_change(monkeypatch):

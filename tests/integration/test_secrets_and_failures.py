@@ -1,7 +1,7 @@
 """The real ``htmlrag-bench`` in a subprocess against a localhost endpoint that echoes the key (401 body, 5xx
 echoing the Authorization header, a 400 per request, an answer holding it; the reader and the LLM judge): the
 key occurs nowhere in results/, caches, logs, stdout or stderr. And failures fail fast: nothing listening ->
-a clear error within seconds and a non-zero exit; failed rows -> non-zero exit unless run.allow_failures, and
+a clear error within seconds and a non-zero exit; failed rows -> non-zero exit unless run.allow_errors, and
 a rerun recomputes them; garbage cache files are set aside, not turned into failed rows."""
 
 from __future__ import annotations
@@ -104,10 +104,14 @@ def test_failed_rows_exit_non_zero_and_are_recomputed(tmp_path: Path) -> None:
         env = {"STUB_BASE_URL": url, "STUB_API_KEY": KEY}
         out = _run(args, env)
         assert out.returncode == 1 and "1 of 4 examples failed (first: q002" in out.stderr, out.stderr[-3000:]
-        assert "run.allow_failures=true" in out.stderr
+        assert "run.allow_errors=true" in out.stderr
         metrics = json.loads((run_dir(tmp_path / "results") / "metrics.json").read_text())
         assert metrics["systems"]["htmlrag"]["n_errors"] == 1   # results are written all the same
-        assert _run([*args, "run.allow_failures=true"], env).returncode == 0  # accepted, still failing
+        allowed = _run([*args, "run.allow_errors=true"], env)
+        assert allowed.returncode == 0  # accepted, still failing; the caption says so
+        assert "Error rows (not scored): cleaned 1, htmlrag 1 of 4 examples" in allowed.stdout + allowed.stderr
+        old_name = _run([*args, "run.allow_failures=true"], env)  # the former name still works, with a warning
+        assert old_name.returncode == 0 and "former name of run.allow_errors" in old_name.stdout + old_name.stderr
         stub.fail_on = None
         fixed = _run(args, env)                                  # the default rerun recomputes the failed row
     assert fixed.returncode == 0, fixed.stderr[-3000:]

@@ -72,3 +72,67 @@ def test_installed_wheel_runs_the_quickstart_from_an_empty_folder(wheel, tmp_pat
     runs = list((work / "results" / "quickstart").glob("*/metrics.json"))
     assert len(runs) == 1, sorted(p.as_posix() for p in work.rglob("*"))[:40]
     assert not list((site / "htmlrag_bench").rglob("metrics.json"))  # nothing written into the installed code
+    _the_other_commands_run(venv / "bin", work, env, site)
+
+
+def _run_tool(bin_dir: Path, args: list[str], work: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    out = subprocess.run([str(bin_dir / args[0]), *args[1:]], cwd=work, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, (args, out.stdout[-2000:] + out.stderr[-3000:])
+    return out
+
+
+def _the_other_commands_run(bin_dir: Path, work: Path, env: dict[str, str], site: Path) -> None:
+    """Every console script of the wheel, from the empty folder: tables from the saved run, the data registry,
+    the tiny model, the library's commands on the shipped samples, and the web app serving them."""
+    _run_tool(bin_dir, ["htmlrag-bench-table", "results/quickstart"], work, env)
+    assert (work / "results" / "quickstart" / "tables" / "provenance.csv").is_file()
+    _run_tool(bin_dir, ["htmlrag-paper", "table", "results/quickstart"], work, env)
+    assert (work / "results" / "quickstart" / "tables" / "paper.md").is_file()
+    where = _run_tool(bin_dir, ["htmlrag-data", "where"], work, env)
+    assert str(work) in where.stdout and str(site) not in where.stdout   # downloads go where the user works
+    assert "quickstart" in _run_tool(bin_dir, ["htmlrag-data", "list"], work, env).stdout
+    _run_tool(bin_dir, ["htmlrag-train-tiny-model", "--out", "tiny"], work, env)
+    assert (work / "tiny" / "config.json").is_file()
+    page = site / "htmlrag_bench" / "samples" / "pages" / "lighthouse.html"
+    pruned = _run_tool(bin_dir, ["htmlrag", "prune", str(page), "-q", "Who designed the lighthouse?", "--budget",
+                                 "64"], work, env)
+    assert "Margaret Ellis" in pruned.stdout
+    _serve_answers(bin_dir, work, env)
+    assert not list(site.rglob("htmlrag-app"))   # the app's corpus folder is made where the user works
+
+
+def _serve_answers(bin_dir: Path, work: Path, env: dict[str, str]) -> None:
+    """``htmlrag serve`` starts, lists the shipped sample pages, prunes one and browses the saved run."""
+    import json
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([str(bin_dir / "htmlrag"), "serve", "--port", str(port), "--embedding-model",
+                             "hashing-256", "--vector-backend", "numpy"], cwd=work, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/api/samples", timeout=5) as r:
+                    samples = json.loads(r.read())
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read() if proc.stdout else ""
+                time.sleep(0.5)
+        assert "lighthouse.html" in samples   # the samples shipped in the wheel
+        body = json.dumps({"sample": "lighthouse.html", "question": "Who designed it?", "budget": 64}).encode()
+        req = urllib.request.Request(f"{base}/api/prune", body, {"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            assert json.loads(r.read())["tokens"]["pruned"] <= 64
+        with urllib.request.urlopen(f"{base}/api/results", timeout=30) as r:
+            assert [e["name"] for e in json.loads(r.read())] == ["quickstart"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

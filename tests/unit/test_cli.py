@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from htmlrag.cli.main import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "pages"
@@ -79,8 +81,10 @@ def test_prune_split_to_fill_option(tmp_path: Path, capsys):
     assert "intro words" in contexts["0"] and "intro words" in contexts["4"]
     # the table (one block) misses the room the intro leaves; with splitting its rows fill that room
     assert "Player" not in contexts["0"] and "Player 0" in contexts["4"]
-    assert main([*base, "--split-to-fill", "-1"]) == 1
-    assert "split_to_fill must be >= 0, got -1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # refused when parsed (htmlrag.core.options), exit 2
+        main([*base, "--split-to-fill", "-1"])
+    assert exit_.value.code == 2
+    assert "argument --split-to-fill: must be an integer >= 0, got '-1'" in capsys.readouterr().err
 
 
 def test_hidden_text_is_dropped_unless_kept(tmp_path: Path, capsys):

@@ -173,8 +173,10 @@ def test_parallel_workers_write_the_rows_of_one_process(tmp_path: Path, capsys: 
 @pytest.mark.parametrize("value", ["0", "-2", "many", "1.5"])
 def test_bad_worker_counts_are_refused(tmp_path: Path, value: str, capsys: pytest.CaptureFixture) -> None:
     src = _write(tmp_path / "in.jsonl", _items(2))
-    assert _prune(src, tmp_path / "out.jsonl", "--workers", value) != 0
-    assert f"--workers must be 'auto' or a whole number >= 1, got {value!r}" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # refused when parsed (htmlrag.core.options), exit 2
+        _prune(src, tmp_path / "out.jsonl", "--workers", value)
+    assert exit_.value.code == 2
+    assert f"argument --workers: must be 'auto' or an integer >= 1, got {value!r}" in capsys.readouterr().err
 
 
 def test_auto_workers_use_every_core_for_bm25_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -199,10 +201,10 @@ def test_a_worker_that_dies_fails_the_run_and_a_rerun_completes_it(tmp_path: Pat
     src, out = _write(tmp_path / "in.jsonl", items), tmp_path / "out.jsonl"
     real = cli_prune._prune_line
 
-    def dies_on_q3(pipe, line, item_id, base):
+    def dies_on_q3(pipe, line, item_id, base, *rest):
         if item_id == "q3":
             os._exit(3)  # a worker killed mid-item (OOM killer, segfault)
-        return real(pipe, line, item_id, base)
+        return real(pipe, line, item_id, base, *rest)
 
     monkeypatch.setattr(cli_prune, "_prune_line", dies_on_q3)   # workers are forked (BM25): they see the patch
     assert _prune(src, out, "--workers", "2") == 1

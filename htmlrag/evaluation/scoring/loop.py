@@ -6,8 +6,15 @@ fails is recorded with an ``error`` field (secrets redacted) and the run goes on
 skipped (failed rows too unless ``retry_failed``), so a killed run resumes where it stopped; the saved ids are
 read while holding the row file's lock.
 
-**Failing fast.** A :class:`~htmlrag.core.errors.ServiceError` from the reader (endpoint down, key refused) stops the
-loop at once: the chunk in progress is not saved, earlier rows are kept, and the error propagates. A failed
+**An error row is never a scored row.** A system whose context could not be built -- including when *one* of
+the example's pages cannot be read, decoded or cleaned -- gets an ``error`` (``"page 2 of 5: ..."``) and the
+failed pages in ``page_errors``, and no response and no scores: a context built from fewer pages than the
+example retrieved is not the experiment, so it is neither scored nor cached. Only contexts built without an
+error are stored in the context cache, and only cleaned pages in the page cache.
+
+**Failing fast.** A :class:`~htmlrag.core.errors.ServiceError` from the reader (endpoint down, key refused), and a
+:class:`~htmlrag.core.errors.CacheError` from any cache (a file that cannot be opened or written), stops the loop
+at once: the chunk in progress is not saved, earlier rows are kept, and the error propagates. A failed
 reader batch is retried request by request only for other errors. ``max_consecutive_failures`` examples in a
 row whose reader calls all failed stop the loop the same way (their rows are saved, as failures).
 
@@ -21,7 +28,8 @@ Row format (one JSON line per example)::
                         "metric_stats": {metric: [float]},  # corpus-level metrics only (BLEU)
                         "reader_tokens": {"input", "output"},  # prompt and answer tokens of the reader
                         "fmt",                                 # the context's format (html, text, markdown)
-                        "seconds", "cached", "error": null | "...", ["context"]}}}
+                        "seconds", "cached", "error": null | "...", ["page_errors": {page index: "..."}],
+                        ["context"]}}}
 
 A row holds every input of its scores except the context (kept only with ``save_contexts``), so that
 ``htmlrag-paper verify`` can re-score it: metrics that read the context (reference-text EM, evidence recall)
@@ -38,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from htmlrag.core.cache import SqliteCache, content_key
-from htmlrag.core.errors import HtmlRagError, ServiceError
+from htmlrag.core.errors import HtmlRagError, InputError, ServiceError
 from htmlrag.core.fingerprint import ROWS, fingerprint
 from htmlrag.core.redact import error_text
 from htmlrag.data.schema import Example
@@ -142,9 +150,24 @@ def context_text(context: str, fmt: str) -> str:
     return convert(context, "text")
 
 
+class PageErrors(InputError):
+    """Some of an example's pages could not be read or cleaned, so the system's context is not built.
+
+    Attributes:
+        pages: page index (as a string) -> the error message.
+    """
+
+    def __init__(self, pages: dict[str, str], total: int) -> None:
+        self.pages = pages
+        first = next(iter(pages))
+        more = f" (and {len(pages) - 1} more)" if len(pages) > 1 else ""
+        super().__init__(f"page {first} of {total}: {pages[first]}{more}; no context is built from the other "
+                         "pages (an error row, retried on a rerun)")
+
+
 class ContextBuilder:
-    """Builds one system's context for one example through the caches (cleaned pages, contexts); also used to
-    precompute the contexts of systems with a large model before the reader is loaded
+    """Builds one system's context for one example through the caches (cleaned pages, contexts; errors are never
+    stored); also used to precompute the contexts of systems with a large model before the reader is loaded
     (:func:`htmlrag_bench.eval.systems.refiners.precompute_heavy`)."""
 
     def __init__(self, caches: Caches) -> None:
@@ -153,36 +176,51 @@ class ContextBuilder:
     def clean(self, page: str | bytes, digest: str, keep_hidden: bool = False) -> str:
         key = content_key("clean", code_fingerprint(), digest, *(("keep_hidden",) if keep_hidden else ()))
         hit = self.caches.pages.get(key) if self.caches.pages is not None else None
-        if hit is not None:
+        if isinstance(hit, str):
             return hit
-        cleaned = clean_html(page, name=f"page {digest[:12]}", keep_hidden=keep_hidden)
+        cleaned = clean_html(page, name=f"page {digest[:12]}", keep_hidden=keep_hidden)  # raises: nothing stored
         if self.caches.pages is not None:
             self.caches.pages.put(key, cleaned)
         return cleaned
 
-    def context(self, system: System, question: str, pages: Sequence[str | bytes], digests: Sequence[str]
-                ) -> tuple[dict[str, Any], bool]:
-        key = content_key("context", code_fingerprint(), system.fingerprint, question, list(digests))
-        hit = self.caches.contexts.get(key) if self.caches.contexts is not None and system.fingerprint else None
-        if hit is not None:
-            return hit, True
+    def _inputs(self, system: System, pages: Sequence[str | bytes], digests: Sequence[str]) -> list[str]:
+        """The pages as the pipeline takes them (cleaned, or decoded); raises :class:`PageErrors`."""
 
         inputs, page_errors = [], {}
         for i, (page, digest) in enumerate(zip(pages, digests, strict=True)):
             try:
                 inputs.append(self.clean(page, digest, system.keep_hidden) if system.clean
                               else to_text(page, name=f"page {i}"))
+            except ServiceError:  # a cache that does not work (CacheError): stop the run, not this page
+                raise
             except HtmlRagError as exc:
                 page_errors[str(i)] = str(exc)
-                inputs.append("")
-        res = system.pipeline.run(question, inputs)
+        if page_errors:
+            raise PageErrors(page_errors, len(pages))
+        return inputs
+
+    def context(self, system: System, question: str, pages: Sequence[str | bytes], digests: Sequence[str]
+                ) -> tuple[dict[str, Any], bool]:
+        """``(entry, cached)``: the context, its stage tokens and build seconds.
+
+        Raises:
+            PageErrors: a page could not be read or cleaned.
+            CacheError: a cache does not work.
+        """
+        use_cache = self.caches.contexts is not None and bool(system.fingerprint)
+        key = content_key("context", code_fingerprint(), system.fingerprint, question, list(digests))
+        hit = self.caches.contexts.get(key) if use_cache else None  # type: ignore[union-attr]
+        if isinstance(hit, dict) and not hit.get("page_errors") and "context" in hit:  # older caches held errors
+            return hit, True
+        res = system.pipeline.run(question, self._inputs(system, pages, digests))
+        if getattr(res, "errors", None):  # a pipeline that reads pages itself and left some out
+            raise PageErrors({str(k): str(v) for k, v in res.errors.items()}, len(pages))
         stages = dict(res.stage_tokens)
         if not system.clean and "cleaned" in stages:
             stages["raw"] = stages.pop("cleaned")
-        entry = {"context": res.context, "stage_tokens": stages, "page_errors": page_errors,
-                 "seconds": round(float(res.seconds), 4)}
-        if self.caches.contexts is not None and system.fingerprint:
-            self.caches.contexts.put(key, entry)
+        entry = {"context": res.context, "stage_tokens": stages, "seconds": round(float(res.seconds), 4)}
+        if use_cache:
+            self.caches.contexts.put(key, entry)  # type: ignore[union-attr]
         return entry, False
 
 
@@ -246,13 +284,15 @@ def _chunk_rows(chunk: Sequence[tuple[int, Example]], systems: Sequence[System],
             ts = time.perf_counter()
             try:
                 entry, cached = builder.context(system, ex.question, pages, digests)
+            except ServiceError:  # a cache (or a service) that does not work stops the run
+                raise
             except Exception as exc:
                 row["systems"][system.name] = {"error": _error(exc)}
+                if isinstance(exc, PageErrors):
+                    row["systems"][system.name]["page_errors"] = exc.pages
                 continue
             row["systems"][system.name] = {"stage_tokens": entry["stage_tokens"], "cached": cached, "fmt": system.fmt,
                                            "seconds": round(time.perf_counter() - ts, 4), "error": None}
-            if entry["page_errors"]:
-                row["systems"][system.name]["page_errors"] = entry["page_errors"]
             requests.append(ReadRequest(ex.question, entry["context"], system.fmt, settings.short_answer))
             slots.append((row, ex, system))
     return rows, requests, slots

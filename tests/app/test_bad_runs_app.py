@@ -1,0 +1,92 @@
+"""Bad run folders in the results browser (issue 38, class 5): a run whose ``metrics.json`` or ``config.yaml``
+cannot be read, or has the wrong shape, is listed and flagged while the other runs show; a malformed row gives
+the run, question and diff pages a 400 naming the file, the line and the field -- never a 500."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from htmlrag.app.server import create_app
+from tests.app.conftest import settings_for
+from tests.helpers.app_data import RUN_IDS, make_results
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[tuple[TestClient, Path, dict[str, str]]]:
+    ids = make_results(tmp_path / "results")
+    with TestClient(create_app(settings_for(tmp_path)), raise_server_exceptions=False) as c:
+        yield c, tmp_path / "results" / ids["A"], ids
+
+
+def _metrics(d: Path, text: str | None = None, **change: object) -> None:
+    if text is not None:
+        (d / "metrics.json").write_text(text)
+        return
+    m = json.loads((d / "metrics.json").read_text())
+    m.update(change)
+    (d / "metrics.json").write_text(json.dumps(m))
+
+
+BAD_FILES = {
+    "metrics.json garbage": lambda d: _metrics(d, "{not json"),
+    "metrics.json binary": lambda d: (d / "metrics.json").write_bytes(b"\xff\xfe\x00\x01"),
+    "metrics.json a list": lambda d: _metrics(d, "[1, 2]"),
+    "systems a list": lambda d: _metrics(d, systems=[1]),
+    "a system a string": lambda d: _metrics(d, systems={"bm25": "x", "minilm": {}}),
+    "a metric a string": lambda d: _metrics(d, systems={"bm25": {"metrics": {"ref_em": "high"}}}),
+    "metric_names a string": lambda d: _metrics(d, metric_names="ref_em"),
+    "config.yaml garbage": lambda d: (d / "config.yaml").write_text("a: [\n"),
+    "config.yaml a list": lambda d: (d / "config.yaml").write_text("- a\n"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_FILES))
+def test_a_bad_run_is_listed_flagged_and_hides_no_other(app: tuple, case: str) -> None:
+    client, run_a, ids = app
+    BAD_FILES[case](run_a)
+    listing = client.get("/api/results")
+    assert listing.status_code == 200
+    runs = {r["run_id"]: r for e in listing.json() for r in e["runs"]}
+    assert set(runs) == set(RUN_IDS.values())
+    assert runs[RUN_IDS["A"]]["problems"] and not runs[RUN_IDS["B"]]["problems"]
+    page = client.get("/results")
+    assert page.status_code == 200 and "unreadable:" in page.text and RUN_IDS["B"] in page.text
+    detail = client.get(f"/results/run/{ids['A']}")
+    assert detail.status_code == 200 and "unreadable:" in detail.text
+    assert client.get(f"/api/results/runs/{ids['A']}").status_code == 200
+    assert client.get(f"/results/diff?a={ids['A']}&b={ids['B']}").status_code in (200, 400)
+
+
+ROWS = {
+    "not an object": ([1, 2], "a row must be a JSON object"),
+    "a score a string": ({"id": "q2", "index": 1, "systems": {"bm25": {"scores": {"ref_em": "1.0"}}}},
+                         "systems.bm25.scores.ref_em"),
+    "systems a list": ({"id": "q2", "index": 1, "systems": [1]}, "systems: must be dict"),
+    "a system a string": ({"id": "q2", "index": 1, "systems": {"bm25": "x"}}, "systems.bm25"),
+    "tokens a string": ({"id": "q2", "index": 1, "systems": {"bm25": {"tokens": "9"}}}, "systems.bm25.tokens"),
+    "id an object": ({"id": {"a": 1}}, "'id'"),
+}
+
+
+@pytest.mark.parametrize("case", list(ROWS))
+def test_a_bad_row_gives_a_400_naming_file_line_and_field(app: tuple, case: str) -> None:
+    client, run_a, ids = app
+    row, field = ROWS[case]
+    lines = (run_a / "predictions.jsonl").read_text().splitlines()
+    lines[1] = json.dumps(row)
+    (run_a / "predictions.jsonl").write_text("\n".join(lines) + "\n")
+    routes = [f"/api/results/runs/{ids['A']}/questions", f"/api/results/runs/{ids['A']}/questions/q1",
+              f"/results/run/{ids['A']}/q/q1", f"/results/diff?a={ids['A']}&b={ids['B']}",
+              f"/api/results/diff?a={ids['A']}&b={ids['B']}",
+              f"/api/results/diff/question?a={ids['A']}&b={ids['B']}&id=q1&metric=ref_em"]
+    for route in routes:
+        r = client.get(route)
+        assert r.status_code == 400, (route, r.status_code, r.text[:300])
+        assert "predictions.jsonl:2" in r.text and field.replace("'", "&#39;") in r.text.replace("'", "&#39;"), \
+            (route, r.text[:500])
+    assert client.get("/api/results").status_code == 200          # the list still shows every run
