@@ -124,7 +124,7 @@ def test_baselines_take_deep_pages_without_losing_text(pages: dict, shape: str, 
 
 
 def test_chunk_cutting_is_linear_and_unchanged() -> None:
-    from htmlrag.html.chunking import _cut
+    from htmlrag.html.chunking import cut_words as _cut
 
     def naive(text: str, max_words: int) -> list[str]:  # the former slicing version
         import re

@@ -194,5 +194,6 @@ def test_a_row_of_another_shape_is_a_finding_not_a_traceback(tmp_path: Path, cap
     row["systems"]["bm25"] = "not a record"
     (run / "predictions.jsonl").write_text(lines[0] + json.dumps(row) + "\n" + "".join(lines[2:]))
     status, out = verify(capsys, run)
-    assert status == 1 and "1 edited (q2)" in out
-    assert "a row or file has a shape the numbers cannot be recomputed from" in out and "AttributeError" in out
+    assert status == 1 and "quickstart/0123456789ab" in out
+    assert "a line is not a row" in out and "predictions.jsonl" in out and "'not a record'" in out
+    assert "Traceback" not in out
