@@ -120,6 +120,25 @@ def read_questions(folder: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+def load_sets(folders: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
+    """The filings and questions of one or more folders in the sec-10-q layout. Each question keeps the file
+    names its ``Source Docs`` pattern matches in its own folder (``_names``; all its folder's files when the
+    pattern matches none). File names must differ across folders."""
+    pdfs: list[Path] = []
+    rows: list[dict[str, Any]] = []
+    for folder in folders:
+        mine = sorted((folder / "docs").glob("*.pdf"))
+        clash = {p.name for p in mine} & {p.name for p in pdfs}
+        if clash:
+            raise SystemExit(f"{rel(folder)}: file names also in another --data folder: {sorted(clash)}")
+        pdfs += mine
+        for row in read_questions(folder):
+            pattern = (row.get("Source Docs") or "*").strip()
+            names = [p.name for p in mine if fnmatch.fnmatch(p.name, pattern)] or [p.name for p in mine]
+            rows.append({**row, "_names": names, "_set": rel(folder)})
+    return pdfs, rows
+
+
 def question_owner(names: list[str], owner: dict[str, str]) -> str:
     """The company of a question: the owner of the filings its ``Source Docs`` pattern names (several owners
     joined with ``+``; such a question is in no company's held-out split)."""
@@ -176,7 +195,7 @@ class Scorer:
             slot["tokens"][name] = cut.tokens
 
 
-def evaluate(folder: Path, pdfs: list[Path], rows: list[dict[str, str]], owner: dict[str, str],
+def evaluate(folder: Path, pdfs: list[Path], rows: list[dict[str, Any]], owner: dict[str, str],
              retrievers: list[str], emb: Any, scorer: Scorer, k: int = 10) -> list[dict[str, Any]]:
     """Per question: company, type, and the recall and evidence tokens of every retriever (and of flat chunks)
     at k and at each budget."""
@@ -191,14 +210,13 @@ def evaluate(folder: Path, pdfs: list[Path], rows: list[dict[str, str]], owner: 
     out: list[dict[str, Any]] = []
     with open_corpus(folder, embedder=emb) as corpus:
         for qi, row in enumerate(rows):
-            q, pattern = row["Question"], row["Source Docs"].strip()
+            q, names = row["Question"], row["_names"]
             _, items = gold_items(q, row["Answer"])
-            names = [p.name for p in pdfs if fnmatch.fnmatch(p.name, pattern)] or [p.name for p in pdfs]
             ids = [name_to_id[n] for n in names if n in name_to_id]
             qv = emb.encode([q])[0]
             cands = sorted(((float(v @ qv), c) for n in names for c, v in zip(*flat[n], strict=True)),
                            key=lambda x: -x[0])
-            rec = {"i": qi, "company": question_owner(names, owner), "type": row["Source Chunk Type"].strip() or "?",
+            rec = {"i": qi, "set": row["_set"], "company": question_owner(names, owner), "type": row["Source Chunk Type"].strip() or "?",
                    "qtype": row["Question Type"].strip(), "recall": {}, "tokens": {}, "budget": {}}
             ranked = [c for _, c in cands]
             scorer.score(rec, "flat", items, ranked[:k], ranked[:BUDGET_K])
@@ -341,11 +359,9 @@ def bench_sec(args: argparse.Namespace) -> None:
         retrievers = [n for n in recs[0]["recall"] if n != "flat"]
         summarise(recs, retrievers)
         return
-    data = Path(args.data)
-    pdfs = sorted((data / "docs").glob("*.pdf"))
-    rows = read_questions(data)
+    pdfs, rows = load_sets(list(args.data))
     owner = owners(p.name for p in pdfs)
-    print(f"\n(b) {rel(data)}: {len(pdfs)} filings, {len(rows)} questions; companies from the file names: "
+    print(f"\n(b) {', '.join(rel(d) for d in args.data)}: {len(pdfs)} filings, {len(rows)} questions; companies from the file names: "
           + ", ".join(f"{c} ({sum(o == c for o in owner.values())})" for c in dict.fromkeys(owner.values())))
     root = Path(args.db)
     emb = CachedEmbedder(SentenceTransformerEmbedder(), root / "embeddings.sqlite")
@@ -373,8 +389,8 @@ def summarise(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--part", choices=["all", "docling", "sec"], default="all")
-    ap.add_argument("--data", type=Path, default=DATA / "sec-10-q",
-                    help="a folder in the sec-10-q layout: docs/*.pdf and qna_data.csv (Question, Source Docs, "
+    ap.add_argument("--data", type=Path, nargs="+", default=[DATA / "sec-10-q"],
+                    help="one or more folders in the sec-10-q layout: docs/*.pdf and qna_data.csv (Question, Source Docs, "
                     "Question Type, Source Chunk Type, Answer); companies are read from the file names")
     ap.add_argument("--budgets", default=",".join(map(str, BUDGETS)),
                     help="evidence budgets in tokens for the comparison at equal evidence size ('' for none)")
@@ -392,7 +408,7 @@ def main() -> int:
     logging.basicConfig(level=logging.ERROR, format="%(message)s")
     need = [DATA / "docling"] if args.part == "docling" else []
     if args.part in ("all", "sec") and not args.from_json:
-        need.append(args.data / "qna_data.csv")
+        need += [d / "qna_data.csv" for d in args.data]
     if args.part == "all":
         need.append(DATA / "docling")
     missing = [p for p in need if not p.exists()]

@@ -3,7 +3,11 @@
 A *text block* (lines of one PyMuPDF block) yields a heading from its leading lines when they are
 
 * short (at most ``max_words`` words, at most 160 characters, with at least two letters),
-* not a sentence fragment (no trailing ``,`` or ``;``), and
+* not a sentence fragment (no trailing ``,`` or ``;``),
+* not a table's row or column heading that the table finder left in the text: no amount in it (a number with a
+  currency sign, a percent sign, thousands separators or in parentheses, or two numbers that are not years,
+  after any leading section number), not only dates ("October 29, 2023", "Apr 1, 2023 Apr 2, 2022"), and not
+  wholly in parentheses (a unit or status line such as "(In millions)" or "(Unaudited)"), and
 * either set at least ``size_ratio`` x the body size, or wholly bold at no less than the body size (when
   the bold run is followed by non-bold lines or stands alone), or numbered (``1.2``, ``A.``, ``(3)``,
   ``Item 2.``) and bold or larger.
@@ -24,6 +28,11 @@ from dataclasses import dataclass
 from htmlrag.superrag.lines import union
 from htmlrag.superrag.model import Heading, Line
 
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_DATES = re.compile(rf"^(?:{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}[\s,]*(?:and\s+)?)+$", re.I)
+_AMOUNT = re.compile(r"^[(\[]?[$€£¥]?\(?(?:\d{1,3}(?:,\d{3})+|\d+\.\d+|\d+)(?:\.\d+)?\)?%?[)\]]?$")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
 NUMBERED = re.compile(r"^(?:(?:chapter|part|section|item)\s+)?(\d+(?:\.\d+)*|[A-Z]|[IVX]+|\(\d+\)|\d+\))[.:)]?\s+\S", re.I)
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 
@@ -61,9 +70,27 @@ class Block:
         return self.lines[0].page
 
 
+def table_text(text: str) -> bool:
+    """Whether a short line reads as a table's row or column heading rather than a section heading: it holds an
+    amount (after any leading section number), is only dates, or is wholly in parentheses (see the module
+    docstring)."""
+    t = text.strip()
+    if (t.startswith("(") and t.endswith(")")) or _DATES.match(t):
+        return True
+    m = NUMBERED.match(t)
+    words = t[m.end() - 1:].split() if m else t.split()  # the section number itself is no amount
+    if any(w in "$€£¥%" for w in words):
+        return True
+    nums = [w.rstrip(".,;:") for w in words if _AMOUNT.match(w.rstrip(".,;:"))]
+    money = [w for w in nums if any(c in w for c in ",$€£¥%(") or "." in w.strip("()")]
+    return bool(money) or len([w for w in nums if not _YEAR.match(w)]) >= 2
+
+
 def _qualifies(ln: Line, body: float, size_ratio: float, max_words: int) -> bool:
     t = ln.text
     if len(t) > 160 or len(t.split()) > max_words or len(_LETTER.findall(t)) < 2 or t[-1] in ",;":
+        return False
+    if table_text(t):
         return False
     big = ln.size >= body * size_ratio
     styled = (ln.bold or ln.italic) and ln.size >= body * 0.95
