@@ -7,7 +7,9 @@ A *text block* (lines of one PyMuPDF block) yields a heading from its leading li
 * not a table's row or column heading that the table finder left in the text: no amount in it (a number with a
   currency sign, a percent sign, thousands separators or in parentheses, or two numbers that are not years,
   after any leading section number), not only dates ("October 29, 2023", "Apr 1, 2023 Apr 2, 2022"), and not
-  wholly in parentheses (a unit or status line such as "(In millions)" or "(Unaudited)"), and
+  wholly in parentheses (a unit or status line such as "(In millions)" or "(Unaudited)"), and not a cell of a
+  row of headings (:func:`grid_cells`: a short line that shares its visual row with another short line of its
+  style, side by side, as a table's column headings do),
 * either set at least ``size_ratio`` x the body size, or wholly bold at no less than the body size (when
   the bold run is followed by non-bold lines or stands alone), or numbered (``1.2``, ``A.``, ``(3)``,
   ``Item 2.``) and bold or larger.
@@ -25,7 +27,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from htmlrag.superrag.lines import union
+from htmlrag.superrag.lines import rows, union
 from htmlrag.superrag.model import Heading, Line
 
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
@@ -86,6 +88,21 @@ def table_text(text: str) -> bool:
     return bool(money) or len([w for w in nums if not _YEAR.match(w)]) >= 2
 
 
+def grid_cells(lines: Sequence[Line], max_words: int = 8) -> set[int]:
+    """``id()`` of the lines that are cells of a row of column headings: at most ``max_words`` words, sharing
+    their visual row with another such line of the same style (bold, italic, size within half a point) that
+    does not overlap them horizontally. A section heading has its row to itself; on a two-column page the
+    line beside a heading is body text of the other column, which differs in style."""
+    out: set[int] = set()
+    for row in rows(list(lines)):
+        short = [ln for ln in row if len(ln.text.split()) <= max_words]
+        for a in short:
+            if any(b is not a and b.bold == a.bold and b.italic == a.italic and abs(b.size - a.size) <= 0.5
+                   and (b.bbox[0] >= a.bbox[2] or b.bbox[2] <= a.bbox[0]) for b in short):
+                out.add(id(a))
+    return out
+
+
 def _qualifies(ln: Line, body: float, size_ratio: float, max_words: int) -> bool:
     t = ln.text
     if len(t) > 160 or len(t.split()) > max_words or len(_LETTER.findall(t)) < 2 or t[-1] in ",;":
@@ -103,7 +120,7 @@ def _style(ln: Line) -> tuple[float, bool, bool]:
 
 
 def segment_block(
-    block: Block, body: float, *, size_ratio: float = 1.15, max_words: int = 16
+    block: Block, body: float, *, size_ratio: float = 1.15, max_words: int = 16, cells: set[int] = frozenset()
 ) -> list[tuple[str, list[Line]]]:
     """Split a block into ``("head", lines)`` and ``("body", lines)`` runs, in order.
 
@@ -111,6 +128,7 @@ def segment_block(
     block or follows a line ending a sentence, holds at most ``max_words + 4`` words, and, unless it is set
     larger than ``size_ratio`` x body, is followed by body text in the block or is the whole (short) block.
     Italic-only runs must be followed by body text (a lone italic line is more often a quote or a caption).
+    ``cells``: ``id()`` of lines that are cells of a row of headings (:func:`grid_cells`); they are never headings.
     """
     lines = block.lines
     out: list[tuple[str, list[Line]]] = []
@@ -120,9 +138,10 @@ def segment_block(
         ln = lines[i]
         starts = i == 0 or lines[i - 1].text.rstrip()[-1:] in ".:!?)" or _style(lines[i - 1]) != _style(ln)
         run: list[Line] = []
-        if starts and _qualifies(ln, body, size_ratio, max_words):
+        ok = lambda x: id(x) not in cells and _qualifies(x, body, size_ratio, max_words)  # noqa: E731
+        if starts and ok(ln):
             j = i
-            while j < len(lines) and _style(lines[j]) == _style(ln) and _qualifies(lines[j], body, size_ratio, max_words):
+            while j < len(lines) and _style(lines[j]) == _style(ln) and ok(lines[j]):
                 run.append(lines[j])
                 j += 1
         if run and _accept(run, lines[i + len(run) :], body, size_ratio, max_words):
