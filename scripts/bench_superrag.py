@@ -354,10 +354,11 @@ def bench_sec(args: argparse.Namespace) -> None:
     from htmlrag.tokens import load_tokenizer
 
     retrievers = [r for r in args.retrievers.split(",") if r]
+    hidden = {c for c in args.hide.split(",") if c}
     if args.from_json:
         recs = json.loads(args.from_json.read_text(encoding="utf-8"))
         retrievers = [n for n in recs[0]["recall"] if n != "flat"]
-        summarise(recs, retrievers)
+        summarise([r for r in recs if not hidden & set(r["company"].split("+"))], retrievers)
         return
     pdfs, rows = load_sets(list(args.data))
     owner = owners(p.name for p in pdfs)
@@ -377,7 +378,9 @@ def bench_sec(args: argparse.Namespace) -> None:
     recs = evaluate(folder, pdfs, rows, owner, retrievers, emb, scorer)
     print(f"  {len(recs)} questions x {len(retrievers) + 1} retrievers in {time.perf_counter() - t0:.1f} s")
     (args.out or root / "last_run.json").write_text(json.dumps(recs), encoding="utf-8")
-    summarise(recs, retrievers)
+    if hidden:
+        print(f"  hidden from the tables: {', '.join(sorted(hidden))}")
+    summarise([r for r in recs if not hidden & set(r["company"].split("+"))], retrievers)
 
 
 def summarise(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
@@ -392,6 +395,9 @@ def main() -> int:
     ap.add_argument("--data", type=Path, nargs="+", default=[DATA / "sec-10-q"],
                     help="one or more folders in the sec-10-q layout: docs/*.pdf and qna_data.csv (Question, Source Docs, "
                     "Question Type, Source Chunk Type, Answer); companies are read from the file names")
+    ap.add_argument("--hide", default="",
+                    help="companies (comma-separated) whose questions are run but left out of every printed table: "
+                    "keeps a company unseen while defaults are developed (the --out JSON still holds them)")
     ap.add_argument("--budgets", default=",".join(map(str, BUDGETS)),
                     help="evidence budgets in tokens for the comparison at equal evidence size ('' for none)")
     ap.add_argument("--db", type=Path, default=Path(tempfile.gettempdir()) / "superrag-bench",
