@@ -11,7 +11,7 @@ The printed page label of a page is the page number found in its band (arabic or
 Two more kinds of running lines, found on filings of other producers:
 
 * a running header of one part of the document (``NOTES TO ... STATEMENTS (Continued)`` over the notes
-  only): the same text in the same band at the same height (within 2 points) on ``run_pages`` (3) or more
+  only): the same text (digits included: "Exhibit 31.1", "Exhibit 31.2" are titles) in the same band at the same height (within 2 points) on ``run_pages`` (3) or more
   consecutive pages is furniture even where it recurs on fewer than ``min_share`` of the pages;
 * a footer that names the part of the document it is in and ends (or starts) with the page number
   (``Financial Statements  Notes to Financial Statements  10``, ``MD&A  24``): its text changes from part to
@@ -139,7 +139,7 @@ def find_furniture(
             continue
         if len(where) >= need:
             repeated[k] = None
-        elif n >= run_pages and (run := _runs(where, run_pages)):
+        elif n >= run_pages and len(texts[k]) == 1 and (run := _runs(where, run_pages)):
             repeated[k] = run
     footers = _numbered_footers(pages, bands, max(3, need)) if n >= 3 else {}
     drop: list[set[int]] = []

@@ -5,8 +5,8 @@ A *text block* (lines of one PyMuPDF block) yields a heading from its leading li
 * short (at most ``max_words`` words, at most 160 characters, with at least two letters),
 * not a sentence fragment (no trailing ``,`` or ``;``),
 * not a table's row or column heading that the table finder left in the text: no amount in it (a number with a
-  currency sign, a percent sign, thousands separators or in parentheses, or two numbers that are not years,
-  after any leading section number), not only dates ("October 29, 2023", "Apr 1, 2023 Apr 2, 2022"), and not
+  currency sign, a percent sign, thousands separators or in parentheses, or two numbers of 3+ characters that
+  are not years; a leading section number and dates do not count), not only dates ("October 29, 2023", "Apr 1, 2023 Apr 2, 2022"), and not
   wholly in parentheses (a unit or status line such as "(In millions)" or "(Unaudited)"), and not a cell of a
   row of headings (:func:`grid_cells`: a short line that shares its visual row with another short line of its
   style, side by side, as a table's column headings do),
@@ -32,6 +32,7 @@ from htmlrag.superrag.model import Heading, Line
 
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_DATE = re.compile(rf"\b{_MONTH}\s+\d{{1,2}},?(?:\s+\d{{4}})?", re.I)
 _DATES = re.compile(rf"^(?:{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}[\s,]*(?:and\s+)?)+$", re.I)
 _AMOUNT = re.compile(r"^[(\[]?[$€£¥]?\(?(?:\d{1,3}(?:,\d{3})+|\d+\.\d+|\d+)(?:\.\d+)?\)?%?[)\]]?$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
@@ -80,12 +81,13 @@ def table_text(text: str) -> bool:
     if (t.startswith("(") and t.endswith(")")) or _DATES.match(t):
         return True
     m = NUMBERED.match(t)
-    words = t[m.end() - 1:].split() if m else t.split()  # the section number itself is no amount
+    rest = _DATE.sub(" ", t[m.end() - 1:] if m else t)  # the section number and dates are no amounts
+    words = rest.split()
     if any(w in "$€£¥%" for w in words):
         return True
     nums = [w.rstrip(".,;:") for w in words if _AMOUNT.match(w.rstrip(".,;:"))]
-    money = [w for w in nums if any(c in w for c in ",$€£¥%(") or "." in w.strip("()")]
-    return bool(money) or len([w for w in nums if not _YEAR.match(w)]) >= 2
+    money = [w for w in nums if any(c in w for c in ",$€£¥%(")]
+    return bool(money) or len([w for w in nums if len(w) >= 3 and not _YEAR.match(w)]) >= 2
 
 
 def grid_cells(lines: Sequence[Line], max_words: int = 8) -> set[int]:

@@ -32,8 +32,9 @@ def test_table_rows_units_and_dates_are_not_headings() -> None:
     for row in ("Total net revenue $ 11,715 $ 18,353", "Data Center and AI 3,718 6,074", "(In millions)",
                 "(Unaudited)", "October 29, 2023", "Apr 1, 2023 Apr 2, 2022", "Basic 4,154 4,079"):
         assert _heads([_ln(row, 100, bold=True), _ln(BODY, 112)]) == [], row
-    for heading in ("Note 12: Borrowings", "2.1 Scope", "Item 2. MD&A", "Fiscal 2023 Highlights",
-                    "Revenue by Reportable Segments"):
+    for heading in ("Note 12: Borrowings", "2.1 Scope", "Item 2. MD&A", "Fiscal 2023 Highlights", "Exhibit 31.1",
+                    "Revenue by Reportable Segments", "Items 3 and 4 of Part II",
+                    "Three Months Ended September 30, 2023 Compared with Three Months Ended September 30, 2022"):
         assert _heads([_ln(heading, 100, bold=True), _ln(BODY, 112)]) == [heading], heading
 
 
