@@ -8,26 +8,49 @@
     layouts), or have a difflib ratio >= 0.9. Matching is greedy and one-to-one.
     recall = matched / reference headers; precision = matched / detected headings.
 
-(b) sec-10-q (8 10-Q filings, 80 questions): build time per document (parse + graph + embeddings + indexes,
-    all-MiniLM-L6-v2 on CPU), and **evidence hit rate at 10** for each retriever vs a flat baseline.
+(b) Any folder(s) in the sec-10-q layout (``docs/*.pdf``, ``qna_data.csv`` with ``Question``, ``Source Docs``,
+    ``Question Type``, ``Source Chunk Type``, ``Answer``): ``--data DIR [DIR ...]``, default
+    ``../shared/data/pdf/sec-10-q``. Build time per document (parse + graph + embeddings + indexes,
+    all-MiniLM-L6-v2 on CPU), and **evidence hit rate** for each retriever vs a flat baseline.
+    Companies come from the file names (:func:`htmlrag.superrag.owners.owner_of`: the name without its period,
+    form and numbers, ``2023 Q3 AAPL.pdf`` -> ``AAPL``), never from a list; a question's company is the owner
+    of the filings its ``Source Docs`` pattern names in its folder.
     Gold items of a question (:func:`htmlrag.docqa.items.gold_items`, the same definition the harness's
     ``evidence_*`` metrics use): the numbers in its gold answer (``$``, ``,`` and ``%`` removed; years
     1990-2035, integers below 10 and numbers that also occur in the question are left out); when the answer
     has none, its key phrases instead: adjacent pairs of lower-cased content words (3+ letters, not stop
     words) that are not in the question. An item is found when it occurs in the text of the evidence
-    (numbers compared as normalised numbers, phrases as word pairs). The evidence is the retriever's top 10;
-    ``tables`` and ``full`` append up to 3 related tables/figures to them (so up to 13 items). Per question, recall = found / items;
-    the question is a **hit** when recall >= 0.5. We report hit rate (share of hits) and mean recall, over
-    all questions and split by the dataset's Source Chunk Type (Table / Text). Retrieval is restricted to
-    the filings the question's ``Source Docs`` pattern names (e.g. ``*AAPL*``).
-    The flat baseline: each page's plain text (PyMuPDF ``get_text``) joined per document, cut into
-    fixed 150-word chunks (no overlap, no layout), embedded with the same model, exact cosine top-10.
+    (numbers compared as normalised numbers, phrases as word pairs). Per question, recall = found / items;
+    the question is a **hit** when recall >= 0.5. Two evidence sizes:
+
+    * **at k = 10**: the retriever's top 10 (``tables`` and ``full`` append up to 3 related tables/figures, so
+      up to 13 items);
+    * **at equal evidence tokens** (``--budgets``, default 1,500 and 3,000 tokens of the project's tokenizer,
+      :func:`htmlrag.tokens.load_tokenizer`): the retriever's top 40 cut to the budget greedily in rank order
+      (:func:`htmlrag.superrag.retrieve.budget.fill_budget`: an item that does not fit is skipped, later
+      smaller ones fill the room, the best item alone over the budget is cut to it), so every retriever and
+      the flat baseline give the reader the same amount of text.
+
+    The evidence text of an item is its title and text; its tokens are counted on that text, and the mean
+    evidence tokens per retriever are printed beside each table. We report hit rate (with the exact McNemar
+    test vs flat) and mean recall (paired t-test vs flat), over all questions and split by the dataset's
+    Source Chunk Type (Table / Text). Retrieval is restricted to the filings the question's ``Source Docs``
+    pattern names (e.g. ``*AAPL*``). The flat baseline: each page's plain text (PyMuPDF ``get_text``) joined
+    per document, cut into fixed 150-word chunks (no overlap, no layout), embedded with the same model, exact
+    cosine ranking.
+    **Held out**: leave one company out, for every company: the rerank mode of ``full`` (replace, ``:fuse``,
+    ``:off``; those measured) is chosen on the other companies' questions by ``full``'s hit rate at 10, and
+    every retriever is read on the left-out company's questions in that mode. ``--hide C`` runs company C's
+    questions but keeps them out of every printed table (and out of every choice), so a company stays unseen
+    while defaults are developed. ``--out FILE``: per question, ``recall`` and ``tokens`` per retriever, and
+    ``budget[<tokens>]`` with the same at each budget.
 
 Usage::
 
     python scripts/bench_superrag.py                 # both parts
     python scripts/bench_superrag.py --part docling  # (a) only, a few seconds
-    python scripts/bench_superrag.py --db /tmp/secdb --retrievers hybrid,toc,full:off
+    python scripts/bench_superrag.py --part sec --data ../shared/data/pdf/sec-10-q ../shared/data/pdf/sec-10-q-more
+    python scripts/bench_superrag.py --part sec --data data/pdfs --db /tmp/secdb --retrievers hybrid,toc,full:off
 """
 
 from __future__ import annotations
