@@ -17,7 +17,8 @@ Two more kinds of running lines, found on filings of other producers:
   (``Financial Statements  Notes to Financial Statements  10``, ``MD&A  24``): its text changes from part to
   part, but its number follows the physical page number at one fixed offset; a band line whose leading or
   trailing number has the offset most such lines share, on at least ``min_share`` of the pages (and 3), is
-  furniture, and the number is the page's printed label.
+  furniture, and the number is the page's printed label (a line at heading size is not: "Section 12" opening
+  page 12 is a heading).
 """
 
 from __future__ import annotations
@@ -80,14 +81,16 @@ def _runs(where: dict[int, float], need: int) -> set[int]:
     return out
 
 
-def _numbered_footers(pages: list[tuple[list[Line], float]], bands: list[list[str | None]], need: int
-                      ) -> dict[tuple[int, int], str]:
+def _numbered_footers(pages: list[tuple[list[Line], float]], bands: list[list[str | None]], need: int,
+                      heading_size: float | None) -> dict[tuple[int, int], str]:
     """(page index, line index) -> printed number of the band lines whose leading or trailing number follows
-    the physical page number at the offset most such lines share, when that offset holds on ``need`` pages."""
+    the physical page number at the offset most such lines share, when that offset holds on ``need`` pages.
+    Lines at heading size are left alone ("Section 12" opening page 12 is a heading)."""
     found: list[tuple[int, int, int]] = []
     for pi, (lines, _) in enumerate(pages):
         for li, (ln, b) in enumerate(zip(lines, bands[pi], strict=True)):
-            m = _END_NO.match(ln.text.strip()) if b else None
+            big = heading_size is not None and ln.size >= heading_size
+            m = _END_NO.match(ln.text.strip()) if b and not big else None
             if m:
                 found.append((pi, li, int(m.group(1) or m.group(2))))
     pages_at: dict[int, set[int]] = defaultdict(set)  # offset -> pages with such a line
@@ -141,7 +144,7 @@ def find_furniture(
             repeated[k] = None
         elif n >= run_pages and len(texts[k]) == 1 and (run := _runs(where, run_pages)):
             repeated[k] = run
-    footers = _numbered_footers(pages, bands, max(3, need)) if n >= 3 else {}
+    footers = _numbered_footers(pages, bands, max(3, need), heading_size) if n >= 3 else {}
     drop: list[set[int]] = []
     labels: dict[int, str] = {}
     for pi, (lines, _) in enumerate(pages):

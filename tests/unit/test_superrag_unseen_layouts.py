@@ -121,3 +121,14 @@ def test_a_contents_block_sharing_its_page_and_wrapped_entries() -> None:
     assert is_toc_page(lines, n_pages=52)
     dropped = {lines[i].text for i in toc_line_ids(lines)}
     assert "30, 2022" in dropped and not any(t.startswith("Investors") for t in dropped)
+
+
+def test_a_heading_that_numbers_its_page_is_no_footer() -> None:
+    """"Section 12" set large atop page 12 follows the page number like a numbered footer, but a line at
+    heading size is a heading (the numbered-footer rule leaves it; the 500-page test caught this)."""
+    pages = [([_ln(f"Section {p + 1}", 60, size=16.0, page=p + 1),
+               *(_ln(f"{BODY} {WORDS[p]} {WORDS[i]}", 200 + 12 * i, page=p + 1) for i in range(4)),
+               _ln(str(p + 1), 760, page=p + 1)], 792.0) for p in range(6)]
+    drop, labels = find_furniture(pages, heading_size=11.5)
+    assert all(d == {5} for d in drop), drop
+    assert labels == {p: str(p) for p in range(1, 7)}
