@@ -17,13 +17,15 @@ A *text block* (lines of one PyMuPDF block) yields a heading from its leading li
 Consecutive qualifying lines of the same size in one block form one heading. Levels: headings matching an
 outline entry take the entry's level; in documents where most headings are numbered, a numbered heading's
 level is its depth (``2.1.3`` -> 3); otherwise styles are ranked (bigger first, bold before regular at the
-same size) and the rank is the level.
+same size) and the rank is the level, put on the outline's scale where the outline names headings of the
+same or nearby styles (:func:`_font_levels`).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -178,20 +180,52 @@ def assign_levels(
     """Level and deciding source for each heading given as (lines, size); see the module docstring."""
     texts = [" ".join(ln.text for ln in lines) for lines, _ in heads]
     out_levels = {normalise(t): lvl for lvl, t in outline if normalise(t)}
-    styles = sorted({(round(size * 2) / 2, all(ln.bold for ln in lines)) for lines, size in heads},
-                    key=lambda s: (-s[0], not s[1]))
-    rank = {s: i + 1 for i, s in enumerate(styles)}
+    style = [(round(size * 2) / 2, all(ln.bold for ln in lines)) for lines, size in heads]
+    styles = sorted(set(style), key=lambda s: (-s[0], not s[1]))
+    font = _font_levels(styles, [(st, out_levels[normalise(t)]) for st, t in zip(style, texts, strict=True)
+                                 if normalise(t) in out_levels])
     depths = [numbering_depth(t) for t in texts]
     numbered = sum(d is not None for d in depths) >= max(2, len(texts) / 2)
     out: list[tuple[int, str]] = []
-    for (lines, size), text, depth in zip(heads, texts, depths, strict=True):
+    for st, text, depth in zip(style, texts, depths, strict=True):
         key = normalise(text)
         if key in out_levels:
             out.append((out_levels[key], "outline"))
         elif numbered and depth is not None:
             out.append((depth, "numbering"))
         else:
-            out.append((min(rank[(round(size * 2) / 2, all(ln.bold for ln in lines))], 6), "font"))
+            out.append((font[st], "font"))
+    return out
+
+
+def _font_levels(styles: Sequence[tuple[float, bool]], matched: Sequence[tuple[tuple[float, bool], int]]
+                 ) -> dict[tuple[float, bool], int]:
+    """Level of each heading style (``styles`` bigger first) for headings the outline does not name.
+
+    Without outline matches a style's level is its rank. With them, the outline and the font ranks must share
+    one scale, or a heading the outline misses (its text differs from the entry's) lands under an unrelated
+    outline heading: a style that outline-named headings use takes their most common outline level (ties: the
+    smaller); any other style keeps its rank distance to the nearest calibrated style above it (else below it).
+    Capped at 6.
+    """
+    rank = {s: i + 1 for i, s in enumerate(styles)}
+    seen: dict[tuple[float, bool], Counter[int]] = {}
+    for st, lvl in matched:
+        seen.setdefault(st, Counter())[lvl] += 1
+    calib = {st: min(c, key=lambda lv: (-c[lv], lv)) for st, c in seen.items()}
+    out: dict[tuple[float, bool], int] = {}
+    for st in styles:
+        above = [b for b in styles if rank[b] < rank[st] and b in calib]
+        below = [b for b in styles if rank[b] > rank[st] and b in calib]
+        if st in calib:
+            lvl = calib[st]
+        elif above:
+            lvl = calib[above[-1]] + rank[st] - rank[above[-1]]
+        elif below:
+            lvl = calib[below[0]] - (rank[below[0]] - rank[st])
+        else:
+            lvl = rank[st]
+        out[st] = min(max(lvl, 1), 6)
     return out
 
 

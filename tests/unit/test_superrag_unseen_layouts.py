@@ -132,3 +132,32 @@ def test_a_heading_that_numbers_its_page_is_no_footer() -> None:
     drop, labels = find_furniture(pages, heading_size=11.5)
     assert all(d == {5} for d in drop), drop
     assert labels == {p: str(p) for p in range(1, 7)}
+
+
+def test_headings_the_outline_misses_join_the_outline_scale() -> None:
+    """The outline names "Forward-Looking Statements" (level 1, 14 pt) and "Mobileye" (level 2, 14 pt), but not
+    the 18 pt statement titles, whose text differs from their entries: by font rank they were level 2 and so
+    hung under "Forward-Looking Statements" with everything after it. Now a style the outline uses takes its
+    most common outline level, and other styles keep their rank distance to it."""
+    def head(text: str, size: float) -> tuple[list[Line], float]:
+        return [_ln(text, 100, size=size)], size
+
+    heads = [head("Forward-Looking Statements", 14), head("Consolidated Statements of Income", 18),
+             head("Note 1: Basis of Presentation", 14), head("Mobileye", 14), head("Provision for Taxes", 14),
+             head("Segment detail", 12), head("Other Key Information", 18)]
+    outline = [(1, "Forward-Looking Statements"), (2, "Mobileye"), (2, "Provision for Taxes"),
+               (1, "Other Key Information")]
+    levels = [lvl for lvl, _ in hd.assign_levels(heads, outline)]
+    assert levels == [1, 1, 2, 2, 2, 3, 1]
+    assert [lvl for lvl, _ in hd.assign_levels(heads)] == [2, 1, 2, 2, 2, 3, 1]  # no outline: font ranks
+
+
+def test_a_box_over_running_text_is_not_a_table() -> None:
+    """A shaded box over a graphic's prose, cut by its rules into "opportunit" | "ies", is no table; a
+    statement whose cells start with capitals, digits or signs is."""
+    from htmlrag.superrag.tables import cuts_words
+
+    assert cuts_words([["embrace t PC experi source of I", "hese opportunit ences even mo P, scale, and c C",
+                        "ies by simplifying and focusing our roadmap"], ["$9.3", "$0.7", ""]])
+    assert not cuts_words([["Net sales", "Products", "Services"], ["Revenue", "$18,120", "$5,931"],
+                           ["Cost of revenue", "4,720", "2,754"], ["Research and development", "2,294", "1,945"]])
