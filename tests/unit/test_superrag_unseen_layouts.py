@@ -161,3 +161,4 @@ def test_a_box_over_running_text_is_not_a_table() -> None:
                         "ies by simplifying and focusing our roadmap"], ["$9.3", "$0.7", ""]])
     assert not cuts_words([["Net sales", "Products", "Services"], ["Revenue", "$18,120", "$5,931"],
                            ["Cost of revenue", "4,720", "2,754"], ["Research and development", "2,294", "1,945"]])
+    assert not cuts_words([["Language", "TEDs", "", "mAP (0.75)"], ["", "simple", "complex", "all"]])  # a paper's
