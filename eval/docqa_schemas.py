@@ -118,6 +118,7 @@ class CorpusSchema:
     company: str | None = None
     companies: dict[str, str] = field(default_factory=dict)
     company_metadata: str | None = None
+    companies_from_names: bool = False
     figure_model: str | None = None
     figure_base_url_env: str = "OPENAI_BASE_URL"
     figure_api_key_env: str = "OPENAI_API_KEY"

@@ -8,26 +8,49 @@
     layouts), or have a difflib ratio >= 0.9. Matching is greedy and one-to-one.
     recall = matched / reference headers; precision = matched / detected headings.
 
-(b) sec-10-q (8 10-Q filings, 80 questions): build time per document (parse + graph + embeddings + indexes,
-    all-MiniLM-L6-v2 on CPU), and **evidence hit rate at 10** for each retriever vs a flat baseline.
+(b) Any folder(s) in the sec-10-q layout (``docs/*.pdf``, ``qna_data.csv`` with ``Question``, ``Source Docs``,
+    ``Question Type``, ``Source Chunk Type``, ``Answer``): ``--data DIR [DIR ...]``, default
+    ``../shared/data/pdf/sec-10-q``. Build time per document (parse + graph + embeddings + indexes,
+    all-MiniLM-L6-v2 on CPU), and **evidence hit rate** for each retriever vs a flat baseline.
+    Companies come from the file names (:func:`htmlrag.superrag.build.owners.owner_of`: the name without its period,
+    form and numbers, ``2023 Q3 AAPL.pdf`` -> ``AAPL``), never from a list; a question's company is the owner
+    of the filings its ``Source Docs`` pattern names in its folder.
     Gold items of a question (:func:`htmlrag.docqa.items.gold_items`, the same definition the harness's
     ``evidence_*`` metrics use): the numbers in its gold answer (``$``, ``,`` and ``%`` removed; years
     1990-2035, integers below 10 and numbers that also occur in the question are left out); when the answer
     has none, its key phrases instead: adjacent pairs of lower-cased content words (3+ letters, not stop
     words) that are not in the question. An item is found when it occurs in the text of the evidence
-    (numbers compared as normalised numbers, phrases as word pairs). The evidence is the retriever's top 10;
-    ``tables`` and ``full`` append up to 3 related tables/figures to them (so up to 13 items). Per question, recall = found / items;
-    the question is a **hit** when recall >= 0.5. We report hit rate (share of hits) and mean recall, over
-    all questions and split by the dataset's Source Chunk Type (Table / Text). Retrieval is restricted to
-    the filings the question's ``Source Docs`` pattern names (e.g. ``*AAPL*``).
-    The flat baseline: each page's plain text (PyMuPDF ``get_text``) joined per document, cut into
-    fixed 150-word chunks (no overlap, no layout), embedded with the same model, exact cosine top-10.
+    (numbers compared as normalised numbers, phrases as word pairs). Per question, recall = found / items;
+    the question is a **hit** when recall >= 0.5. Two evidence sizes:
+
+    * **at k = 10**: the retriever's top 10 (``tables`` and ``full`` append up to 3 related tables/figures, so
+      up to 13 items);
+    * **at equal evidence tokens** (``--budgets``, default 1,500 and 3,000 tokens of the project's tokenizer,
+      :func:`htmlrag.pruning.tokens.load_tokenizer`): the retriever's top 40 cut to the budget greedily in rank order
+      (:func:`htmlrag.superrag.retrieve.budget.fill_budget`: an item that does not fit is skipped, later
+      smaller ones fill the room, the best item alone over the budget is cut to it), so every retriever and
+      the flat baseline give the reader the same amount of text.
+
+    The evidence text of an item is its title and text; its tokens are counted on that text, and the mean
+    evidence tokens per retriever are printed beside each table. We report hit rate (with the exact McNemar
+    test vs flat) and mean recall (paired t-test vs flat), over all questions and split by the dataset's
+    Source Chunk Type (Table / Text). Retrieval is restricted to the filings the question's ``Source Docs``
+    pattern names (e.g. ``*AAPL*``). The flat baseline: each page's plain text (PyMuPDF ``get_text``) joined
+    per document, cut into fixed 150-word chunks (no overlap, no layout), embedded with the same model, exact
+    cosine ranking.
+    **Held out**: leave one company out, for every company: the rerank mode of ``full`` (replace, ``:fuse``,
+    ``:off``; those measured) is chosen on the other companies' questions by ``full``'s hit rate at 10, and
+    every retriever is read on the left-out company's questions in that mode. ``--hide C`` runs company C's
+    questions but keeps them out of every printed table (and out of every choice), so a company stays unseen
+    while defaults are developed. ``--out FILE``: per question, ``recall`` and ``tokens`` per retriever, and
+    ``budget[<tokens>]`` with the same at each budget.
 
 Usage::
 
     python scripts/bench_superrag.py                 # both parts
     python scripts/bench_superrag.py --part docling  # (a) only, a few seconds
-    python scripts/bench_superrag.py --db /tmp/secdb --retrievers hybrid,toc,full:off
+    python scripts/bench_superrag.py --part sec --data ../shared/data/pdf/sec-10-q ../shared/data/pdf/sec-10-q-more
+    python scripts/bench_superrag.py --part sec --data data/pdfs --db /tmp/secdb --retrievers hybrid,toc,full:off
 """
 
 from __future__ import annotations
@@ -38,6 +61,7 @@ import difflib
 import fnmatch
 import json
 import logging
+import os
 import sys
 import tempfile
 import time
@@ -91,7 +115,16 @@ def bench_docling() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- (b)
-COMPANIES = {"AAPL": "Apple Inc.", "MSFT": "Microsoft Corporation"}
+#: Evidence budgets (tokens of the default tokenizer, :func:`htmlrag.pruning.tokens.load_tokenizer`) for the comparison
+#: at equal evidence size; each retriever's ranked evidence is cut to them greedily in rank order.
+BUDGETS = (1500, 3000)
+#: Evidence items asked of each retriever for the budgeted comparison (enough to fill the largest budget).
+BUDGET_K = 40
+
+
+def rel(path: Path) -> str:
+    """``path`` relative to the repository root (logs and committed results never hold machine paths)."""
+    return os.path.relpath(Path(path).resolve(), ROOT)
 
 
 def flat_chunks(pdf: Path, words: int = 150) -> list[str]:
@@ -104,12 +137,40 @@ def flat_chunks(pdf: Path, words: int = 150) -> list[str]:
     return [" ".join(toks[i : i + words]) for i in range(0, len(toks), words)]
 
 
-def company_of(name: str) -> str:
-    return next((c for c in COMPANIES if c in name), "?")
+def read_questions(folder: Path) -> list[dict[str, str]]:
+    """The rows of ``folder/qna_data.csv`` (the sec-10-q layout)."""
+    with (folder / "qna_data.csv").open(encoding="utf-8-sig", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def load_sets(folders: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
+    """The filings and questions of one or more folders in the sec-10-q layout. Each question keeps the file
+    names its ``Source Docs`` pattern matches in its own folder (``_names``; all its folder's files when the
+    pattern matches none). File names must differ across folders."""
+    pdfs: list[Path] = []
+    rows: list[dict[str, Any]] = []
+    for folder in folders:
+        mine = sorted((folder / "docs").glob("*.pdf"))
+        clash = {p.name for p in mine} & {p.name for p in pdfs}
+        if clash:
+            raise SystemExit(f"{rel(folder)}: file names also in another --data folder: {sorted(clash)}")
+        pdfs += mine
+        for row in read_questions(folder):
+            pattern = (row.get("Source Docs") or "*").strip()
+            names = [p.name for p in mine if fnmatch.fnmatch(p.name, pattern)] or [p.name for p in mine]
+            rows.append({**row, "_names": names, "_set": rel(folder)})
+    return pdfs, rows
+
+
+def question_owner(names: list[str], owner: dict[str, str]) -> str:
+    """The company of a question: the owner of the filings its ``Source Docs`` pattern names (several owners
+    joined with ``+``; such a question is in no company's held-out split)."""
+    return "+".join(sorted({owner[n] for n in names})) or "?"
 
 
 def build(pdfs: list[Path], root: Path, config: Any, emb: Any, cache: Path) -> Path:
-    """The corpus of ``config`` (built once per config and code version; parses cached under ``cache``)."""
+    """The corpus of ``config`` and these files (built once per config, file set and code version; parses
+    cached under ``cache``)."""
     from dataclasses import asdict
 
     from htmlrag.core.cache import content_key
@@ -117,7 +178,8 @@ def build(pdfs: list[Path], root: Path, config: Any, emb: Any, cache: Path) -> P
     from htmlrag.superrag.build.corpus import open_writable
     from htmlrag.superrag.to_html import parse_cached
 
-    folder = root / content_key("bench", asdict(config), fingerprint(PDF_CORPUS))[:16]
+    names = sorted(p.name for p in pdfs)
+    folder = root / content_key("bench", asdict(config), names, fingerprint(PDF_CORPUS))[:16]
     with open_writable(folder, config=config, embedder=emb) as corpus:
         for pdf in pdfs:
             t0 = time.perf_counter()
@@ -125,7 +187,7 @@ def build(pdfs: list[Path], root: Path, config: Any, emb: Any, cache: Path) -> P
             if corpus.has_document(doc.doc_id):
                 continue
             r = corpus.add_document(pdf, parsed=doc)
-            print(f"  built {pdf.name:18s} {r.pages:3d} pages {r.nodes:6d} nodes {time.perf_counter() - t0:6.1f} s "
+            print(f"  built {pdf.name:22s} {r.pages:3d} pages {r.nodes:6d} nodes {time.perf_counter() - t0:6.1f} s "
                   f"{'ok' if r.ok else r.error}", flush=True)
     return folder
 
@@ -138,8 +200,29 @@ RERANK_MODES: dict[str, dict[str, bool]] = {"": {"rerank": True, "rerank_fuse": 
                                             "off": {"rerank": False, "rerank_fuse": True}}
 
 
-def evaluate(folder: Path, pdfs: list[Path], retrievers: list[str], emb: Any, k: int = 10) -> list[dict[str, Any]]:
-    """Per question: company, type, and the recall of every retriever's top-k evidence (and of flat chunks)."""
+class Scorer:
+    """Recall and evidence tokens of one ranked evidence list: at k (the list as returned) and cut to each
+    budget (:func:`htmlrag.superrag.retrieve.budget.fill_budget` over the longer list)."""
+
+    def __init__(self, counter: Any, budgets: tuple[int, ...]) -> None:
+        self.counter, self.budgets = counter, budgets
+
+    def score(self, rec: dict[str, Any], name: str, items: list[str], at_k: list[str], ranked: list[str]) -> None:
+        from htmlrag.superrag.retrieve.budget import fill_budget
+
+        rec["recall"][name] = recall("", items, " \n ".join(at_k))
+        rec["tokens"][name] = sum(self.counter.count_many(at_k))
+        for b in self.budgets:
+            cut = fill_budget(ranked, self.counter, b)
+            slot = rec["budget"].setdefault(str(b), {"recall": {}, "tokens": {}})
+            slot["recall"][name] = recall("", items, " \n ".join(cut.texts))
+            slot["tokens"][name] = cut.tokens
+
+
+def evaluate(folder: Path, pdfs: list[Path], rows: list[dict[str, Any]], owner: dict[str, str],
+             retrievers: list[str], emb: Any, scorer: Scorer, k: int = 10) -> list[dict[str, Any]]:
+    """Per question: company, type, and the recall and evidence tokens of every retriever (and of flat chunks)
+    at k and at each budget."""
     from htmlrag.superrag.build.corpus import open_corpus
 
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
@@ -148,36 +231,43 @@ def evaluate(folder: Path, pdfs: list[Path], retrievers: list[str], emb: Any, k:
     for pdf in pdfs:
         ch = flat_chunks(pdf)
         flat[pdf.name] = (ch, emb.encode(ch))
-    with (DATA / "sec-10-q" / "qna_data.csv").open(encoding="utf-8-sig") as f:
-        rows = list(csv.DictReader(f))
     out: list[dict[str, Any]] = []
     with open_corpus(folder, embedder=emb) as corpus:
         for qi, row in enumerate(rows):
-            q, pattern = row["Question"], row["Source Docs"].strip()
+            q, names = row["Question"], row["_names"]
             _, items = gold_items(q, row["Answer"])
-            names = [p.name for p in pdfs if fnmatch.fnmatch(p.name, pattern)] or [p.name for p in pdfs]
             ids = [name_to_id[n] for n in names if n in name_to_id]
             qv = emb.encode([q])[0]
-            cands = [(float(v @ qv), c) for n in names for c, v in zip(*flat[n], strict=True)]
-            rec = {"i": qi, "company": company_of(pattern), "type": row["Source Chunk Type"].strip() or "?",
-                   "qtype": row["Question Type"].strip(), "recall": {}}
-            rec["recall"]["flat"] = recall("", items, " \n ".join(c for _, c in sorted(cands, key=lambda x: -x[0])[:k]))
+            cands = sorted(((float(v @ qv), c) for n in names for c, v in zip(*flat[n], strict=True)),
+                           key=lambda x: -x[0])
+            rec = {"i": qi, "set": row["_set"], "company": question_owner(names, owner), "type": row["Source Chunk Type"].strip() or "?",
+                   "qtype": row["Question Type"].strip(), "recall": {}, "tokens": {}, "budget": {}}
+            ranked = [c for _, c in cands]
+            scorer.score(rec, "flat", items, ranked[:k], ranked[:BUDGET_K])
             for name in retrievers:
                 base, _, mode = name.partition(":")
-                ev = corpus.retrieve(q, retriever=base, k=k, doc_ids=ids, **RERANK_MODES[mode])
-                rec["recall"][name] = recall("", items, " \n ".join(f"{e.title}\n{e.text}" for e in ev))
+                texts = [[f"{e.title}\n{e.text}" for e in corpus.retrieve(q, retriever=base, k=n, doc_ids=ids,
+                                                                          **RERANK_MODES[mode])]
+                         for n in ((k, BUDGET_K) if scorer.budgets else (k,))]
+                scorer.score(rec, name, items, texts[0], texts[-1])
             out.append(rec)
     return out
 
 
-def report(recs: list[dict[str, Any]], retrievers: list[str], title: str) -> None:
+def _p(x: float | None) -> str:
+    return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.3f}"
+
+
+def report(recs: list[dict[str, Any]], retrievers: list[str], title: str, measure: str = "@10") -> None:
     """Hit rate (recall >= 0.5) per retriever, all / Table / Text, with the exact McNemar test vs flat; then the
-    mean recall over all of them with the paired t-test vs flat (the measure without the 0.5 threshold)."""
+    mean recall over all of them with the paired t-test vs flat (the measure without the 0.5 threshold), and
+    the mean evidence tokens."""
     from htmlrag.evaluation.stats import mcnemar_exact, paired_ttest
 
-    print(f"\n  {title}: evidence hit rate @10 (recall >= 0.5); vs flat: +wins/-losses, McNemar exact p; "
-          "mean recall, vs flat, paired t-test p")
-    print(f"  {'retriever':14s} " + " ".join(f"{s:>30s}" for s in ("all", "Table", "Text", "mean recall")))
+    print(f"\n  {title}: evidence hit rate {measure} (recall >= 0.5); vs flat: +wins/-losses, McNemar exact p; "
+          "mean recall, vs flat, paired t-test p; mean evidence tokens")
+    print(f"  {'retriever':14s} " + " ".join(f"{s:>30s}" for s in ("all", "Table", "Text", "mean recall"))
+          + f" {'tokens':>7s}")
     for name in ["flat", *retrievers]:
         cells = []
         for split in (None, "Table", "Text"):
@@ -189,11 +279,13 @@ def report(recs: list[dict[str, Any]], retrievers: list[str], title: str) -> Non
                 cells.append(f"{rate:.2f} (n={len(sub)})")
                 continue
             m = mcnemar_exact(hit, base)
-            cells.append(f"{rate:.2f} {rate - float(np.mean(base)):+.2f} +{m.a_only}/-{m.b_only} p={m.p:.3f}")
+            diff = rate - float(np.mean(base)) if base else float("nan")
+            cells.append(f"{rate:.2f} {diff:+.2f} +{m.a_only}/-{m.b_only} p={_p(m.p)}")
         sub = [r for r in recs if not np.isnan(r["recall"]["flat"])]
         t = paired_ttest([r["recall"][name] for r in sub], [r["recall"]["flat"] for r in sub])
-        cells.append(f"{t.mean_a:.3f}" if name == "flat" else f"{t.mean_a:.3f} {t.mean_a - t.mean_b:+.3f} p={t.p:.3f}")
-        print(f"  {name:14s} " + " ".join(f"{c:>30s}" for c in cells))
+        cells.append(f"{t.mean_a:.3f}" if name == "flat" else f"{t.mean_a:.3f} {t.mean_a - t.mean_b:+.3f} p={_p(t.p)}")
+        toks = [r["tokens"][name] for r in recs if name in r.get("tokens", {})]
+        print(f"  {name:14s} " + " ".join(f"{c:>30s}" for c in cells) + f" {np.mean(toks) if toks else 0:7.0f}")
 
 
 def _with_mode(name: str, mode: str, retrievers: list[str]) -> str:
@@ -204,62 +296,134 @@ def _with_mode(name: str, mode: str, retrievers: list[str]) -> str:
     return f"{name}:{mode}" if mode and f"{name}:{mode}" in retrievers else name
 
 
-def heldout_report(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
-    """The held-out protocol: the rerank mode (replace, ``:fuse`` or ``:off``, those measured) is chosen on one
-    company's questions by ``full``'s hit rate (ties: the paper's replace, then fuse, then off), then every
-    retriever is read on the OTHER company's questions with that mode; both ways."""
-    def rate(rs: list[dict[str, Any]], name: str) -> float:
-        return float(np.mean([r["recall"][name] >= 0.5 for r in rs if not np.isnan(r["recall"]["flat"])]))
+def at_budget(recs: list[dict[str, Any]], budget: str) -> list[dict[str, Any]]:
+    """The records read at one budget (its recall and tokens in place of those at k)."""
+    return [{**r, **r["budget"][budget]} for r in recs if budget in r.get("budget", {})]
 
+
+def measures(recs: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(label, records) for every measure the records hold: the budgets first (what the docs lead with), then
+    the top 10."""
+    budgets = sorted({b for r in recs for b in r.get("budget", {})}, key=int)
+    return [*((f"at {int(b):,} evidence tokens", at_budget(recs, b)) for b in budgets), ("@10", recs)]
+
+
+def companies(recs: list[dict[str, Any]]) -> list[str]:
+    """The companies whose questions name only their own filings, in order of first appearance."""
+    return list(dict.fromkeys(r["company"] for r in recs if "+" not in r["company"] and r["company"] != "?"))
+
+
+def choose_mode(tune: list[dict[str, Any]], retrievers: list[str]) -> tuple[str, str]:
+    """The rerank mode of ``full`` (replace, ``:fuse`` or ``:off``, those measured) with the best hit rate at
+    k on ``tune`` (ties: replace, then fuse, then off); without tuning questions the library's default (off).
+    Returns the mode and a line saying how it was chosen."""
     modes = [m for m in ("", "fuse", "off") if (f"full:{m}" if m else "full") in retrievers]
-    if len(modes) < 2:
+    sub = [r for r in tune if not np.isnan(r["recall"]["flat"])]
+    if len(modes) < 2 or not sub:
+        default = "off" if "off" in modes else (modes[0] if modes else "")
+        return default, f"no other company's questions to choose on: the library's default ({default or 'replace'})"
+    rates = {m: float(np.mean([r["recall"][f"full:{m}" if m else "full"] >= 0.5 for r in sub])) for m in modes}
+    best = max(modes, key=lambda m: rates[m])  # first of the best: the order above breaks ties
+    shown = ", ".join(f"{m or 'replace'} {v:.2f}" for m, v in rates.items())
+    return best, f"chosen on the other companies' {len(sub)} questions by full's hit rate @10 ({shown}) -> {best or 'replace'}"
+
+
+def heldout_report(recs: list[dict[str, Any]], retrievers: list[str]) -> dict[str, dict[str, Any]]:
+    """Leave one company out, for every company: the rerank mode is chosen on the other companies' questions,
+    then every retriever is read on the left-out company's questions with that mode, at each budget and at k.
+    Returns, per company, the retrievers read and the rows of its questions (for :func:`summary_table`)."""
+    out: dict[str, dict[str, Any]] = {}
+    for test in companies(recs):
+        tune = [r for r in recs if test not in r["company"].split("+")]
+        best, how = choose_mode(tune, retrievers)
+        names = [_with_mode(n, best, retrievers) for n in retrievers if ":" not in n]
+        rows = [r for r in recs if r["company"] == test]
+        print(f"\n  == held out {test} ({len(rows)} questions): rerank mode {how}")
+        for label, view in measures(rows):
+            report(view, names, f"{test} questions, held out", label)
+        out[test] = {"names": names, "rows": rows}
+    return out
+def summary_table(held: dict[str, dict[str, Any]]) -> None:
+    """One line per retriever: hit rate and difference to flat on each held-out company, at each measure
+    (Markdown, as the docs show it)."""
+    if not held:
         return
-    for tune, test in (("AAPL", "MSFT"), ("MSFT", "AAPL")):
-        t = [r for r in recs if r["company"] == tune]
-        rates = {m: rate(t, f"full:{m}" if m else "full") for m in modes}
-        best = max(modes, key=lambda m: rates[m])  # first of the best: the order above breaks ties
-        shown = ", ".join(f"{m or 'replace'} {v:.2f}" for m, v in rates.items())
-        print(f"\n  held out {test}: rerank mode chosen on {tune}'s questions by full's hit rate ({shown}) "
-              f"-> {best or 'replace'}")
-        names = [n for n in retrievers if ":" not in n]
-        chosen = [_with_mode(n, best, retrievers) for n in names]
-        report([r for r in recs if r["company"] == test], chosen, f"{test} questions, held out")
+    first = next(iter(held.values()))
+    labels = [label for label, _ in measures(first["rows"])]
+    print("\n  held-out summary: evidence hit rate (difference to flat) per company left out; "
+          + "; ".join(labels))
+    head = " | ".join(f"{c} {'/'.join(lab.split()[1] if lab.startswith('at') else lab for lab in labels)}"
+                      for c in held)
+    print(f"  | retriever | {head} |")
+    print("  |---|" + "---|" * len(held))
+    for j in range(len(first["names"]) + 1):
+        cells = []
+        for h in held.values():
+            name = "flat" if j == 0 else h["names"][j - 1]
+            parts = []
+            for _, view in measures(h["rows"]):
+                sub = [r for r in view if not np.isnan(r["recall"]["flat"])]
+                rate = float(np.mean([r["recall"][name] >= 0.5 for r in sub])) if sub else float("nan")
+                base = float(np.mean([r["recall"]["flat"] >= 0.5 for r in sub])) if sub else float("nan")
+                parts.append(f"{rate:.2f}" if j == 0 else f"{rate:.2f} ({rate - base:+.2f})")
+            cells.append(" / ".join(parts))
+        label = "flat" if j == 0 else first["names"][j - 1].split(":")[0]
+        print(f"  | {label} | " + " | ".join(cells) + " |")
 
 
 def bench_sec(args: argparse.Namespace) -> None:
     from htmlrag.superrag.build.corpus import CorpusConfig
     from htmlrag.superrag.build.embed import CachedEmbedder, SentenceTransformerEmbedder
+    from htmlrag.superrag.build.owners import owner_glob, owners
+    from htmlrag.pruning.tokens import load_tokenizer
 
-    retrievers = args.retrievers.split(",")
+    retrievers = [r for r in args.retrievers.split(",") if r]
+    hidden = {c for c in args.hide.split(",") if c}
     if args.from_json:
         recs = json.loads(args.from_json.read_text(encoding="utf-8"))
         retrievers = [n for n in recs[0]["recall"] if n != "flat"]
-        summarise(recs, retrievers)
+        summarise([r for r in recs if not hidden & set(r["company"].split("+"))], retrievers)
         return
-    pdfs = sorted((DATA / "sec-10-q" / "docs").glob("*.pdf"))
+    pdfs, rows = load_sets(list(args.data))
+    owner = owners(p.name for p in pdfs)
+    print(f"\n(b) {', '.join(rel(d) for d in args.data)}: {len(pdfs)} filings, {len(rows)} questions; companies from the file names: "
+          + ", ".join(f"{c} ({sum(o == c for o in owner.values())})" for c in dict.fromkeys(owner.values())))
     root = Path(args.db)
     emb = CachedEmbedder(SentenceTransformerEmbedder(), root / "embeddings.sqlite")
     config = CorpusConfig(vector_backend=args.vector_backend, chunk_words=args.chunk_words,
                           min_chunk_words=args.min_chunk_words, flat_words=150,
-                          companies={f"*{k}*": v for k, v in COMPANIES.items()})
+                          companies={owner_glob(n): c for n, c in owner.items()})
     t0 = time.perf_counter()
     folder = build(pdfs, root, config, emb, root / "parsed")
-    print(f"\n(b) sec-10-q: corpus {folder} ready in {time.perf_counter() - t0:.1f} s")
-    recs = evaluate(folder, pdfs, retrievers, emb)
+    print(f"  corpus <db>/{folder.name} ready in {time.perf_counter() - t0:.1f} s", flush=True)
+    budgets = tuple(int(b) for b in args.budgets.split(",") if b) if args.budgets else ()
+    scorer = Scorer(load_tokenizer(), budgets)
+    t0 = time.perf_counter()
+    recs = evaluate(folder, pdfs, rows, owner, retrievers, emb, scorer)
+    print(f"  {len(recs)} questions x {len(retrievers) + 1} retrievers in {time.perf_counter() - t0:.1f} s")
     (args.out or root / "last_run.json").write_text(json.dumps(recs), encoding="utf-8")
-    summarise(recs, retrievers)
+    if hidden:
+        print(f"  hidden from the tables: {', '.join(sorted(hidden))}")
+    summarise([r for r in recs if not hidden & set(r["company"].split("+"))], retrievers)
 
 
 def summarise(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
-    report(recs, retrievers, f"all {len(recs)} questions")
-    for company in COMPANIES:
-        report([r for r in recs if r["company"] == company], retrievers, f"{company} questions ({company} filings)")
-    heldout_report(recs, retrievers)
+    for label, view in measures(recs):
+        report(view, retrievers, f"all {len(recs)} questions", label)
+    summary_table(heldout_report(recs, retrievers))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--part", choices=["all", "docling", "sec"], default="all")
+    ap.add_argument("--data", type=Path, nargs="+", default=[DATA / "sec-10-q"],
+                    help="one or more folders in the sec-10-q layout: docs/*.pdf and qna_data.csv (Question, Source Docs, "
+                    "Question Type, Source Chunk Type, Answer); companies are read from the file names")
+    ap.add_argument("--hide", default="",
+                    help="companies (comma-separated) whose questions are run but left out of every printed table: "
+                    "keeps a company unseen while defaults are developed (the --out JSON still holds them)")
+    ap.add_argument("--budgets", default=",".join(map(str, BUDGETS)),
+                    help="evidence budgets in tokens for the comparison at equal evidence size ('' for none)")
     ap.add_argument("--db", type=Path, default=Path(tempfile.gettempdir()) / "superrag-bench",
                     help="corpora (one per setting and code version), parse and embedding caches")
     ap.add_argument("--retrievers", default="vector,bm25,hybrid,toc,tables,merge,rerank,full,nonlayout,rerank:fuse,"
@@ -272,8 +436,14 @@ def main() -> int:
     ap.add_argument("--min-chunk-words", type=int, default=75)
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR, format="%(message)s")
-    if not DATA.exists():
-        print(f"no data at {DATA}", file=sys.stderr)
+    need = [DATA / "docling"] if args.part == "docling" else []
+    if args.part in ("all", "sec") and not args.from_json:
+        need += [d / "qna_data.csv" for d in args.data]
+    if args.part == "all":
+        need.append(DATA / "docling")
+    missing = [p for p in need if not p.exists()]
+    if missing:
+        print(f"no data at {rel(missing[0])}", file=sys.stderr)
         return 2
     if args.part in ("all", "docling"):
         bench_docling()

@@ -13,8 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench_superrag as B
 
 from htmlrag.docqa.items import gold_items
-from htmlrag.superrag.corpus import open_corpus
-from htmlrag.superrag.embed import CachedEmbedder, SentenceTransformerEmbedder
+from htmlrag.superrag.build.corpus import open_corpus
+from htmlrag.superrag.build.embed import CachedEmbedder, SentenceTransformerEmbedder
 from htmlrag.superrag.retrieve.expand import TableFigureExpansion
 from htmlrag.superrag.retrieve.hybrid import HybridRetriever, TocRetriever
 from htmlrag.superrag.retrieve.merge import CrossPageMerge, EmbeddingReranker, Rerank

@@ -156,3 +156,25 @@ def test_reranking_cannot_undo_the_table_text_mix() -> None:
     assert [e.node_id for e in plain] == ["n0", "n1", "n2", "n3"]
     text_only = Rerank(_pool, EmbeddingReranker(_Cosine()), pool=6)("q", 4, ["d1", "d2"])
     assert [e.doc_id for e in text_only] == ["d1", "d2", "d1", "d2"]
+
+
+def test_soft_mix_lets_the_best_table_rise_without_halving_the_text() -> None:
+    """``mix_tables="soft"`` (measured and not adopted, docs/superrag.md issue 35): each item is ranked by RRF
+    of its place in the ranking over both kinds and its place within its own kind, so the best table moves up
+    but text that outranks every table keeps most slots (strict turns give tables every second slot)."""
+    from htmlrag.superrag.retrieve.evidence import soft_mix
+
+    kinds = {"x3": "TableChunk", "x4": "TableChunk"}
+    soft = [e.node_id for e in HybridRetriever(_Corpus(kinds), mix_tables="soft")("q", k=4, doc_ids=["d1"])]
+    turns = [e.node_id for e in HybridRetriever(_Corpus(kinds))("q", k=4, doc_ids=["d1"])]
+    assert sorted(turns[:2]) == ["x1", "x3"] and soft[0] == "x1" and sorted(soft) == ["x1", "x2", "x3", "x4"]
+    text = [Evidence(f"t{i}", "SectionChunk", "d1", (1,), 1.0 - i / 100, f"t{i}") for i in range(8)]
+    table = [Evidence(f"b{i}", "TableChunk", "d1", (1,), 0.5 - i / 100, f"b{i}") for i in range(3)]
+    ids = [e.node_id for e in soft_mix(text + table, 6)]
+    assert ids[0] == "t0" and "b0" in ids and "b1" not in ids[:4] and sum(i.startswith("t") for i in ids) >= 4
+    try:
+        HybridRetriever(_Corpus(kinds), mix_tables="sometimes")
+    except ValueError as exc:
+        assert "soft" in str(exc)
+    else:
+        raise AssertionError("an unknown mix mode must be refused")

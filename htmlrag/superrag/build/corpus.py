@@ -61,6 +61,9 @@ class CorpusConfig:
         companies: file-name glob -> company (``{"*AAPL*": "Apple Inc."}``); the first match wins.
         company_metadata: a PDF info field (``author``, ``subject``, ...) holding the company's name, used
             for documents no glob matched.
+        companies_from_names: for documents neither a glob nor the metadata field names, the company is read
+            from the file name (:func:`htmlrag.superrag.build.owners.owner_of`: ``2023 Q3 AAPL.pdf`` -> ``AAPL``), so
+            a folder of any companies' filings groups itself with no list of companies.
         figure_model: a vision-language model that describes every figure (:mod:`~htmlrag.superrag.build.figdesc`)
             through the OpenAI-compatible endpoint at ``$<figure_base_url_env>`` (key from
             ``$<figure_api_key_env>``); None (default): no descriptions.
@@ -84,6 +87,7 @@ class CorpusConfig:
     company: str | None = None
     companies: dict[str, str] = field(default_factory=dict)
     company_metadata: str | None = None
+    companies_from_names: bool = False
     figure_model: str | None = None
     figure_base_url_env: str = "OPENAI_BASE_URL"
     figure_api_key_env: str = "OPENAI_API_KEY"
@@ -251,6 +255,10 @@ class Corpus:
             if fnmatch.fnmatch(name, pattern):
                 return company
         meta = (getattr(doc, "metadata", None) or {}).get(c.company_metadata or "", "").strip()
+        if not meta and c.companies_from_names:
+            from htmlrag.superrag.build.owners import owner_of
+
+            return owner_of(name)
         return meta or c.company
 
     def _write(self, doc: Any) -> tuple[int, int]:

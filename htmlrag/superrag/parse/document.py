@@ -256,9 +256,10 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list
     known = {(e.page, hd.normalise(e.title)) for e in toc if e.page}
     for p in pages:
         units = _page_units(p, tables, figures)
+        cells = hd.grid_cells([ln for u in units if isinstance(u, hd.Block) for ln in u.lines])
         for u in reading_order(units, p.info.width, min_share=opts.two_column_share):
             if isinstance(u, hd.Block):
-                for kind, run in _segments(u, body, opts, known):
+                for kind, run in _segments(u, body, opts, known, cells):
                     if kind == "head":
                         flow.append(("head", run))
                     else:
@@ -300,13 +301,14 @@ def _title(meta_title: str, headings: list[Heading], stem: str) -> str:
     return max(first, key=lambda h: h.size).text if first else stem
 
 
-def _segments(block: hd.Block, body: float, opts: ParseOptions, known: set[tuple[int, str]]):
+def _segments(block: hd.Block, body: float, opts: ParseOptions, known: set[tuple[int, str]],
+              cells: set[int] = frozenset()):
     """Heading/body runs of a block; leading lines matching a ToC/outline entry on this page are a heading."""
     for k in range(min(3, len(block.lines)), 0, -1):
         if (block.page, hd.normalise(" ".join(ln.text for ln in block.lines[:k]))) in known:
             rest = block.lines[k:]
             return [("head", block.lines[:k])] + ([("body", rest)] if rest else [])
-    return hd.segment_block(block, body, size_ratio=opts.size_ratio, max_words=opts.max_heading_words)
+    return hd.segment_block(block, body, size_ratio=opts.size_ratio, max_words=opts.max_heading_words, cells=cells)
 
 
 def _page_units(p: _Page, tables: list[TableItem], figures: list[FigureItem]) -> list[object]:

@@ -3,7 +3,13 @@
 A *text block* (lines of one PyMuPDF block) yields a heading from its leading lines when they are
 
 * short (at most ``max_words`` words, at most 160 characters, with at least two letters),
-* not a sentence fragment (no trailing ``,`` or ``;``), and
+* not a sentence fragment (no trailing ``,`` or ``;``),
+* not a table's row or column heading that the table finder left in the text: no amount in it (a number with a
+  currency sign, a percent sign, thousands separators or in parentheses, or two numbers of 3+ characters that
+  are not years; a leading section number and dates do not count), not only dates ("October 29, 2023", "Apr 1, 2023 Apr 2, 2022"), and not
+  wholly in parentheses (a unit or status line such as "(In millions)" or "(Unaudited)"), and not a cell of a
+  row of headings (:func:`grid_cells`: a short line that shares its visual row with another short line of its
+  style, side by side, as a table's column headings do),
 * either set at least ``size_ratio`` x the body size, or wholly bold at no less than the body size (when
   the bold run is followed by non-bold lines or stands alone), or numbered (``1.2``, ``A.``, ``(3)``,
   ``Item 2.``) and bold or larger.
@@ -11,19 +17,27 @@ A *text block* (lines of one PyMuPDF block) yields a heading from its leading li
 Consecutive qualifying lines of the same size in one block form one heading. Levels: headings matching an
 outline entry take the entry's level; in documents where most headings are numbered, a numbered heading's
 level is its depth (``2.1.3`` -> 3); otherwise styles are ranked (bigger first, bold before regular at the
-same size) and the rank is the level.
+same size) and the rank is the level, put on the outline's scale where the outline names headings of the
+same or nearby styles (:func:`_font_levels`).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from htmlrag.superrag.parse.lines import union
+from htmlrag.superrag.parse.lines import rows, union
 from htmlrag.superrag.parse.model import Heading, Line
 
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_DATE = re.compile(rf"\b{_MONTH}\s+\d{{1,2}},?(?:\s+\d{{4}})?", re.I)
+_DATES = re.compile(rf"^(?:{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}[\s,]*(?:and\s+)?)+$", re.I)
+_AMOUNT = re.compile(r"^[(\[]?[$€£¥]?\(?(?:\d{1,3}(?:,\d{3})+|\d+\.\d+|\d+)(?:\.\d+)?\)?%?[)\]]?$")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
 NUMBERED = re.compile(r"^(?:(?:chapter|part|section|item)\s+)?(\d+(?:\.\d+)*|[A-Z]|[IVX]+|\(\d+\)|\d+\))[.:)]?\s+\S", re.I)
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 
@@ -61,9 +75,43 @@ class Block:
         return self.lines[0].page
 
 
+def table_text(text: str) -> bool:
+    """Whether a short line reads as a table's row or column heading rather than a section heading: it holds an
+    amount (after any leading section number), is only dates, or is wholly in parentheses (see the module
+    docstring)."""
+    t = text.strip()
+    if (t.startswith("(") and t.endswith(")")) or _DATES.match(t):
+        return True
+    m = NUMBERED.match(t)
+    rest = _DATE.sub(" ", t[m.end() - 1:] if m else t)  # the section number and dates are no amounts
+    words = rest.split()
+    if any(w in "$€£¥%" for w in words):
+        return True
+    nums = [w.rstrip(".,;:") for w in words if _AMOUNT.match(w.rstrip(".,;:"))]
+    money = [w for w in nums if any(c in w for c in ",$€£¥%(")]
+    return bool(money) or len([w for w in nums if len(w) >= 3 and not _YEAR.match(w)]) >= 2
+
+
+def grid_cells(lines: Sequence[Line], max_words: int = 8) -> set[int]:
+    """``id()`` of the lines that are cells of a row of column headings: at most ``max_words`` words, sharing
+    their visual row with another such line of the same style (bold, italic, size within half a point) that
+    does not overlap them horizontally. A section heading has its row to itself; on a two-column page the
+    line beside a heading is body text of the other column, which differs in style."""
+    out: set[int] = set()
+    for row in rows(list(lines)):
+        short = [ln for ln in row if len(ln.text.split()) <= max_words]
+        for a in short:
+            if any(b is not a and b.bold == a.bold and b.italic == a.italic and abs(b.size - a.size) <= 0.5
+                   and (b.bbox[0] >= a.bbox[2] or b.bbox[2] <= a.bbox[0]) for b in short):
+                out.add(id(a))
+    return out
+
+
 def _qualifies(ln: Line, body: float, size_ratio: float, max_words: int) -> bool:
     t = ln.text
     if len(t) > 160 or len(t.split()) > max_words or len(_LETTER.findall(t)) < 2 or t[-1] in ",;":
+        return False
+    if table_text(t):
         return False
     big = ln.size >= body * size_ratio
     styled = (ln.bold or ln.italic) and ln.size >= body * 0.95
@@ -76,7 +124,7 @@ def _style(ln: Line) -> tuple[float, bool, bool]:
 
 
 def segment_block(
-    block: Block, body: float, *, size_ratio: float = 1.15, max_words: int = 16
+    block: Block, body: float, *, size_ratio: float = 1.15, max_words: int = 16, cells: set[int] = frozenset()
 ) -> list[tuple[str, list[Line]]]:
     """Split a block into ``("head", lines)`` and ``("body", lines)`` runs, in order.
 
@@ -84,6 +132,7 @@ def segment_block(
     block or follows a line ending a sentence, holds at most ``max_words + 4`` words, and, unless it is set
     larger than ``size_ratio`` x body, is followed by body text in the block or is the whole (short) block.
     Italic-only runs must be followed by body text (a lone italic line is more often a quote or a caption).
+    ``cells``: ``id()`` of lines that are cells of a row of headings (:func:`grid_cells`); they are never headings.
     """
     lines = block.lines
     out: list[tuple[str, list[Line]]] = []
@@ -93,9 +142,10 @@ def segment_block(
         ln = lines[i]
         starts = i == 0 or lines[i - 1].text.rstrip()[-1:] in ".:!?)" or _style(lines[i - 1]) != _style(ln)
         run: list[Line] = []
-        if starts and _qualifies(ln, body, size_ratio, max_words):
+        ok = lambda x: id(x) not in cells and _qualifies(x, body, size_ratio, max_words)  # noqa: E731
+        if starts and ok(ln):
             j = i
-            while j < len(lines) and _style(lines[j]) == _style(ln) and _qualifies(lines[j], body, size_ratio, max_words):
+            while j < len(lines) and _style(lines[j]) == _style(ln) and ok(lines[j]):
                 run.append(lines[j])
                 j += 1
         if run and _accept(run, lines[i + len(run) :], body, size_ratio, max_words):
@@ -130,20 +180,52 @@ def assign_levels(
     """Level and deciding source for each heading given as (lines, size); see the module docstring."""
     texts = [" ".join(ln.text for ln in lines) for lines, _ in heads]
     out_levels = {normalise(t): lvl for lvl, t in outline if normalise(t)}
-    styles = sorted({(round(size * 2) / 2, all(ln.bold for ln in lines)) for lines, size in heads},
-                    key=lambda s: (-s[0], not s[1]))
-    rank = {s: i + 1 for i, s in enumerate(styles)}
+    style = [(round(size * 2) / 2, all(ln.bold for ln in lines)) for lines, size in heads]
+    styles = sorted(set(style), key=lambda s: (-s[0], not s[1]))
+    font = _font_levels(styles, [(st, out_levels[normalise(t)]) for st, t in zip(style, texts, strict=True)
+                                 if normalise(t) in out_levels])
     depths = [numbering_depth(t) for t in texts]
     numbered = sum(d is not None for d in depths) >= max(2, len(texts) / 2)
     out: list[tuple[int, str]] = []
-    for (lines, size), text, depth in zip(heads, texts, depths, strict=True):
+    for st, text, depth in zip(style, texts, depths, strict=True):
         key = normalise(text)
         if key in out_levels:
             out.append((out_levels[key], "outline"))
         elif numbered and depth is not None:
             out.append((depth, "numbering"))
         else:
-            out.append((min(rank[(round(size * 2) / 2, all(ln.bold for ln in lines))], 6), "font"))
+            out.append((font[st], "font"))
+    return out
+
+
+def _font_levels(styles: Sequence[tuple[float, bool]], matched: Sequence[tuple[tuple[float, bool], int]]
+                 ) -> dict[tuple[float, bool], int]:
+    """Level of each heading style (``styles`` bigger first) for headings the outline does not name.
+
+    Without outline matches a style's level is its rank. With them, the outline and the font ranks must share
+    one scale, or a heading the outline misses (its text differs from the entry's) lands under an unrelated
+    outline heading: a style that outline-named headings use takes their most common outline level (ties: the
+    smaller); any other style keeps its rank distance to the nearest calibrated style above it (else below it).
+    Capped at 6.
+    """
+    rank = {s: i + 1 for i, s in enumerate(styles)}
+    seen: dict[tuple[float, bool], Counter[int]] = {}
+    for st, lvl in matched:
+        seen.setdefault(st, Counter())[lvl] += 1
+    calib = {st: min(c, key=lambda lv: (-c[lv], lv)) for st, c in seen.items()}
+    out: dict[tuple[float, bool], int] = {}
+    for st in styles:
+        above = [b for b in styles if rank[b] < rank[st] and b in calib]
+        below = [b for b in styles if rank[b] > rank[st] and b in calib]
+        if st in calib:
+            lvl = calib[st]
+        elif above:
+            lvl = calib[above[-1]] + rank[st] - rank[above[-1]]
+        elif below:
+            lvl = calib[below[0]] - (rank[below[0]] - rank[st])
+        else:
+            lvl = rank[st]
+        out[st] = min(max(lvl, 1), 6)
     return out
 
 

@@ -393,7 +393,23 @@ def page_tables(
             out += aligned_tables(trows, taken, page_no, float(page.rect.width))
         except Exception as exc:  # an extra: never lose the ruled tables over it
             log.warning("page %d: aligned-text tables failed: %s", page_no, exc)
-    return sorted(out, key=lambda t: (t.bbox[1], t.bbox[0]))
+    return sorted((t for t in out if not cuts_words(t.rows)), key=lambda t: (t.bbox[1], t.bbox[0]))
+
+
+def cuts_words(rows: list[list[str]], share: float = 0.3, least: int = 2) -> bool:
+    """Whether the grid cuts words in two: a ruled or shaded box over running text (a graphic's text, a
+    callout) read as a table splits words at its rules ("opportunit" | "ies"). True when at least ``least``
+    pairs of neighbouring cells, and ``share`` of the neighbouring pairs that hold text, run one word on: the
+    left cell is running text (3+ words) ending in a letter and the right one starts with a lower-case letter.
+    A table's cells start with a capital, a digit or a sign, or are one-word headings ("simple" | "complex")."""
+    pairs = cut = 0
+    for r in rows:
+        filled = [c.strip() for c in r if c.strip()]
+        for a, b in itertools.pairwise(filled):
+            if a[-1].isalpha() and b[0].isalpha():
+                pairs += 1
+                cut += b[0].islower() and len(a.split()) >= 3  # running text, not a one-word column heading
+    return cut >= least and cut >= share * pairs
 
 
 def _stack_boxes(raw: list[tuple[BBox, list[list[str]]]], columns: list[list[tuple[float, float]]],

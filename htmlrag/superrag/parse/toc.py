@@ -1,9 +1,11 @@
 """The table of contents: from the PDF outline, else from detected ToC pages, mapped to physical pages.
 
 A *ToC row* is a visual row whose last piece is a page label (1-3 digits or a valid roman numeral), optionally
-after dot leaders, with a title before it that has at least two letters, at most half as many digits as letters and no ``$``. Among the first ``search_pages`` pages, a page is a
+after dot leaders, with a title before it that has at least two letters, at most half as many digits as letters and no ``$``. An entry wrapped over two rows (the label ends the second,
+whose own text is no title: "... ended October 29, 2023 and October" / "30, 2022   3") is one ToC row of
+both. Among the first ``search_pages`` pages, a page is a
 ToC page when it has at least ``min_rows`` ToC rows (3 if the page says "contents" or "index") making up at
-least 30% of its rows, and its arabic labels mostly (80%) do not decrease. Entry levels come from indentation (distinct left edges, 6-point buckets).
+least 30% of the rows from its first ToC row to its last, and its arabic labels mostly (80%) do not decrease. Entry levels come from indentation (distinct left edges, 6-point buckets).
 
 Printed page labels map to physical pages through the labels found in headers/footers: an exact match
 first, else the most common offset between physical and printed arabic numbers.
@@ -47,21 +49,48 @@ def _toc_rows(lines: Sequence[Line]) -> tuple[list[tuple[float, str, str]], int,
     found: list[tuple[float, str, str]] = []
     members: list[list[Line]] = []
     rs = rows(list(lines))
+    prev: list[Line] | None = None  # the row before, when it is not a ToC row itself
     for r in rs:
-        last = r[-1].text.strip().rstrip(".")
-        if len(r) > 1 and _LABEL.match(last):
-            title = " ".join(x.text for x in r[:-1]).rstrip(" .…")
-            label = last
-        else:
-            m = _LEADER.match(" ".join(x.text for x in r))
-            if not m:
-                continue
-            title, label = m.group(1).rstrip(" .…"), m.group(2)
-        letters, digits = len(_LETTERS.findall(title)), sum(c.isdigit() for c in title)
-        if letters >= 2 and digits <= letters / 2 and "$" not in title and label.strip("0"):
-            found.append((r[0].bbox[0], title, label.lower()))
-            members.append(r)
+        entry = _entry(r)
+        if entry is None and prev is not None:  # an entry wrapped over two rows: its label ends the second
+            entry = _entry(prev + r)
+            if entry is not None:
+                r = prev + r
+        if entry is None:
+            prev = r
+            continue
+        found.append((r[0].bbox[0], *entry))
+        members.append(r)
+        prev = None
+    while len(found) > 1 and _behind(found):  # a page's own number after its contents is no entry
+        found.pop()
+        members.pop()
     return found, len(rs), members
+
+
+def _behind(found: list[tuple[float, str, str]]) -> bool:
+    """Whether the last entry's arabic label is below an earlier entry's."""
+    *earlier, (_, _, last) = found
+    nums = [int(lab) for _, _, lab in earlier if lab.isdigit()]
+    return last.isdigit() and bool(nums) and int(last) < max(nums)
+
+
+def _entry(r: list[Line]) -> tuple[str, str] | None:
+    """(title, label) of a ToC row (or of two rows read as one wrapped entry), or None (see the module
+    docstring)."""
+    last = r[-1].text.strip().rstrip(".")
+    if len(r) > 1 and _LABEL.match(last):
+        title = " ".join(x.text for x in r[:-1]).rstrip(" .…")
+        label = last
+    else:
+        m = _LEADER.match(" ".join(x.text for x in r))
+        if not m:
+            return None
+        title, label = m.group(1).rstrip(" .…"), m.group(2)
+    letters, digits = len(_LETTERS.findall(title)), sum(c.isdigit() for c in title)
+    if not (letters >= 2 and digits <= letters / 2 and "$" not in title and label.strip("0")):
+        return None
+    return title, label.lower()
 
 
 def is_toc_page(lines: Sequence[Line], *, min_rows: int = 5, n_pages: int | None = None) -> bool:
@@ -69,14 +98,20 @@ def is_toc_page(lines: Sequence[Line], *, min_rows: int = 5, n_pages: int | None
 
     ``n_pages``: the document's page count; on a page that does not say "contents"/"index", arabic labels
     beyond it point nowhere, so such a page (a table of small amounts, say) is not a ToC. A page that says
-    "contents" may point past the end (an excerpt of a longer document)."""
-    found, n = toc_rows(lines)
+    "contents" may point past the end (an excerpt of a longer document). The share of ToC rows is taken over
+    the rows from the first ToC row to the last, so a contents block on a page that goes on with other text
+    (a cover page's notices, an introduction) still counts."""
+    found, _, members = _toc_rows(lines)
     says = any(_CONTENTS.search(ln.text) for ln in lines[:40])
     need = 3 if says else min_rows
     nums = [int(lab) for _, _, lab in found if lab.isdigit()]
     steady = sum(b >= a for a, b in pairwise(nums)) >= 0.8 * (len(nums) - 1)
     in_range = says or n_pages is None or all(x <= n_pages for x in nums)  # an excerpt's "Contents" may point past it
-    return len(found) >= need and len(found) >= 0.3 * max(n, 1) and steady and in_range
+    if not members:
+        return False
+    top, bottom = members[0][0].bbox[1], members[-1][-1].bbox[3]
+    span = [r for r in rows(list(lines)) if r[0].bbox[1] >= top - 0.5 and r[-1].bbox[3] <= bottom + 0.5]
+    return len(found) >= need and len(found) >= 0.3 * max(len(span), 1) and steady and in_range
 
 
 def toc_line_ids(lines: Sequence[Line]) -> set[int]:

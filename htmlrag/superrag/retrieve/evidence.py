@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -125,6 +125,18 @@ def mix_tables(ranked: Sequence[Evidence], k: int, *, by_doc: bool = False) -> l
         tabs = interleave_by_doc(tabs, lambda e: e.doc_id, len(tabs))
         rest = interleave_by_doc(rest, lambda e: e.doc_id, len(rest))
     return take_turns([v for v in (tabs, rest) if v], k, score=lambda e: e.score)
+
+
+def soft_mix(ranked: Sequence[Evidence], k: int, rrf_k: int = 60) -> list[Evidence]:
+    """The best ``k`` of ``ranked`` (best first) re-ordered by RRF of each item's place in ``ranked`` and its
+    place among the items of its own kind (tables / the rest): the best table rises towards the top even where
+    text outranks it, without taking half the slots from text that outranks every table by far (the soft
+    form of :func:`mix_tables`; scores become the fused score)."""
+    tabs = [e.node_id for e in ranked if e.kind in TABLE_KINDS]
+    rest = [e.node_id for e in ranked if e.kind not in TABLE_KINDS]
+    first = {e.node_id: e for e in reversed(ranked)}
+    fused = rrf([[e.node_id for e in ranked], tabs, rest], rrf_k)[:k]
+    return [replace(first[i], score=s) for i, s in fused]
 
 
 def interleave_by_doc(ranked: Sequence[Any], doc_of: Any, k: int) -> list[Any]:

@@ -12,6 +12,7 @@ from htmlrag.superrag.retrieve.evidence import (
     Evidence,
     mix_tables,
     rrf,
+    soft_mix,
     spread_over,
     take_turns,
     to_evidence,
@@ -39,22 +40,28 @@ class HybridRetriever:
             question's words ("reported", "change", "quarters") above the statement that holds the numbers.
             The vector side of a kind is taken from ``candidates * 8`` hits filtered by kind (the vector
             indexes store no kind; one search per document scope, split by kind). See docs/superrag.md for the
-            measured effect.
+            measured effect. ``"turns"`` (or ``True``) is this strict alternation; ``"soft"`` ranks every item
+            by RRF of its place in the ranking over all kinds and its place in its own kind's ranking, so the
+            best table still rises for a question its text outranks, but a question whose tables all rank far
+            below its text is not given half its slots in tables; ``"none"`` (or ``False``): one ranking.
     """
 
     name = "hybrid"
 
     def __init__(self, corpus: Backend, *, candidates: int = 50, rrf_k: int = 60,
                  use: Sequence[str] = ("vector", "bm25"), nodes: str = "layout", balance: bool = True,
-                 mix_tables: bool = True) -> None:
+                 mix_tables: bool | str = True) -> None:
         self.corpus, self.candidates, self.rrf_k, self.use = corpus, candidates, rrf_k, tuple(use)
         self.balance = balance
         if nodes not in ("layout", "flat"):
             raise ValueError(f"nodes must be 'layout' or 'flat', not {nodes!r}")
         self.collection, self.kinds = ("content", CONTENT) if nodes == "layout" else ("flat", FLAT)
+        self.mix = {True: "turns", False: "none"}.get(mix_tables, mix_tables)  # type: ignore[call-overload]
+        if self.mix not in ("turns", "soft", "none"):
+            raise ValueError(f"mix_tables must be 'turns', 'soft' or 'none' (or a bool), not {mix_tables!r}")
         tables = tuple(k for k in self.kinds if k == "TableChunk")
         self.groups: list[tuple[str, ...]] = [self.kinds]
-        if mix_tables and tables:
+        if self.mix != "none" and tables:
             self.groups = [tables, tuple(k for k in self.kinds if k not in tables)]
         if len(self.use) == 1:
             self.name = self.use[0]
@@ -66,6 +73,9 @@ class HybridRetriever:
         ranked = [self._rank_docs(question, doc_ids, kinds, shared) for kinds in self.groups]
         if len(ranked) == 1:
             return ranked[0]
+        if self.mix == "soft":
+            whole = self._rank_docs(question, doc_ids, self.kinds, shared)
+            return rrf([[i for i, _ in r] for r in (whole, *ranked)], self.rrf_k)
         mixed = take_turns(ranked, sum(map(len, ranked)), score=lambda hit: hit[1])
         seen: set[str] = set()
         return [h for h in mixed if not (h[0] in seen or seen.add(h[0]))]  # each id once, first occurrence
@@ -142,9 +152,11 @@ class TocRetriever:
     name = "toc"
 
     def __init__(self, corpus: Backend, *, sections: int = 20, candidates: int = 30, rrf_k: int = 60,
-                 selector: Any = None, order: str = "hybrid", balance: bool = True) -> None:
+                 selector: Any = None, order: str = "hybrid", balance: bool = True,
+                 mix_tables: bool | str = True) -> None:
         if order not in ("hybrid", "similarity", "section"):
             raise ValueError(f"order must be 'hybrid', 'similarity' or 'section', not {order!r}")
+        self.mix = {True: "turns", False: "none"}.get(mix_tables, mix_tables)  # type: ignore[call-overload]
         self.corpus, self.sections, self.candidates, self.rrf_k = corpus, sections, candidates, rrf_k
         self.selector, self.order, self.balance = selector, order, balance
 
@@ -200,7 +212,9 @@ class TocRetriever:
         ranked = fused + [(i, -1.0 - n * 1e-6) for n, i in enumerate(i for i in inside if i not in reached)]
         nodes = self.corpus.nodes([i for i, _ in ranked])
         evidence = [to_evidence(nodes[i], s, self.name) for i, s in ranked if i in nodes]
-        return mix_tables(evidence, k)
+        if self.mix == "soft":
+            return soft_mix(evidence, k, self.rrf_k)
+        return mix_tables(evidence, k) if self.mix == "turns" else evidence[:k]
 
 
 #: Sections of one document in reading order, for the contents listing the ToC prompt shows.

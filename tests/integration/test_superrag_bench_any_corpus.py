@@ -1,0 +1,90 @@
+"""``scripts/bench_superrag.py --part sec --data DIR`` on folders it was not written for (issue 35): the
+project's own Northwind sample, the same filings renamed as two companies, and two folders at once.
+Companies come from the file names; the held-out report leaves out each company in turn; ``--out`` holds
+recall and evidence tokens per retriever, at k and at each budget. Real MiniLM (offline, from PyPI)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pymupdf")
+pytest.importorskip("sentence_transformers")
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "data" / "pdfs"
+RETRIEVERS = "hybrid,toc,full,full:off"
+
+
+def _bench(tmp_path: Path, *data: Path, extra: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess, list]:
+    out = tmp_path / "recs.json"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_superrag.py"), "--part", "sec", "--data",
+                           *map(str, data), "--db", str(tmp_path / "db"), "--out", str(out), "--retrievers",
+                           RETRIEVERS, "--budgets", "300,600", *extra],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    return proc, json.loads(out.read_text()) if out.exists() else []
+
+
+def _two_companies(folder: Path) -> Path:
+    """The sample's two filings as two companies: 2024 Q2 renamed to ACME (its questions follow it)."""
+    (folder / "docs").mkdir(parents=True)
+    shutil.copy(SAMPLE / "docs" / "2024 Q1 NWND.pdf", folder / "docs" / "2024 Q1 NWND.pdf")
+    shutil.copy(SAMPLE / "docs" / "2024 Q2 NWND.pdf", folder / "docs" / "ACME_10-Q_2024-06-30.pdf")
+    with (SAMPLE / "qna_data.csv").open(encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r["Source Docs"] = {"*2024 Q2 NWND*": "*ACME*", "*NWND*": "*2024 Q1 NWND*"}.get(r["Source Docs"], r["Source Docs"])
+    with (folder / "qna_data.csv").open("w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return folder
+
+
+@pytest.mark.slow
+def test_bench_runs_on_the_sample_and_on_companies_named_only_by_their_files(tmp_path: Path) -> None:
+    proc, recs = _bench(tmp_path, SAMPLE)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(recs) == 8 and {r["company"] for r in recs} == {"NWND"}
+    names = {"flat", *RETRIEVERS.split(",")}
+    for r in recs:
+        assert set(r["recall"]) == set(r["tokens"]) == names
+        assert set(r["budget"]) == {"300", "600"}
+        assert all(r["budget"]["300"]["tokens"][n] <= 300 for n in names)
+    assert "held out NWND (8 questions)" in proc.stdout and "no other company's questions" in proc.stdout
+    assert str(tmp_path) not in proc.stdout  # paths are printed relative to the repository
+
+    two = _two_companies(tmp_path / "two")
+    proc, recs = _bench(tmp_path / "b", two)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert {r["company"] for r in recs} == {"NWND", "ACME"}
+    for company, other in (("NWND", "ACME"), ("ACME", "NWND")):
+        n_other = sum(r["company"] == other for r in recs)
+        assert f"held out {company}" in proc.stdout
+        assert f"chosen on the other companies' {n_other} questions" in proc.stdout
+    assert "| retriever | " in proc.stdout and "at 300 evidence tokens" in proc.stdout
+
+
+@pytest.mark.slow
+def test_bench_takes_several_folders_and_hides_a_company(tmp_path: Path) -> None:
+    two = _two_companies(tmp_path / "two")
+    third = tmp_path / "third"
+    (third / "docs").mkdir(parents=True)
+    shutil.copy(SAMPLE / "docs" / "2024 Q1 NWND.pdf", third / "docs" / "Globex 2024 Q1.pdf")
+    (third / "qna_data.csv").write_text(
+        "Question,Source Docs,Question Type,Source Chunk Type,Answer\n"
+        "What were net sales in the Europe region?,*Globex*,Single-Doc Single-Chunk RAG,Table,$412 million\n",
+        encoding="utf-8")
+    proc, recs = _bench(tmp_path, two, third, extra=("--hide", "Globex"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [r["company"] for r in recs].count("Globex") == 1 and len(recs) == 9
+    assert "held out Globex" not in proc.stdout and "hidden from the tables: Globex" in proc.stdout
+    assert "all 8 questions" in proc.stdout

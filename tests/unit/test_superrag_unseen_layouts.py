@@ -1,0 +1,164 @@
+"""Parser rules found on filings of producers the parser was not designed on (issue 35): table rows and column
+headings are not section headings, running headers of one part of a document and footers that name their part
+are page furniture, and a contents block that shares its page (or wraps its entries) is still a ToC."""
+
+from __future__ import annotations
+
+from htmlrag.superrag.parse import headings as hd
+from htmlrag.superrag.parse.furniture import find_furniture
+from htmlrag.superrag.parse.model import Line
+from htmlrag.superrag.parse.toc import is_toc_page, toc_line_ids, toc_rows
+
+
+def _ln(text: str, y: float, *, x: float = 50, w: float | None = None, size: float = 9.0, bold: bool = False,
+        block: int = 0, page: int = 1) -> Line:
+    return Line(page=page, bbox=(x, y, x + (w if w is not None else 5.0 * len(text)), y + size), text=text, size=size,
+                bold=bold, block=block)
+
+
+def _heads(lines: list[Line], cells: set[int] = frozenset()) -> list[str]:
+    return [" ".join(x.text for x in run) for kind, run in hd.segment_block(hd.Block(lines), 9.0, cells=cells)
+            if kind == "head"]
+
+
+WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+BODY = "The company sells widgets to customers in many regions and reports the results every quarter."
+
+
+def test_table_rows_units_and_dates_are_not_headings() -> None:
+    """Bold rows of a statement the table finder left in the text ("Total net revenue $ 11,715 $ 18,353"),
+    unit lines ("(In millions)") and date lines were section headings, each opening a section (and naming the
+    table under it "(Unaudited)"); a real heading next to them still is one."""
+    for row in ("Total net revenue $ 11,715 $ 18,353", "Data Center and AI 3,718 6,074", "(In millions)",
+                "(Unaudited)", "October 29, 2023", "Apr 1, 2023 Apr 2, 2022", "Basic 4,154 4,079"):
+        assert _heads([_ln(row, 100, bold=True), _ln(BODY, 112)]) == [], row
+    for heading in ("Note 12: Borrowings", "2.1 Scope", "Item 2. MD&A", "Fiscal 2023 Highlights", "Exhibit 31.1",
+                    "Revenue by Reportable Segments", "Items 3 and 4 of Part II",
+                    "Three Months Ended September 30, 2023 Compared with Three Months Ended September 30, 2022"):
+        assert _heads([_ln(heading, 100, bold=True), _ln(BODY, 112)]) == [heading], heading
+
+
+def test_column_headings_side_by_side_are_not_headings() -> None:
+    """Two short bold lines on one row (a table's column headings) are cells; a bold heading whose row holds
+    the other column's body text (a two-column page) is still a heading."""
+    cells = [_ln("Gross Amounts", 100, x=200, bold=True, block=1), _ln("Net Amount", 100, x=400, bold=True, block=2)]
+    grid = hd.grid_cells([*cells, _ln(BODY, 112, block=3)])
+    assert grid == {id(c) for c in cells}
+    assert _heads([cells[0], _ln(BODY, 112)], grid) == []
+    assert _heads([cells[0], _ln(BODY, 112)]) == ["Gross Amounts"]  # what the old rule made of it
+    two_col = [_ln("2 Related Work", 100, x=50, w=120, bold=True, block=1),
+               _ln("the other column goes on with its text", 100, x=320, w=230, block=2)]
+    assert hd.grid_cells(two_col) == set()
+
+
+def test_a_running_header_of_one_part_is_furniture() -> None:
+    """"NOTES TO ... (Continued)" at the same place atop 5 consecutive pages of 20 (25% < min_share) is a
+    running header, not a heading opening every page of the notes; a line that recurs on scattered pages only
+    is kept."""
+    pages = []
+    for p in range(20):
+        lines = [_ln(f"body text of page {p} " * 3, 300, page=p + 1), _ln(f"{p + 1}", 760, page=p + 1)]
+        if 8 <= p < 13:
+            lines.insert(0, _ln("NOTES TO FINANCIAL STATEMENTS (Continued)", 33, bold=True, page=p + 1))
+        if p in (2, 9, 16):
+            lines.insert(0, _ln("Segment Results", 40 + p, bold=True, page=p + 1))
+        pages.append((lines, 792.0))
+    def dropped(drop: list[set[int]], p: int) -> set[str]:
+        return {pages[p][0][i].text for i in drop[p]}
+
+    drop, _ = find_furniture(pages)
+    for p in range(8, 13):
+        assert "NOTES TO FINANCIAL STATEMENTS (Continued)" in dropped(drop, p), p
+    assert "Segment Results" not in dropped(drop, 2) | dropped(drop, 9) | dropped(drop, 16)
+    old, _ = find_furniture(pages, run_pages=99)  # without the run rule: the header stays in the text
+    assert all("NOTES TO FINANCIAL STATEMENTS (Continued)" not in dropped(old, p) for p in range(8, 13))
+
+
+def test_a_footer_naming_its_part_with_the_page_number_is_furniture() -> None:
+    """Footers whose text changes with the part of the document ("Financial Statements  Notes  10", "MD&A 24")
+    but whose number follows the page number at one offset are furniture, and give the printed labels."""
+    parts = ["Financial Statements Consolidated Statements of Income", "Financial Statements Balance Sheets",
+             "Notes to Financial Statements", "MD&A", "Risk Factors", "Other Key Information"]
+    pages = []
+    for p in range(12):  # each footer text on 2 of 12 pages: under min_share
+        footer = f"{parts[p // 2]} {p + 3}"
+        body = [_ln(f"{BODY} {WORDS[p]} {WORDS[i]}", 100 + 12 * i, page=p + 1) for i in range(6)]
+        pages.append(([_ln(footer, 762, size=8.0, page=p + 1), *body], 792.0))
+    drop, labels = find_furniture(pages)
+    assert all(d == {0} for d in drop)
+    assert labels[1] == "3" and labels[12] == "14"
+
+
+def _toc_page() -> list[Line]:
+    lines = [_ln("TABLE OF CONTENTS", 40, bold=True), _ln("Page", 60)]
+    y = 80.0
+    for title, page in [("Item 1. Financial Statements", 3), ("WRAPPED", 8), ("Item 2. Management's Discussion", 25),
+                        ("Item 3. Market Risk", 35), ("Item 4. Controls and Procedures", 35)]:
+        if title == "WRAPPED":
+            lines += [_ln("a) Condensed Consolidated Statements of Cash Flows for the nine months ended October 29, "
+                          "2023 and October", y, w=480), _ln("30, 2022", y + 11, w=40), _ln("8", y + 11, x=540, w=10)]
+            y += 25
+            continue
+        lines += [_ln(title, y, w=300), _ln(str(page), y, x=540, w=10)]
+        y += 14
+    y += 20
+    for i in range(26):  # the rest of the page: notices in prose
+        lines.append(_ln(f"Investors and others should note that we announce material information {i}", y, w=480))
+        y += 12
+    lines.append(_ln("2", 760, x=300, w=8))
+    return lines
+
+
+def test_a_contents_block_sharing_its_page_and_wrapped_entries() -> None:
+    """A contents block followed by a page of notices was not a ToC page (its rows were under 30% of the page's
+    rows), so it was parsed as a table and retrieved as evidence; the share is now taken over the block. An
+    entry wrapped over two rows is one entry, and the page's own number after the block is none."""
+    lines = _toc_page()
+    found, _ = toc_rows(lines)
+    assert [(t.split(".")[0].split()[0], lab) for _, t, lab in found] == [
+        ("Item", "3"), ("a)", "8"), ("Item", "25"), ("Item", "35"), ("Item", "35")]
+    assert found[1][1].endswith("October 29, 2023 and October 30, 2022")
+    assert is_toc_page(lines, n_pages=52)
+    dropped = {lines[i].text for i in toc_line_ids(lines)}
+    assert "30, 2022" in dropped and not any(t.startswith("Investors") for t in dropped)
+
+
+def test_a_heading_that_numbers_its_page_is_no_footer() -> None:
+    """"Section 12" set large atop page 12 follows the page number like a numbered footer, but a line at
+    heading size is a heading (the numbered-footer rule leaves it; the 500-page test caught this)."""
+    pages = [([_ln(f"Section {p + 1}", 60, size=16.0, page=p + 1),
+               *(_ln(f"{BODY} {WORDS[p]} {WORDS[i]}", 200 + 12 * i, page=p + 1) for i in range(4)),
+               _ln(str(p + 1), 760, page=p + 1)], 792.0) for p in range(6)]
+    drop, labels = find_furniture(pages, heading_size=11.5)
+    assert all(d == {5} for d in drop), drop
+    assert labels == {p: str(p) for p in range(1, 7)}
+
+
+def test_headings_the_outline_misses_join_the_outline_scale() -> None:
+    """The outline names "Forward-Looking Statements" (level 1, 14 pt) and "Mobileye" (level 2, 14 pt), but not
+    the 18 pt statement titles, whose text differs from their entries: by font rank they were level 2 and so
+    hung under "Forward-Looking Statements" with everything after it. Now a style the outline uses takes its
+    most common outline level, and other styles keep their rank distance to it."""
+    def head(text: str, size: float) -> tuple[list[Line], float]:
+        return [_ln(text, 100, size=size)], size
+
+    heads = [head("Forward-Looking Statements", 14), head("Consolidated Statements of Income", 18),
+             head("Note 1: Basis of Presentation", 14), head("Mobileye", 14), head("Provision for Taxes", 14),
+             head("Segment detail", 12), head("Other Key Information", 18)]
+    outline = [(1, "Forward-Looking Statements"), (2, "Mobileye"), (2, "Provision for Taxes"),
+               (1, "Other Key Information")]
+    levels = [lvl for lvl, _ in hd.assign_levels(heads, outline)]
+    assert levels == [1, 1, 2, 2, 2, 3, 1]
+    assert [lvl for lvl, _ in hd.assign_levels(heads)] == [2, 1, 2, 2, 2, 3, 1]  # no outline: font ranks
+
+
+def test_a_box_over_running_text_is_not_a_table() -> None:
+    """A shaded box over a graphic's prose, cut by its rules into "opportunit" | "ies", is no table; a
+    statement whose cells start with capitals, digits or signs is."""
+    from htmlrag.superrag.parse.tables import cuts_words
+
+    assert cuts_words([["embrace t PC experi source of I", "hese opportunit ences even mo P, scale, and c C",
+                        "ies by simplifying and focusing our roadmap"], ["$9.3", "$0.7", ""]])
+    assert not cuts_words([["Net sales", "Products", "Services"], ["Revenue", "$18,120", "$5,931"],
+                           ["Cost of revenue", "4,720", "2,754"], ["Research and development", "2,294", "1,945"]])
+    assert not cuts_words([["Language", "TEDs", "", "mAP (0.75)"], ["", "simple", "complex", "all"]])  # a paper's
