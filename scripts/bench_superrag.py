@@ -372,10 +372,10 @@ def summary_table(held: dict[str, dict[str, Any]]) -> None:
 
 
 def bench_sec(args: argparse.Namespace) -> None:
+    from htmlrag.pruning.tokens import load_tokenizer
     from htmlrag.superrag.build.corpus import CorpusConfig
     from htmlrag.superrag.build.embed import CachedEmbedder, SentenceTransformerEmbedder
     from htmlrag.superrag.build.owners import owner_glob, owners
-    from htmlrag.pruning.tokens import load_tokenizer
 
     retrievers = [r for r in args.retrievers.split(",") if r]
     hidden = {c for c in args.hide.split(",") if c}

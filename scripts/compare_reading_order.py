@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def our_pages(path: Path) -> dict[int, str]:
     """Our parse's text per physical page (1-based), in reading order."""
-    from htmlrag.superrag.parse.model import FigureItem, Paragraph, TableItem
     from htmlrag.superrag.parse import parse_pdf
+    from htmlrag.superrag.parse.model import FigureItem, Paragraph, TableItem
 
     doc = parse_pdf(path)
     out: dict[int, list[str]] = {p.number: [] for p in doc.pages}
