@@ -47,13 +47,13 @@ def graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def counting_store(graph: Path, monkeypatch: pytest.MonkeyPatch):
     runs: list[str] = []
-    real = KuzuStore._run
+    real = KuzuStore._execute
 
-    def run(self, text, params=None):
+    def execute(self, text, params=None, bounded=False):  # every query, bounded or not, runs through here
         runs.append(text)
-        return real(self, text, params)
+        return real(self, text, params, bounded)
 
-    monkeypatch.setattr(KuzuStore, "_run", run)
+    monkeypatch.setattr(KuzuStore, "_execute", execute)
     store = KuzuStore(graph / "db" / "graph.kuzu", read_only=True)
     yield store, runs
     store.close()

@@ -126,10 +126,11 @@ class Corpus:
 
     TEXT_CACHE = 20000  # evidence embeddings kept in memory (~1.5 KB each with MiniLM)
 
-    def __init__(self, folder: Path, config: CorpusConfig, *, embedder: Embedder | None, read_only: bool) -> None:
+    def __init__(self, folder: Path, config: CorpusConfig, *, embedder: Embedder | None, read_only: bool,
+                 limits: Any = None) -> None:
         self.folder, self.config, self.read_only = folder, config, read_only
         self.embedder: Embedder = embedder or make_embedder(config.embedding_model)
-        self.store = _open_store(folder, config, read_only)
+        self.store = _open_store(folder, config, read_only, limits)
         self._vec: Any = None
         self.fulltext = _open_fulltext(folder, config)
         self._qcache: dict[str, np.ndarray] = {}
@@ -304,7 +305,9 @@ class Corpus:
             self.fulltext.delete_document(doc_id)
 
 
-def _open_store(folder: Path, c: CorpusConfig, read_only: bool) -> Any:
+def _open_store(folder: Path, c: CorpusConfig, read_only: bool, limits: Any = None) -> Any:
+    """The graph store; ``limits`` (:class:`~htmlrag.superrag.graph.bounds.QueryLimits`) bound its
+    model-written and typed queries (None: the defaults)."""
     if c.graph_backend == "neo4j":
         from htmlrag.superrag.graph.neo4j_store import Neo4jStore
 
@@ -312,12 +315,12 @@ def _open_store(folder: Path, c: CorpusConfig, read_only: bool) -> Any:
             raise HtmlRagError("graph_backend='neo4j' needs neo4j_uri")
         user, pw = os.environ.get("NEO4J_USER"), os.environ.get("NEO4J_PASSWORD")
         return Neo4jStore(c.neo4j_uri, auth=(user, pw) if user and pw else None, database=c.neo4j_database,
-                          read_only=read_only)
+                          read_only=read_only, limits=limits)
     if c.graph_backend != "kuzu":
         raise HtmlRagError(f"unknown graph backend {c.graph_backend!r} (kuzu or neo4j)")
     from htmlrag.superrag.graph.store import KuzuStore
 
-    return KuzuStore(folder / "graph.kuzu", read_only=read_only)
+    return KuzuStore(folder / "graph.kuzu", read_only=read_only, limits=limits)
 
 
 def _open_vectors(folder: Path, c: CorpusConfig, dim: int) -> Any:
@@ -440,8 +443,12 @@ def build_corpus(pdfs: Sequence[str | Path], folder: str | Path, *, config: Corp
         return [corpus.add_document(p, parse_options=parse_options, password=password) for p in pdfs]
 
 
-def open_corpus(folder: str | Path, *, embedder: Embedder | None = None, read_only: bool = True) -> Corpus:
-    """Open a built corpus (read-only by default: the graph store refuses writes at the connection)."""
+def open_corpus(folder: str | Path, *, embedder: Embedder | None = None, read_only: bool = True,
+                limits: Any = None) -> Corpus:
+    """Open a built corpus (read-only by default: the graph store refuses writes at the connection).
+
+    ``limits``: a :class:`~htmlrag.superrag.graph.bounds.QueryLimits` for model-written and typed queries
+    (None: the defaults)."""
     root = Path(folder)
     mf = root / MANIFEST
     if not mf.exists():
@@ -449,4 +456,4 @@ def open_corpus(folder: str | Path, *, embedder: Embedder | None = None, read_on
     cfg = CorpusConfig(**_read_manifest(root)["config"])
     if embedder is not None and embedder.name != cfg.embedding_model:
         raise HtmlRagError(f"{root}: corpus embeds with {cfg.embedding_model}, not {embedder.name}")
-    return Corpus(root, cfg, embedder=embedder, read_only=read_only)
+    return Corpus(root, cfg, embedder=embedder, read_only=read_only, limits=limits)

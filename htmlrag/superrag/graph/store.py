@@ -4,17 +4,27 @@ Every read goes through :func:`~htmlrag.superrag.graph.readonly.check_read_only`
 and functions) and runs the text it returns; a store opened with ``read_only=True`` also holds a read-only
 connection (Kuzu's ``Database(path, read_only=True)``). Builds open the store writable; queries open it
 read-only. A database error on a query becomes a :class:`~htmlrag.superrag.graph.readonly.GraphQueryError`.
+
+Model-written and typed queries go through :meth:`GraphStore.query_untrusted` instead, which adds the cost
+bounds of :mod:`~htmlrag.superrag.graph.bounds` (hops, ``range()``, rows, result bytes, a wall-clock timeout;
+Kuzu's read-only database has a buffer pool of ``limits.memory_mb``). Every ``$parameter`` must be given.
+
+Each thread queries through its own Kuzu connection on the one shared database (Kuzu runs read queries of
+several connections side by side; a connection is not shared between threads), so one slow query does not
+hold up the questions of others.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.superrag.graph import cypher
+from htmlrag.superrag.graph.bounds import QueryLimits, QueryTooCostly, bound_query, check_params, fetch_capped
 from htmlrag.superrag.graph.readonly import check_read_only, database_error
 from htmlrag.superrag.graph.schema import LABELS, NODE_PROPS, RELS
 
@@ -47,6 +57,11 @@ class GraphStore(Protocol):
         """Run a read-only query (refused before execution if it could write); rows as dicts."""
         ...
 
+    def query_untrusted(self, cypher_text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a model-written or typed query: read-only and within the store's ``limits``
+        (:mod:`~htmlrag.superrag.graph.bounds`)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -64,9 +79,12 @@ class KuzuStore:
         path: the database file (created when writable and missing; its folder must exist).
         read_only: open for queries only (several readers may share the file).
         batch: rows per ``UNWIND`` write.
+        limits: bounds on :meth:`query_untrusted` (default :class:`~htmlrag.superrag.graph.bounds.QueryLimits`);
+            a read-only database gets a buffer pool of ``limits.memory_mb``.
     """
 
-    def __init__(self, path: str | Path, *, read_only: bool = False, batch: int = 2000) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False, batch: int = 2000,
+                 limits: QueryLimits | None = None) -> None:
         try:
             import kuzu
         except ImportError as exc:  # pragma: no cover - optional extra
@@ -74,27 +92,51 @@ class KuzuStore:
         self.path = Path(path)
         self.read_only = read_only
         self.batch = batch
+        self.limits = limits or QueryLimits()
+        self._local = threading.local()
+        self._conns: list[Any] = []
+        self._conns_lock = threading.Lock()
         if read_only and not self.path.exists():
             raise HtmlRagError(f"{self.path}: no graph database here (build it first: htmlrag graph build)")
+        pool = self.limits.memory_mb << 20 if read_only else 0  # 0: Kuzu's default (80% of the memory)
         try:
-            self._db = kuzu.Database(str(self.path), read_only=read_only)
-            # One execution thread: Kuzu 0.11.3's parallel plans return wrong rows now and then (a scan over
-            # every node table with ORDER BY ... SKIP ... LIMIT gave a row its WHERE excludes in 24 of 500
-            # runs, 0 of 500 with one thread: tests/integration/test_cypher_guard_kuzu.py). Per-document
-            # graphs are small; correct rows matter more than a second core.
-            self._conn = kuzu.Connection(self._db, num_threads=1)
+            self._db = kuzu.Database(str(self.path), read_only=read_only, buffer_pool_size=pool)
+            self._conn = self._connection()
         except RuntimeError as exc:
             raise HtmlRagError(f"{self.path}: cannot open Kuzu database: {exc}") from exc
 
+    def _connection(self, bounded: bool = False) -> Any:
+        """This thread's connection (``bounded``: the one with the query timeout), made on first use.
+
+        One execution thread per connection: Kuzu 0.11.3's parallel plans return wrong rows now and then (a scan
+        over every node table with ORDER BY ... SKIP ... LIMIT gave a row its WHERE excludes in 24 of 500 runs,
+        0 of 500 with one thread: tests/integration/test_cypher_guard_kuzu.py). Per-document graphs are small;
+        correct rows matter more than a second core.
+        """
+        import kuzu
+
+        if self._db is None:
+            raise HtmlRagError(f"{self.path}: the graph store is closed")
+        key = "bounded" if bounded else "conn"
+        conn = getattr(self._local, key, None)
+        if conn is None:
+            conn = kuzu.Connection(self._db, num_threads=1)
+            if bounded:
+                conn.set_query_timeout(max(1, int(self.limits.timeout_s * 1000)))
+            setattr(self._local, key, conn)
+            with self._conns_lock:
+                self._conns.append(conn)
+        return conn
+
+    def _execute(self, text: str, params: dict[str, Any] | None, bounded: bool = False) -> Iterator[dict[str, Any]]:
+        res = self._connection(bounded).execute(text, params or {})
+        r = (res if isinstance(res, list) else [res])[-1]
+        cols = r.get_column_names()
+        while r.has_next():
+            yield dict(zip(cols, r.get_next(), strict=True))
+
     def _run(self, text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        res = self._conn.execute(text, params or {})
-        results = res if isinstance(res, list) else [res]
-        out: list[dict[str, Any]] = []
-        for r in results[-1:]:
-            cols = r.get_column_names()
-            while r.has_next():
-                out.append(dict(zip(cols, r.get_next(), strict=True)))
-        return out
+        return list(self._execute(text, params))
 
     def _tables(self) -> set[str]:
         return {row["name"] for row in self._run("CALL show_tables() RETURN name")}
@@ -123,15 +165,36 @@ class KuzuStore:
 
     def query(self, cypher_text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         text = check_read_only(cypher_text)
+        check_params(text, params)
         try:
             return self._run(text, params)
         except RuntimeError as exc:
             raise database_error(exc, text) from exc
 
+    def query_untrusted(self, cypher_text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        text = bound_query(cypher_text, params, self.limits)
+        try:
+            return fetch_capped(self._execute(text, params, bounded=True), self.limits)
+        except RuntimeError as exc:
+            raise self._cost_error(exc, text) from exc
+
+    def _cost_error(self, exc: RuntimeError, text: str) -> HtmlRagError:
+        msg = str(exc)
+        if msg.strip().startswith("Interrupted"):
+            return QueryTooCostly(f"graph query stopped after {self.limits.timeout_s:g} s (the time limit for typed "
+                                  f"or model-written queries): narrow it (query: {text[:300]!r})")
+        if "buffer pool is full" in msg or "Buffer manager exception" in msg:
+            return QueryTooCostly(f"graph query needed more than {self.limits.memory_mb} MB (the memory limit for "
+                                  f"typed or model-written queries): narrow it (query: {text[:300]!r})")
+        return database_error(exc, text)
+
     def close(self) -> None:
-        conn, db = getattr(self, "_conn", None), getattr(self, "_db", None)
-        if conn is not None:
+        with self._conns_lock:
+            conns, self._conns = self._conns, []
+        for conn in conns:
             conn.close()
+        self._local = threading.local()
+        db = getattr(self, "_db", None)
         if db is not None:
             db.close()
         self._conn = self._db = None
