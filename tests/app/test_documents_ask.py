@@ -28,13 +28,16 @@ def test_documents_list_pdf_and_page_facts(client: TestClient) -> None:
 def test_job_reports_progress_and_per_file_results(client: TestClient, app_dir: Path) -> None:
     from tests.app.conftest import wait_job
 
-    r = client.post("/api/documents", files=[("files", ("again.pdf", (app_dir / "report.pdf").read_bytes(),
-                                                        "application/pdf"))])
+    from htmlrag.testing import pdfs as mk
+
+    two = mk.report_pdf(app_dir / "two-pages.pdf", pages=2).read_bytes()
+    r = client.post("/api/documents", files=[("files", ("two-pages.pdf", two, "application/pdf"))])
     job = r.json()["job"]
     assert job["total"] == 2 and job["status"] in ("queued", "running")
     done = wait_job(client, job["id"])
     assert done["status"] == "done" and done["done"] == 2 and done["progress"] == 1.0
-    assert done["items"][0]["ok"] and done["items"][0]["pages"] == 3
+    assert done["items"][0]["ok"] and done["items"][0]["pages"] == 2
+    assert client.delete(f"/api/documents/{done['items'][0]['id']}").json()["removed"]
     assert client.get("/api/jobs/nope").status_code == 400
 
 
@@ -161,8 +164,8 @@ def test_pages_do_not_wait_for_a_busy_corpus(client: TestClient) -> None:
     lib._stats = None
     held, release = threading.Event(), threading.Event()
 
-    def hold() -> None:
-        with lib._lock:
+    def hold() -> None:  # the corpus being opened (start-up) or changed
+        with lib._open_lock:
             held.set()
             release.wait(30)
 

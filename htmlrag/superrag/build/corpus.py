@@ -392,13 +392,25 @@ class WritableCorpus(Corpus):
 
     def add_document(self, path: str | Path, *, parse_options: Any = None, password: str | None = None,
                      parsed: Any = None) -> DocResult:
-        """:meth:`Corpus.add_pdf`, then record the document in the manifest (written atomically)."""
+        """:meth:`Corpus.add_pdf`, then record the document in the manifest (written atomically); a document
+        that fails half-way is removed again (:mod:`~htmlrag.superrag.build.staging`)."""
+        from htmlrag.superrag.build import staging
+
         r = self.add_pdf(path, parse_options=parse_options, password=password, parsed=parsed)
-        if r.ok:
-            self.manifest["documents"][r.doc_id] = {"path": r.path, "title": r.title, "pages": r.pages,
-                                                    "seconds": round(r.seconds, 3), "warnings": r.warnings}
-            _write_manifest(self.folder, self.manifest)
+        staging.finish(self, r)
         return r
+
+    def remove_document(self, doc_id: str) -> bool:
+        """Remove a document (graph nodes, vectors, full-text entries, manifest entry); False if absent."""
+        from htmlrag.superrag.build import staging
+
+        return staging.remove_document(self, doc_id)
+
+    def _write(self, doc: Any) -> tuple[int, int]:
+        from htmlrag.superrag.build import staging
+
+        staging.mark_pending(self, doc.doc_id)  # before anything of it is written
+        return super()._write(doc)
 
 
 def open_writable(folder: str | Path, *, config: CorpusConfig | None = None,
@@ -416,6 +428,9 @@ def open_writable(folder: str | Path, *, config: CorpusConfig | None = None,
             from htmlrag.superrag.graph.store import node_row
 
             corpus.store.write_nodes("Corpus", [node_row(id="corpus", kind="Corpus", title=root.name)])
+        from htmlrag.superrag.build.staging import recover
+
+        recover(corpus)  # what a killed build or removal left half-done
     except Exception:
         corpus.close()
         raise

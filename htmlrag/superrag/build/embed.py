@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -52,8 +53,15 @@ class SentenceTransformerEmbedder:
         self.device = device
         self._model: Any = None
         self.dim = 384 if model == MINILM else 0
+        # One encode at a time: the app asks from several threads, and a Hugging Face fast tokenizer used by
+        # two threads at once fails ("Already borrowed"); the model is loaded once, by the first caller.
+        self._lock = threading.RLock()
 
     def _load(self) -> Any:
+        with self._lock:
+            return self._load_locked()
+
+    def _load_locked(self) -> Any:
         if self._model is None:
             from sentence_transformers import SentenceTransformer
 
@@ -65,11 +73,12 @@ class SentenceTransformerEmbedder:
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        model = self._load()
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        vecs = model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
-                            normalize_embeddings=True, show_progress_bar=False)
+        with self._lock:
+            model = self._load_locked()
+            if not texts:
+                return np.zeros((0, self.dim), dtype=np.float32)
+            vecs = model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+                                normalize_embeddings=True, show_progress_bar=False)
         return np.asarray(vecs, dtype=np.float32)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -96,6 +96,9 @@ class KuzuStore:
         self._local = threading.local()
         self._conns: list[Any] = []
         self._conns_lock = threading.Lock()
+        self._in_flight = threading.Condition()
+        self._running = 0
+        self._db: Any = None
         if read_only and not self.path.exists():
             raise HtmlRagError(f"{self.path}: no graph database here (build it first: htmlrag graph build)")
         pool = self.limits.memory_mb << 20 if read_only else 0  # 0: Kuzu's default (80% of the memory)
@@ -128,15 +131,27 @@ class KuzuStore:
                 self._conns.append(conn)
         return conn
 
-    def _execute(self, text: str, params: dict[str, Any] | None, bounded: bool = False) -> Iterator[dict[str, Any]]:
-        res = self._connection(bounded).execute(text, params or {})
-        r = (res if isinstance(res, list) else [res])[-1]
-        cols = r.get_column_names()
-        while r.has_next():
-            yield dict(zip(cols, r.get_next(), strict=True))
+    def _fetch(self, text: str, params: dict[str, Any] | None, limits: QueryLimits | None = None) -> list[dict[str, Any]]:
+        """Run ``text`` and read its rows (``limits``: on the bounded connection, through :func:`fetch_capped`).
+        Every query runs through here; :meth:`close` waits for the ones in flight (closing under one crashes
+        Kuzu)."""
+        with self._in_flight:
+            if self._db is None:
+                raise HtmlRagError(f"{self.path}: the graph store is closed")
+            self._running += 1
+        try:
+            res = self._connection(bounded=limits is not None).execute(text, params or {})
+            r = (res if isinstance(res, list) else [res])[-1]
+            cols = r.get_column_names()
+            rows = (dict(zip(cols, r.get_next(), strict=True)) for _ in iter(r.has_next, False))
+            return fetch_capped(rows, limits) if limits is not None else list(rows)
+        finally:
+            with self._in_flight:
+                self._running -= 1
+                self._in_flight.notify_all()
 
     def _run(self, text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        return list(self._execute(text, params))
+        return self._fetch(text, params)
 
     def _tables(self) -> set[str]:
         return {row["name"] for row in self._run("CALL show_tables() RETURN name")}
@@ -174,7 +189,7 @@ class KuzuStore:
     def query_untrusted(self, cypher_text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         text = bound_query(cypher_text, params, self.limits)
         try:
-            return fetch_capped(self._execute(text, params, bounded=True), self.limits)
+            return self._fetch(text, params, self.limits)
         except RuntimeError as exc:
             raise self._cost_error(exc, text) from exc
 
@@ -189,12 +204,15 @@ class KuzuStore:
         return database_error(exc, text)
 
     def close(self) -> None:
+        """Close the database, after the queries in flight (new ones are refused from now on)."""
+        with self._in_flight:
+            db, self._db = getattr(self, "_db", None), None
+            self._in_flight.wait_for(lambda: self._running == 0)
         with self._conns_lock:
             conns, self._conns = self._conns, []
         for conn in conns:
             conn.close()
         self._local = threading.local()
-        db = getattr(self, "_db", None)
         if db is not None:
             db.close()
-        self._conn = self._db = None
+        self._conn = None
