@@ -123,8 +123,9 @@ def render_page_png(pdf: str | Path, page: int, *, zoom: float = 1.5, password: 
         if not 1 <= page <= doc.page_count:
             raise InputError(f"{Path(pdf).name}: no page {page} (the document has {doc.page_count})")
         p = doc[page - 1]
-        area = max(float(p.rect.width) * float(p.rect.height), 1.0)
-        z = min(zoom, math.sqrt(max_pixels / area))
+        z = min(zoom, math.sqrt(max_pixels / max(float(p.rect.width) * float(p.rect.height), 1.0)))
+        while (r := (p.rect * pymupdf.Matrix(z, z)).irect).width * r.height > max_pixels:  # MuPDF rounds up
+            z *= 0.995
         try:
             return p.get_pixmap(matrix=pymupdf.Matrix(z, z), alpha=False).tobytes("png")
         except Exception as exc:  # MuPDF's own errors (a broken content stream, memory)

@@ -26,9 +26,8 @@ def test_documents_list_pdf_and_page_facts(client: TestClient) -> None:
 
 
 def test_job_reports_progress_and_per_file_results(client: TestClient, app_dir: Path) -> None:
-    from tests.app.conftest import wait_job
-
     from htmlrag.testing import pdfs as mk
+    from tests.app.conftest import wait_job
 
     two = mk.report_pdf(app_dir / "two-pages.pdf", pages=2).read_bytes()
     r = client.post("/api/documents", files=[("files", ("two-pages.pdf", two, "application/pdf"))])
@@ -181,3 +180,46 @@ def test_pages_do_not_wait_for_a_busy_corpus(client: TestClient) -> None:
     assert page.status_code == 200 and "reload for the counts" in page.text
     assert docs["report.pdf"]["counted"] is False and docs["report.pdf"]["pages"] == 3
     assert {d["name"]: d for d in client.get("/api/documents").json()["documents"]}["report.pdf"]["counted"]
+
+
+@pytest.mark.parametrize("query, needle", [
+    ("MATCH (a)-[*1..]->(b) RETURN count(*) AS n", "has no upper bound"),
+    ("MATCH (a)-[*]->(b) RETURN a.id AS id", "has no upper bound"),
+    ("MATCH (a)-[*1..8]->(b) RETURN count(*) AS n", "goes up to 8 hops; at most 3"),
+    ("UNWIND range(1, 2000000) AS x RETURN x", "makes 2,000,000 items"),
+    ("MATCH (n) WHERE n.id = $x RETURN n.id AS id", "parameter $x has no value"),
+    ("MATCH (n) RETURN n.id AS id LIMIT 1 + 1", "LIMIT at offset"),
+])
+def test_costly_cypher_is_refused_before_it_runs(client: TestClient, query: str, needle: str) -> None:
+    r = client.post("/api/ask", json={"question": Q, "retriever": "cypher", "cypher": query})
+    assert r.status_code == 400 and needle in r.json()["detail"]
+    page = client.post("/ask", data={"question": Q, "retriever": "cypher", "cypher": query})
+    assert page.status_code == 400 and 'id="error"' in page.text
+
+
+def test_a_slow_cypher_query_neither_runs_on_nor_holds_up_other_questions(client: TestClient) -> None:
+    """Raised bounds (12 hops) leave the timeout to stop the query; meanwhile other questions are answered."""
+    import threading
+
+    s = client.app.state.app.settings
+    lib = client.app.state.app.library
+    s.cypher_max_hops, s.cypher_timeout_s = 12, 5.0
+    lib.close()  # reopened with the new limits
+    slow: dict = {}
+
+    def ask_slow() -> None:
+        slow["r"] = client.post("/api/ask", json={"question": Q, "retriever": "cypher",
+                                                  "cypher": "MATCH (a)-[*1..12]->(b) RETURN count(*) AS n"})
+
+    try:
+        t = threading.Thread(target=ask_slow)
+        t.start()
+        answered = [client.post("/api/ask", json={"question": Q, "retriever": "hybrid"}) for _ in range(3)]
+        finished_before = t.is_alive()
+        t.join()
+    finally:
+        s.cypher_max_hops, s.cypher_timeout_s = 3, 10.0
+        lib.close()
+    assert all(r.status_code == 200 and r.json()["evidence"] for r in answered)
+    assert finished_before  # the three answers came while the slow query ran
+    assert slow["r"].status_code == 400 and "stopped after 5 s (the time limit" in slow["r"].json()["detail"]
