@@ -20,6 +20,7 @@ progress, closes the read-only corpus, opens it writable through :class:`~htmlra
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
 import logging
@@ -143,9 +144,12 @@ class Library:
                 corpus = open_corpus(self.folder, embedder=self.embedder(), read_only=True,
                                      limits=self.settings.query_limits())
                 try:
-                    corpus.vectors  # noqa: B018 - opens the index (Milvus Lite starts its server)
-                    corpus.embed_query("warm-up")  # loads the model
-                    corpus.fulltext.search("warm up", 1)  # builds the BM25 index in memory
+                    # the vector index's server starts (a process of its own) while the model loads here
+                    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                        vectors = pool.submit(lambda: corpus.vectors)
+                        corpus.embed_query("warm-up")  # loads the model
+                        corpus.fulltext.search("warm up", 1)  # builds the BM25 index in memory
+                        vectors.result()
                 except Exception:
                     corpus.close()
                     raise
