@@ -8,6 +8,11 @@ What is measured (wall-clock seconds on this machine, client side, over HTTP on 
 * **per question**: each later ``POST /api/ask`` (one at a time), as median, p90 and max; the app's own
   ``seconds.retrieve`` of each answer is printed too.
 
+The app keeps every text it embeds in ``DB/embeddings.sqlite``: a question asked before is answered from that
+cache. Use ``--skip`` to ask questions the corpus has not seen (the log says which were asked). On the first
+start over a corpus built by ``htmlrag graph build`` the app also embeds every table and figure once, in the
+background (corpora built in the app do this when they are built); the log of such a run says so.
+
 Not measured: building the corpus. The filings are built into ``DB`` first (``htmlrag graph build``) when it
 holds no corpus yet; a built ``DB`` is reused. The reader is ``none`` (retrieval, section paths and evidence
 regions only: no language model is reachable offline), retriever ``full`` unless ``--retriever`` says otherwise.
@@ -47,9 +52,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def questions(csv_path: Path, n: int) -> list[str]:
+def questions(csv_path: Path, n: int, skip: int = 0) -> list[str]:
     with csv_path.open(encoding="utf-8-sig", newline="") as f:
-        return [row["Question"].strip() for row in csv.DictReader(f) if row.get("Question", "").strip()][:n]
+        rows = [row["Question"].strip() for row in csv.DictReader(f) if row.get("Question", "").strip()]
+    return rows[skip : skip + n]
 
 
 def shown(path: Path) -> str:
@@ -93,12 +99,13 @@ def run(args: argparse.Namespace) -> list[str]:
     db = Path(args.db)
     pdfs = sorted(Path(args.pdfs).glob("*.pdf"))
     lines = [f"htmlrag serve latency, {time.strftime('%Y-%m-%d %H:%M')}, commit {commit()}, "
-             f"{os.cpu_count()} CPUs",
+             f"{os.cpu_count()} CPUs" + (f"; {args.note}" if args.note else ""),
              f"corpus: {len(pdfs)} PDFs from {shown(Path(args.pdfs))} in {shown(db)}; retriever {args.retriever}, "
-             f"k {args.k}, reader none"]
+             f"k {args.k}, reader none; questions {args.skip + 1}-{args.skip + args.n} of {shown(Path(args.questions))}",
+             f"load average before the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}"]
     if not (db / "manifest.json").is_file():
         lines.append(f"built the corpus first (not measured below): {build(db, pdfs, env):.1f} s")
-    qs = questions(Path(args.questions), args.n)
+    qs = questions(Path(args.questions), args.n, args.skip)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     t0 = time.perf_counter()
@@ -162,9 +169,12 @@ def main() -> None:
     ap.add_argument("--pdfs", default=str(SHARED / "docs"), help="folder of the PDFs to build")
     ap.add_argument("--questions", default=str(SHARED / "qna_data.csv"), help="CSV with a Question column")
     ap.add_argument("-n", type=int, default=20, help="questions to ask (default 20)")
+    ap.add_argument("--skip", type=int, default=0, help="start after this many questions (questions asked "
+                    "before have their embeddings cached in the corpus folder: ask new ones)")
     ap.add_argument("-k", type=int, default=5, help="evidence per question (default 5, the Ask page's default)")
     ap.add_argument("--retriever", default="full", help="PDF retriever (default full, the Ask page's default)")
     ap.add_argument("--log", help="also write the report to this file")
+    ap.add_argument("--note", help="a note for the log's first line (e.g. which code the server ran)")
     ap.add_argument("--quiet", action="store_true", help="hide the server's log")
     args = ap.parse_args()
     if not Path(args.pdfs).is_dir():

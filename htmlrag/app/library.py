@@ -147,7 +147,10 @@ class Library:
                     # the vector index's server starts (a process of its own) while the model loads here
                     with concurrent.futures.ThreadPoolExecutor(1) as pool:
                         vectors = pool.submit(lambda: corpus.vectors)
-                        corpus.embed_query("warm-up")  # loads the model
+                        inner = getattr(corpus.embedder, "inner", corpus.embedder)  # under the cache
+                        if callable(getattr(inner, "load", None)):
+                            inner.load()  # the model, even when the cache would answer the line below
+                        corpus.embed_query("warm-up")
                         corpus.fulltext.search("warm up", 1)  # builds the BM25 index in memory
                         vectors.result()
                 except Exception:

@@ -61,6 +61,10 @@ class SentenceTransformerEmbedder:
         with self._lock:
             return self._load_locked()
 
+    def load(self) -> None:
+        """Load the model now (it is otherwise loaded by the first :meth:`encode`)."""
+        self._load()
+
     def _load_locked(self) -> Any:
         if self._model is None:
             plain = PlainEncoder.load(self._path, self.device)  # the common case, without sentence-transformers
