@@ -74,7 +74,7 @@ class AppSettings:
     cypher_max_hops: int = 3
     cypher_timeout_s: float = 10.0
     cypher_max_rows: int = 1000
-    cypher_memory_mb: int = 512
+    cypher_memory_mb: int = 256
     openai_model: str | None = field(default_factory=lambda: os.environ.get("HTMLRAG_OPENAI_MODEL") or None)
     base_url_env: str = "OPENAI_BASE_URL"
     api_key_env: str = "OPENAI_API_KEY"

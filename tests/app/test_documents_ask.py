@@ -187,6 +187,7 @@ def test_pages_do_not_wait_for_a_busy_corpus(client: TestClient) -> None:
     ("MATCH (a)-[*]->(b) RETURN a.id AS id", "has no upper bound"),
     ("MATCH (a)-[*1..8]->(b) RETURN count(*) AS n", "goes up to 8 hops; at most 3"),
     ("UNWIND range(1, 2000000) AS x RETURN x", "makes 2,000,000 items"),
+    ("RETURN size(repeat('a', 300000000)) AS n", "builds 300,000,000 characters"),
     ("MATCH (n) WHERE n.id = $x RETURN n.id AS id", "parameter $x has no value"),
     ("MATCH (n) RETURN n.id AS id LIMIT 1 + 1", "LIMIT at offset"),
 ])
@@ -218,7 +219,7 @@ def test_a_slow_cypher_query_neither_runs_on_nor_holds_up_other_questions(client
         finished_before = t.is_alive()
         t.join()
     finally:
-        s.cypher_max_hops, s.cypher_timeout_s, s.cypher_memory_mb = 3, 10.0, 512
+        s.cypher_max_hops, s.cypher_timeout_s, s.cypher_memory_mb = 3, 10.0, 256
         lib.close()
     assert all(r.status_code == 200 and r.json()["evidence"] for r in answered)
     assert finished_before  # the three answers came while the slow query ran

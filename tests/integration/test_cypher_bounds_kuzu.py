@@ -65,10 +65,16 @@ COSTLY = [
     ("MATCH p = (a)-[* ALL SHORTEST 1..30]->(b) RETURN length(p) AS n", "refused"),
     ("UNWIND range(1, 2000000) AS x RETURN x", "refused"),
     ("MATCH (n) RETURN size(range(0, n.ord * 5000000)) AS n", "refused"),
-    ("RETURN size(repeat('a', 300000000)) AS n", "memory"),
-    ("MATCH (n) RETURN size(repeat(n.text, 3000000)) AS n", "memory"),
-    ("MATCH (n) RETURN lpad(n.text, 300000000, 'x') AS s", "memory"),
-    ("RETURN repeat('ab', 2000000) AS s", "size"),
+    ("RETURN size(repeat('a', 300000000)) AS n", "refused"),
+    ("MATCH (n) RETURN size(repeat(n.text, 3000000)) AS n", "refused"),
+    ("MATCH (n) RETURN lpad(n.text, 300000000, 'x') AS s", "refused"),
+    ("MATCH (n) RETURN rpad(n.text, n.ord * 100000000, 'x') AS s", "refused"),
+    ("RETURN size(regexp_replace(regexp_replace(repeat('a', 100000), 'a', repeat('b', 1000), 'g'), 'b', "
+     "repeat('c', 1000), 'g')) AS n", "refused"),
+    ("MATCH (n) RETURN size(regexp_replace(regexp_replace(n.text, ' ', 'bbbbbbbbbbbbbbbb', 'g'), 'b', "
+     "'cccccccccccccccc', 'g')) AS n", "refused"),
+    ("MATCH (a), (b) RETURN regexp_replace(a.text + b.text, ' ', 'xxxxxxxxxxxxxxxx', 'g') AS s", "size"),
+    ("MATCH (a), (b), (c) RETURN collect(a.text + b.text + c.text) AS s", "memory"),
     ("MATCH (a), (b) RETURN collect(a.text + b.text + a.text + b.text) AS everything", "size"),
     ("MATCH (a), (b), (c), (d), (e), (f) WHERE (a.text + b.text + c.text + d.text + e.text + f.text) CONTAINS 'zz' "
      "RETURN count(*) AS n", "time"),
@@ -85,7 +91,8 @@ def test_costly_queries_are_refused_or_stopped(dense: Path, q: str, bound: str) 
     store = _store(dense, timeout_s=1, memory_mb=64, max_result_bytes=1_000_000)
     try:
         if bound == "refused":
-            with pytest.raises(RefusedQueryError, match=r"^refused: (variable-length|range)"):
+            with pytest.raises(RefusedQueryError,
+                               match=r"^refused: (variable-length|range|repeat|lpad|rpad|regexp_replace)"):
                 store.query_untrusted(q)
         else:
             with pytest.raises(QueryTooCostly, match=_ERRORS[bound]):
@@ -97,7 +104,7 @@ def test_costly_queries_are_refused_or_stopped(dense: Path, q: str, bound: str) 
 
 def test_without_the_hop_bound_the_timeout_stops_a_deep_path(dense: Path) -> None:
     """With max_hops raised to 12, the timeout is what stops it (4**12 paths from every node)."""
-    store = _store(dense, max_hops=12, timeout_s=1)
+    store = _store(dense, max_hops=12, timeout_s=1, memory_mb=4096)
     try:
         with pytest.raises(QueryTooCostly, match="stopped after 1 s"):
             store.query_untrusted("MATCH (a)-[*1..12]->(b) RETURN count(*) AS n")

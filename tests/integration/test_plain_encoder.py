@@ -52,8 +52,8 @@ def test_other_model_folders_fall_back(folder: Path, tmp_path: Path) -> None:
     odd = tmp_path / "odd"
     shutil.copytree(folder, odd)
     modules = json.loads((odd / "modules.json").read_text())
-    (odd / "modules.json").write_text(json.dumps(modules + [{"idx": 3, "name": "3", "path": "3_Dense",
-                                                              "type": "sentence_transformers.models.Dense"}]))
+    dense = {"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"}
+    (odd / "modules.json").write_text(json.dumps([*modules, dense]))
     assert PlainEncoder.load(str(odd), "cpu") is None
     pooling = odd / "1_Pooling" / "config.json"
     (odd / "modules.json").write_text(json.dumps(modules))

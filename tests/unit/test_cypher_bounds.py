@@ -6,6 +6,8 @@ tests/integration/test_cypher_bounds_kuzu.py.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from htmlrag.core.errors import HtmlRagError
@@ -87,6 +89,30 @@ def test_big_or_computed_ranges_are_refused(q: str) -> None:
         bound_query(q, {"n": 5}, LIMITS)
 
 
+@pytest.mark.parametrize("q, needle", [
+    ("RETURN repeat('a', 300000000) AS s", "repeat() at offset 7 builds 300,000,000 characters; at most 100,000"),
+    ("MATCH (n) RETURN repeat(n.text, n.ord) AS s", "repeat() at offset 17 takes a whole-number literal"),
+    ("MATCH (n) RETURN lpad(n.text, 1000000, 'x') AS s", "lpad() at offset 17 builds 1,000,000 characters"),
+    ("MATCH (n) RETURN rpad(n.text, $n, 'x') AS s", "rpad() at offset 17 takes a whole-number literal"),
+    ("RETURN size(repeat('ab', 1e9)) AS n", "repeat() at offset 12 takes a whole-number literal"),
+    ("MATCH (n) RETURN repeat(n.text, 100) AS s", "repeat() at offset 17 repeats a string literal only"),
+    ("RETURN repeat('abcdefghij', 20000) AS s", "repeat() at offset 7 builds 200,000 characters"),
+    ("MATCH (n) RETURN regexp_replace(n.text, ' ', n.text, 'g') AS s", "takes a string literal of at most 16"),
+    ("MATCH (n) RETURN regexp_replace(n.text, ' ', '" + "x" * 17 + "', 'g') AS s", "at most 16 characters"),
+    ("MATCH (n) RETURN regexp_replace(n.text, ' ') AS s", "takes a string literal of at most 16"),
+    ("MATCH (n) RETURN regexp_replace(regexp_replace(n.text, ' ', 'bb', 'g'), 'b', 'cc', 'g') AS s",
+     "replaces inside regexp_replace()"),
+    ("RETURN regexp_replace(repeat('a', 100000), 'a', 'bbbbbbbbbbbbbbbb', 'g') AS s", "replaces inside repeat()"),
+    ("MATCH (n) RETURN regexp_replace(lower(lpad(n.text, 9, 'x')), 'x', 'y') AS s", "replaces inside lpad()"),
+    ("MATCH (a), (b) RETURN levenshtein(a.text, b.text) AS d", "levenshtein() at offset 22 takes time quadratic"),
+])
+def test_strings_of_unbounded_size_are_refused(q: str, needle: str) -> None:
+    with pytest.raises(RefusedQueryError, match=re.escape(needle)):
+        bound_query(q, {"n": 5}, LIMITS)
+    assert bound_query("RETURN repeat('-', 80) AS rule, lpad('7', 5, '0') AS n", None, LIMITS)
+    assert bound_query("MATCH (n) RETURN regexp_replace(lower(n.text), '\\\\s+', ' ', 'g') AS t", None, LIMITS)
+
+
 @pytest.mark.parametrize("q, hops", [("MATCH (a)-[*1..3]->(b) RETURN a.id AS id", 3),
                                      ("MATCH (a)-[*2]->(b) RETURN a.id AS id", 2),
                                      ("MATCH (a)-[*..2]->(b) RETURN a.id AS id", 2),
@@ -158,7 +184,8 @@ def test_write_queries_are_still_refused_by_the_guard() -> None:
 
 
 @pytest.mark.parametrize("kw", [{"max_hops": 0}, {"max_rows": -1}, {"timeout_s": 0}, {"timeout_s": float("nan")},
-                                {"max_list": True}, {"memory_mb": 1.5}, {"max_result_bytes": "1"}])
+                                {"max_list": True}, {"memory_mb": 1.5}, {"max_result_bytes": "1"},
+                                {"max_string": 0}])
 def test_limits_are_validated(kw: dict) -> None:
     with pytest.raises(HtmlRagError, match="query limit"):
         QueryLimits(**kw)

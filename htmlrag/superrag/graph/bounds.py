@@ -10,14 +10,19 @@ Before a query runs, :func:`bound_query`
   6.9 GB), wherever the pattern stands (MATCH, WHERE, EXISTS/COUNT subqueries);
 * refuses ``range()`` unless its arguments are whole-number literals making at most
   :attr:`QueryLimits.max_list` items (Kuzu builds the list outside its buffer pool and does not stop it at the
-  query timeout: ``range(0, n.ord * 5000000)`` reached 13 GB before it was killed);
+  query timeout: ``range(0, n.ord * 5000000)`` reached 13 GB before it was killed), and ``repeat``, ``lpad`` and
+  ``rpad`` unless their length is a whole-number literal of at most :attr:`QueryLimits.max_string` (a constant
+  ``repeat('a', 300000000)`` is computed while the query is planned, before the timeout applies: 1.9 GB),
+  ``regexp_replace`` with a replacement that is not a short literal or inside another string-growing call, and
+  ``levenshtein`` (quadratic, and a single call is not stopped by the timeout);
 * refuses an **unbound parameter** (``$name`` without a value: Kuzu then drops the whole ``WHERE``);
 * pushes a **row limit** into the query: every ``RETURN`` gets ``LIMIT`` :attr:`QueryLimits.max_rows`, or keeps
   a smaller literal one (a ``LIMIT`` that is not a whole number or a given parameter is refused).
 
 While it runs, the store applies the rest (:class:`~htmlrag.superrag.graph.store.KuzuStore`,
 :class:`~htmlrag.superrag.graph.neo4j_store.Neo4jStore`): a **wall-clock timeout** (Kuzu's query timeout,
-Neo4j's transaction timeout), a **memory cap** (the buffer pool of Kuzu's read-only database), and a
+Neo4j's transaction timeout), a **memory cap** (the buffer pool of a read-only Kuzu database these queries have
+to themselves: strings grown by nesting ``replace`` and lists built by ``collect`` stop there), and a
 **result-size cap** (:func:`fetch_capped`: at most ``max_rows`` rows and ``max_result_bytes`` bytes of returned
 values, counted while the rows are fetched).
 
@@ -54,8 +59,9 @@ class QueryLimits:
         max_rows: rows returned at most (pushed into the query as ``LIMIT``).
         max_result_bytes: bytes of returned values at most (strings as UTF-8, lists and maps summed).
         max_list: items of a ``range()`` at most.
-        memory_mb: Kuzu's buffer pool for read-only databases, in MB: what one query may hold in memory
-            (Kuzu's default is 80% of the machine's memory).
+        memory_mb: the buffer pool, in MB, of the read-only Kuzu database these queries run on (a database
+            of their own: Kuzu caps memory per database); what they may hold in memory together.
+        max_string: characters of a string a query may build with ``repeat``, ``lpad`` or ``rpad``.
     """
 
     max_hops: int = 3
@@ -63,10 +69,11 @@ class QueryLimits:
     max_rows: int = 1000
     max_result_bytes: int = 2_000_000
     max_list: int = 10_000
-    memory_mb: int = 512
+    memory_mb: int = 256
+    max_string: int = 100_000
 
     def __post_init__(self) -> None:
-        for name in ("max_hops", "max_rows", "max_result_bytes", "max_list", "memory_mb"):
+        for name in ("max_hops", "max_rows", "max_result_bytes", "max_list", "memory_mb", "max_string"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise HtmlRagError(f"query limit {name} must be a whole number >= 1, got {value!r}")
@@ -104,8 +111,17 @@ def bound_query(cypher: str, params: Mapping[str, Any] | None = None, limits: Qu
     for star, upper in rec.hops:
         _check_hops(star, upper, limits)
     for name, spans in rec.calls:
-        if name.text.lower() == "range":
-            _check_range(name, [tokens[a:b] for a, b in spans], limits)
+        fn, args = name.text.lower(), [tokens[a:b] for a, b in spans]
+        if fn == "range":
+            _check_range(name, args, limits)
+        elif fn in ("lpad", "rpad"):
+            _check_size(name, args, limits)
+        elif fn == "repeat":
+            _check_repeat(name, args, limits)
+        elif fn == "regexp_replace":
+            _check_replace(name, args, rec.calls)
+        elif fn in _SLOW:
+            raise RefusedQueryError(f"refused: {name.text}() at offset {name.pos} {_SLOW[fn]}")
     check_params(canonical(tokens), params)
     return canonical(_limit_rows(tokens, rec.returns, params, limits))
 
@@ -141,6 +157,54 @@ def _check_range(name: Token, args: list[list[Token]], limits: QueryLimits) -> N
     if items > limits.max_list:
         raise RefusedQueryError(f"refused: range() at offset {name.pos} makes {items:,} items; at most "
                                 f"{limits.max_list:,} are allowed")
+
+
+#: Functions whose output can be much longer than their input.
+_GROWING = frozenset({"repeat", "lpad", "rpad", "regexp_replace"})
+_MAX_REPLACEMENT = 16
+#: Functions refused in typed and model-written queries, with the reason.
+_SLOW = {"levenshtein": "takes time quadratic in the strings' length, and one call is not stopped by the timeout "
+                        "(two 30,000-character strings: 2.8 s past a 1 s timeout)"}
+
+
+def _check_size(name: Token, args: list[list[Token]], limits: QueryLimits) -> None:
+    """``lpad``/``rpad(s, n, pad)``: the output is ``n`` characters; ``n`` a literal within the limit."""
+    value = _literal_int(args[1]) if len(args) > 1 else None
+    if value is None:
+        raise RefusedQueryError(f"refused: {name.text}() at offset {name.pos} takes a whole-number literal as its "
+                                "length in typed or model-written queries (a computed length can build a string of "
+                                "any size)")
+    if value > limits.max_string:
+        raise RefusedQueryError(f"refused: {name.text}() at offset {name.pos} builds {value:,} characters; at most "
+                                f"{limits.max_string:,} are allowed")
+
+
+def _check_repeat(name: Token, args: list[list[Token]], limits: QueryLimits) -> None:
+    """``repeat(s, n)``: ``s`` a string literal and ``n`` a whole-number literal, ``len(s) * n`` within the limit
+    (a node's text repeated can be any size)."""
+    _check_size(name, args, limits)
+    if not (len(args[0]) == 1 and args[0][0].kind == "string"):
+        raise RefusedQueryError(f"refused: repeat() at offset {name.pos} repeats a string literal only in typed or "
+                                "model-written queries")
+    total = (len(args[0][0].text) - 2) * (_literal_int(args[1]) or 0)
+    if total > limits.max_string:
+        raise RefusedQueryError(f"refused: repeat() at offset {name.pos} builds {total:,} characters; at most "
+                                f"{limits.max_string:,} are allowed")
+
+
+def _check_replace(name: Token, args: list[list[Token]], calls: list[tuple[Token, list[tuple[int, int]]]]) -> None:
+    """``regexp_replace(s, pattern, replacement[, options])``: a short literal replacement, and no string-growing
+    call inside ``s`` (Kuzu builds the result outside its buffer pool, and one call is not stopped by the
+    timeout: two nested replacements of a node's text ran 153 s before failing)."""
+    if len(args) < 3 or not (len(args[2]) == 1 and args[2][0].kind == "string"
+                             and len(args[2][0].text) - 2 <= _MAX_REPLACEMENT):
+        raise RefusedQueryError(f"refused: regexp_replace() at offset {name.pos} takes a string literal of at most "
+                                f"{_MAX_REPLACEMENT} characters as its replacement in typed or model-written queries")
+    lo, hi = args[0][0].pos, args[0][-1].pos  # character offsets of the first argument
+    inner = [c for c, _ in calls if c.text.lower() in _GROWING and lo <= c.pos <= hi]
+    if inner:
+        raise RefusedQueryError(f"refused: regexp_replace() at offset {name.pos} replaces inside {inner[0].text}() "
+                                "(nested string-growing calls can build strings of any size)")
 
 
 def _limit_rows(tokens: list[Token], returns: list[tuple[int | None, int]], params: Mapping[str, Any] | None,

@@ -99,11 +99,11 @@ class KuzuStore:
         self._in_flight = threading.Condition()
         self._running = 0
         self._db: Any = None
+        self._bounded_db: Any = None
         if read_only and not self.path.exists():
             raise HtmlRagError(f"{self.path}: no graph database here (build it first: htmlrag graph build)")
-        pool = self.limits.memory_mb << 20 if read_only else 0  # 0: Kuzu's default (80% of the memory)
         try:
-            self._db = kuzu.Database(str(self.path), read_only=read_only, buffer_pool_size=pool)
+            self._db = kuzu.Database(str(self.path), read_only=read_only)
             self._conn = self._connection()
         except RuntimeError as exc:
             raise HtmlRagError(f"{self.path}: cannot open Kuzu database: {exc}") from exc
@@ -123,13 +123,27 @@ class KuzuStore:
         key = "bounded" if bounded else "conn"
         conn = getattr(self._local, key, None)
         if conn is None:
-            conn = kuzu.Connection(self._db, num_threads=1)
+            conn = kuzu.Connection(self._database(bounded), num_threads=1)
             if bounded:
                 conn.set_query_timeout(max(1, int(self.limits.timeout_s * 1000)))
             setattr(self._local, key, conn)
             with self._conns_lock:
                 self._conns.append(conn)
         return conn
+
+    def _database(self, bounded: bool) -> Any:
+        """The database a connection runs on. Typed and model-written queries on a read-only store get a second
+        read-only database of their own whose buffer pool is ``limits.memory_mb``: Kuzu caps memory per
+        database, not per query, so the cap binds them without starving the library's own queries."""
+        if not (bounded and self.read_only):
+            return self._db
+        with self._conns_lock:
+            if self._bounded_db is None:
+                import kuzu
+
+                self._bounded_db = kuzu.Database(str(self.path), read_only=True,
+                                                 buffer_pool_size=self.limits.memory_mb << 20)
+            return self._bounded_db
 
     def _fetch(self, text: str, params: dict[str, Any] | None, limits: QueryLimits | None = None) -> list[dict[str, Any]]:
         """Run ``text`` and read its rows (``limits``: on the bounded connection, through :func:`fetch_capped`).
@@ -213,6 +227,7 @@ class KuzuStore:
         for conn in conns:
             conn.close()
         self._local = threading.local()
-        if db is not None:
-            db.close()
-        self._conn = None
+        for d in (db, self._bounded_db):
+            if d is not None:
+                d.close()
+        self._conn = self._bounded_db = None
