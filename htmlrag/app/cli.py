@@ -42,6 +42,14 @@ def add_serve_parser(sub: Any) -> None:
     s.add_argument("--tokenizer", default=None, help="tokenizer for budgets (default: the offline Mistral-7B one)")
     s.add_argument("--max-upload-mb", type=float, default=50.0, help="largest PDF upload (default 50)")
     s.add_argument("--max-html-mb", type=float, default=5.0, help="largest HTML page, decompressed (default 5)")
+    s.add_argument("--max-pdf-pages", type=int, default=2000, help="most pages of one PDF (default 2000)")
+    s.add_argument("--max-files", type=int, default=20, help="most files in one upload (default 20)")
+    s.add_argument("--max-library-mb", type=float, default=2000.0,
+                   help="most MB of uploaded PDFs and pages kept (default 2000)")
+    s.add_argument("--cypher-max-hops", type=int, default=3,
+                   help="largest upper bound of a variable-length path in typed or model-written Cypher (default 3)")
+    s.add_argument("--cypher-timeout", type=float, default=10.0,
+                   help="seconds a typed or model-written Cypher query may run (default 10)")
     s.set_defaults(func=run_serve)
 
 
@@ -50,7 +58,9 @@ def settings_from(args: argparse.Namespace) -> Any:
 
     s = AppSettings(db=Path(args.db), results=Path(args.results), host=args.host,
                     vector_backend=args.vector_backend, tokenizer=args.tokenizer, max_pdf_mb=args.max_upload_mb,
-                    max_html_mb=args.max_html_mb, max_new_tokens=args.max_new_tokens)
+                    max_html_mb=args.max_html_mb, max_new_tokens=args.max_new_tokens, max_pdf_pages=args.max_pdf_pages,
+                    max_files=args.max_files, max_library_mb=args.max_library_mb,
+                    cypher_max_hops=args.cypher_max_hops, cypher_timeout_s=args.cypher_timeout)
     if args.samples:
         s.samples = Path(args.samples)
     if args.embedding_model:
@@ -77,6 +87,19 @@ def run_serve(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if not 0 < args.port < 65536:
         print(f"htmlrag: error: --port must be within 1-65535, got {args.port}", file=sys.stderr)
+        return 2
+    from htmlrag.core.errors import HtmlRagError
+
+    bad = [f"--{n.replace('_', '-')} must be > 0, got {v}" for n, v in
+           (("max_pdf_pages", args.max_pdf_pages), ("max_files", args.max_files),
+            ("max_library_mb", args.max_library_mb)) if not v > 0]
+    try:
+        settings.query_limits()
+    except HtmlRagError as exc:
+        bad.append(str(exc).replace("query limit max_hops", "--cypher-max-hops").replace(
+            "query limit timeout_s", "--cypher-timeout"))
+    if bad:
+        print(f"htmlrag: error: {bad[0]}", file=sys.stderr)
         return 2
     if not is_loopback(args.host):
         print(BANNER.format(host=args.host, results=settings.results.resolve()), file=sys.stderr)
