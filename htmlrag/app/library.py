@@ -211,8 +211,8 @@ class Library:
 
     def prepare(self) -> int:
         """Embed every table and figure the Ask page's table/figure expansion may compare with a question, into
-        the embedder's persistent cache (once per corpus: later calls find them cached). Returns how many
-        were embedded now."""
+        the embedder's persistent cache (once per corpus: later calls find them cached), eight at a time and
+        only while no question is being answered. Returns how many were embedded now."""
         from htmlrag.superrag.retrieve.expand import candidate_text
 
         with self.reading() as corpus:  # only for the query: builds need not wait for the embedding below
@@ -222,8 +222,10 @@ class Library:
         cache = getattr(embedder, "_cache", None)
         misses = cache.misses if cache is not None else 0
         texts = [candidate_text(r) for r in rows]
-        for i in range(0, len(texts), 64):
-            embedder.encode(texts[i : i + 64])
+        for i in range(0, len(texts), 8):  # small steps, each after the questions in progress: they come first
+            with self._cond:
+                self._cond.wait_for(lambda: self._readers == 0, timeout=60)
+            embedder.encode(texts[i : i + 8])
         done = cache.misses - misses if cache is not None else len(texts)
         if done:
             log.info("%s: embedded %d tables and figures for the expansion in %.1f s", self.folder, done,

@@ -273,3 +273,19 @@ def test_neo4j_untrusted_queries_get_the_bounds_and_a_transaction_timeout() -> N
         with pytest.raises(RefusedQueryError):
             store.query_untrusted(q)
     assert calls == []  # refused before reaching the server
+
+
+@pytest.mark.parametrize("q", [
+    "MATCH p = shortestPath((a)-[*]-(b)) RETURN p",           # Neo4j's unbounded shortest paths
+    "MATCH p = allShortestPaths((a)-[*]-(b)) RETURN p",
+    "RETURN reduce(s = 0, x IN range(1, 10) | s + x) AS r",   # reduce and comprehensions: no grammar for them
+    "RETURN [x IN range(1, 10) | x * 2] AS l",
+    "MATCH (a) RETURN [(a)-->(b) | b.id] AS l",               # pattern comprehension
+    "MATCH (a)((x)-->(y)){1,}(b) RETURN a.id AS id",          # Neo4j 5 quantified path patterns
+    "MATCH (a)-[* TRAIL 1..99]->(b) RETURN a.id AS id",       # Kuzu's other recursive kinds
+    "MATCH (a)-[* WSHORTEST(score)]->(b) RETURN a.id AS id",
+])
+def test_other_costly_forms_have_no_grammar(q: str) -> None:
+    """Other ways to ask for unbounded work are not in the read-only grammar: refused by the guard."""
+    with pytest.raises(RefusedQueryError, match="^refused: "):
+        bound_query(q, None, QueryLimits(max_hops=1000))
