@@ -141,6 +141,7 @@ class Library:
                 from htmlrag.superrag.build.corpus import open_corpus
 
                 t0 = time.perf_counter()
+                self._torch_threads()
                 corpus = open_corpus(self.folder, embedder=self.embedder(), read_only=True,
                                      limits=self.settings.query_limits())
                 try:
@@ -159,6 +160,14 @@ class Library:
                 self._corpus = corpus
                 log.info("%s: corpus opened in %.1f s", self.folder, time.perf_counter() - t0)
             return self._corpus
+
+    def _torch_threads(self) -> None:
+        n = self.settings.torch_threads
+        if n > 0 and not self.embedding_model().startswith("hashing-"):
+            import torch
+
+            if torch.get_num_threads() != n:
+                torch.set_num_threads(n)
 
     @contextlib.contextmanager
     def writing(self, *, wait: bool = True) -> Iterator[Any]:

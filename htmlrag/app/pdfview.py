@@ -209,24 +209,41 @@ def _mtime(pdf: str | Path) -> float:
         return 0.0
 
 
-_WORDS: OrderedDict[tuple[str, float, int], list[tuple]] = OrderedDict()
-_WORDS_LOCK = threading.Lock()
+_PAGES: OrderedDict[tuple[str, float, int], tuple[float, float, list[tuple]] | None] = OrderedDict()
+_PAGES_LOCK = threading.Lock()
 
 
-def _page_words(pdf: str | Path, page_no: int, page: Any, keep: int = 256) -> list[tuple]:
-    """A page's words in reading order, cached per file, modification time and page (the last ``keep``):
+class _Pages:
+    """Pages of one PDF as evidence regions need them -- size in points and words in reading order -- from a
+    cache (per file, modification time and page; the last ``keep``), opening the file only on a miss:
     questions about the same filing look at the same pages again."""
-    key = (str(pdf), _mtime(pdf), page_no)
-    with _WORDS_LOCK:
-        if key in _WORDS:
-            _WORDS.move_to_end(key)
-            return _WORDS[key]
-    words = page.get_text("words", sort=True)
-    with _WORDS_LOCK:
-        _WORDS[key] = words
-        while len(_WORDS) > keep:
-            _WORDS.popitem(last=False)
-    return words
+
+    def __init__(self, pdf: str | Path, password: str | None, keep: int = 512) -> None:
+        self.pdf, self.password, self.keep, self.doc = pdf, password, keep, None
+        self.stamp = (str(pdf), _mtime(pdf))
+
+    def get(self, page_no: int) -> tuple[float, float, list[tuple]] | None:
+        """``(width, height, words)`` of physical page ``page_no`` (1-based), or None when there is none."""
+        key = (*self.stamp, page_no)
+        with _PAGES_LOCK:
+            if key in _PAGES:
+                _PAGES.move_to_end(key)
+                return _PAGES[key]
+        if self.doc is None:
+            self.doc = _open(self.pdf, self.password)
+        info = None
+        if 1 <= page_no <= self.doc.page_count:
+            page = self.doc[page_no - 1]
+            info = (float(page.rect.width), float(page.rect.height), page.get_text("words", sort=True))
+        with _PAGES_LOCK:
+            _PAGES[key] = info
+            while len(_PAGES) > self.keep:
+                _PAGES.popitem(last=False)
+        return info
+
+    def close(self) -> None:
+        if self.doc is not None:
+            self.doc.close()
 
 
 def evidence_regions(pdf: str | Path, evidence: Sequence[Any], *, corpus: Any = None, min_run: int = 3,
@@ -242,21 +259,21 @@ def evidence_regions(pdf: str | Path, evidence: Sequence[Any], *, corpus: Any = 
     """
     rows = corpus.nodes([e.node_id for e in evidence if e.kind == "Figure"]) if corpus is not None else {}
     out: dict[str, list[Region]] = {}
-    with _open(pdf, password) as doc:
-        words: dict[int, list[tuple]] = {}
+    pages = _Pages(pdf, password)
+    try:
         for e in evidence:
             regs: list[Region] = []
             for p in e.pages:
-                if not 1 <= p <= doc.page_count:
+                info = pages.get(p)
+                if info is None:
                     continue
-                page = doc[p - 1]
-                w, h = float(page.rect.width), float(page.rect.height)
+                w, h, words = info
                 box = figure_box(rows.get(e.node_id, {}))
                 if box is not None:
                     regs.append(Region(p, box, w, h))
                     continue
-                if p not in words:
-                    words[p] = _page_words(pdf, p, page)
-                regs += [Region(p, b, w, h) for b in locate_text(words[p], e.text, min_run=min_run)]
+                regs += [Region(p, b, w, h) for b in locate_text(words, e.text, min_run=min_run)]
             out[e.node_id] = regs
+    finally:
+        pages.close()
     return out

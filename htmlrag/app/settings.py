@@ -46,6 +46,9 @@ class AppSettings:
         max_renders: page images rendered at the same time (more wait their turn).
         cypher_max_hops, cypher_timeout_s, cypher_max_rows, cypher_memory_mb: bounds on typed and model-written
             Cypher (:class:`~htmlrag.superrag.graph.bounds.QueryLimits`).
+        torch_threads: intra-op threads of the models the app runs (``torch.set_num_threads``; 0: torch's
+            default). 1 suits a server answering questions side by side: on a loaded 2-core machine a question's
+            embedding took 20-28 ms with one thread and 550-600 ms with two.
         openai_model: model name served by the OpenAI-compatible endpoint (None: that reader is off).
         base_url_env, api_key_env: environment variables holding the endpoint and its key (never shown).
         hf_model: local Hugging Face model folder or name for the ``hf`` reader (None: off).
@@ -75,6 +78,7 @@ class AppSettings:
     cypher_timeout_s: float = 10.0
     cypher_max_rows: int = 1000
     cypher_memory_mb: int = 256
+    torch_threads: int = 1
     openai_model: str | None = field(default_factory=lambda: os.environ.get("HTMLRAG_OPENAI_MODEL") or None)
     base_url_env: str = "OPENAI_BASE_URL"
     api_key_env: str = "OPENAI_API_KEY"
