@@ -287,5 +287,5 @@ def test_neo4j_untrusted_queries_get_the_bounds_and_a_transaction_timeout() -> N
 ])
 def test_other_costly_forms_have_no_grammar(q: str) -> None:
     """Other ways to ask for unbounded work are not in the read-only grammar: refused by the guard."""
-    with pytest.raises(RefusedQueryError, match="^refused: "):
+    with pytest.raises(RefusedQueryError, match=r"^refused: "):
         bound_query(q, None, QueryLimits(max_hops=1000))
