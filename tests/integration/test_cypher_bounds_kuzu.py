@@ -226,3 +226,25 @@ def test_the_lexer_reads_string_literals_as_kuzu_does() -> None:
         if _ours(text, literal) != theirs:
             disagree.append(literal)
     assert disagree == [] and 300 < accepted < 2700  # both outcomes well represented
+
+
+def test_the_cli_bounds_typed_queries(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    pytest.importorskip("pymupdf")
+    from htmlrag.cli.main import main
+    from htmlrag.superrag.build.corpus import CorpusConfig, build_corpus
+    from htmlrag.superrag.build.embed import HashingEmbedder
+    from htmlrag.testing import pdfs as mk
+
+    db = tmp_path / "db"
+    (res,) = build_corpus([mk.report_pdf(tmp_path / "r.pdf")], db, config=CorpusConfig(vector_backend="numpy"),
+                          embedder=HashingEmbedder())
+    assert res.ok
+    q = ["graph", "query", "q", "--db", str(db), "--json", "--cypher"]
+    assert main([*q, "MATCH (a)-[*1..]->(b) RETURN count(*) AS n"]) == 1
+    assert "no upper bound" in capsys.readouterr().err
+    assert main([*q, "MATCH (a)-[*1..4]->(b) RETURN count(*) AS n", "--max-hops", "4"]) == 0
+    assert '"kind": "Row"' in capsys.readouterr().out
+    assert main([*q, "UNWIND range(1, 5000) AS x RETURN x", "--max-rows", "7", "-k", "50"]) == 0
+    assert capsys.readouterr().out.count('"kind": "Row"') == 7
+    assert main([*q, "MATCH (n) RETURN n.id AS id", "--max-hops", "0"]) == 2
+    assert "max_hops must be a whole number >= 1, got 0" in capsys.readouterr().err
