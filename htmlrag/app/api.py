@@ -47,18 +47,27 @@ class PruneBody(BaseModel):
 
 
 async def read_uploads(files: list[UploadFile], st: AppState) -> list[Upload]:
-    """Read and check every uploaded file (each within its limit; nothing stored when one is refused)."""
+    """Read and check every uploaded file (each within its limits, PDFs by :func:`~htmlrag.app.pdfcheck.check_pdf`;
+    nothing stored when one is refused)."""
+    from htmlrag.app.pdfcheck import check_pdf
+
     s = st.settings
     if not files:
         raise UploadError("no file uploaded", 400)
+    if len(files) > s.max_files:
+        raise UploadError(f"{len(files)} files in one upload; at most {s.max_files} (upload them in parts)", 413)
     out = []
     limit = max(s.max_pdf_bytes, s.max_html_bytes)
     for f in files:
         data = await f.read(limit + 1)
         if len(data) > limit:
             raise UploadError(f"{f.filename}: over the {limit / 1e6:.1f} MB upload limit", 413)
-        out.append(check_upload(f.filename or "upload", data, max_pdf_bytes=s.max_pdf_bytes,
-                                max_html_bytes=s.max_html_bytes))
+        up = check_upload(f.filename or "upload", data, max_pdf_bytes=s.max_pdf_bytes, max_html_bytes=s.max_html_bytes)
+        if up.kind == "pdf":
+            check_pdf(up.name, up.data, max_pages=s.max_pdf_pages, max_stream_bytes=int(s.max_pdf_stream_mb * 1e6),
+                      max_total_bytes=int(s.max_pdf_expanded_mb * 1e6),
+                      max_image_pixels=int(s.max_image_megapixels * 1e6))
+        out.append(up)
     return out
 
 
@@ -77,8 +86,13 @@ def documents(request: Request) -> dict[str, Any]:
 async def upload(request: Request, files: Annotated[list[UploadFile], File()]) -> dict[str, Any]:
     st = state_of(request)
     ups = await read_uploads(files, st)
-    job = st.library.start_build(ups)
+    job = st.builds.start(ups)
     return {"job": job.to_dict(), "accepted": [{"name": u.name, "kind": u.kind, "bytes": len(u.data)} for u in ups]}
+
+
+@router.delete("/documents/{doc_id}", summary="Remove a document: its graph nodes, index entries and files")
+def remove(request: Request, doc_id: str) -> dict[str, Any]:
+    return state_of(request).builds.remove(doc_id)
 
 
 @router.get("/jobs/{job_id}", summary="A build job's progress")
@@ -93,7 +107,8 @@ def job(request: Request, job_id: str) -> dict[str, Any]:
             response_class=Response, responses={200: {"content": {"image/png": {}}}})
 def page_png(request: Request, doc_id: str, page: int, zoom: Annotated[float, Query(ge=0.5, le=3.0)] = 1.5) -> Response:
     st = state_of(request)
-    png = render_page_png(st.library.pdf_path(doc_id), page, zoom=zoom)
+    png = render_page_png(st.library.pdf_path(doc_id), page, zoom=zoom,
+                          max_pixels=int(st.settings.max_render_megapixels * 1e6), slots=st.settings.max_renders)
     return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
 
 

@@ -3,7 +3,8 @@ lies (PDF page regions; blocks of HTML pages).
 
 PDFs are searched with a SuperRAG retriever over the layout graph (:meth:`htmlrag.superrag.build.corpus.Corpus.retrieve`;
 the Cypher retriever runs a query the user typed or a model wrote, checked by the read-only guard
-:func:`htmlrag.superrag.graph.readonly.check_read_only` before it reaches the read-only database). HTML pages are
+:func:`htmlrag.superrag.graph.readonly.check_read_only` and bounded by :mod:`htmlrag.superrag.graph.bounds` before
+it reaches the read-only database). Questions run side by side: the corpus is shared, not locked, while read. HTML pages are
 searched the HtmlRAG way: cleaned, split into blocks, ranked (BM25 or embeddings); the best blocks are the
 evidence and the pages pruned to the budget are the reader's context. The reader sees the PDF evidence as
 :func:`htmlrag.superrag.system.render_evidence` writes it, then the pruned pages, cut to the budget.
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from htmlrag.app.library import Library, _display_name
+from htmlrag.app.library import Library, display_name
 from htmlrag.app.pages import block_tree, safe_table_html
 from htmlrag.app.pdfview import evidence_regions, section_paths
 from htmlrag.app.readers import Readers
@@ -26,7 +27,7 @@ from htmlrag.core.errors import HtmlRagError, InputError, ServiceError
 from htmlrag.pruning.prune import prune_to_budget, rank_blocks
 from htmlrag.pruning.tokens import load_tokenizer
 from htmlrag.readers.base import ReadRequest
-from htmlrag.superrag.graph.readonly import check_read_only
+from htmlrag.superrag.graph.bounds import bound_query
 from htmlrag.superrag.retrieve.cypher_qa import FixedCypherWriter
 from htmlrag.superrag.system import render_evidence
 
@@ -137,8 +138,8 @@ class Asker:
         if req.retriever != "cypher":
             return None
 
-        if req.cypher.strip():
-            check_read_only(req.cypher)  # refused here, with the guard's message, before anything runs
+        if req.cypher.strip():  # refused here, with the guard's or a bound's message, before anything runs
+            bound_query(req.cypher, None, self.library.settings.query_limits())
             return FixedCypherWriter(req.cypher)
         chat = self.readers.chat(req.reader)
         if chat is None:
@@ -227,4 +228,4 @@ def _inner(retriever: Any, name: str = "cypher") -> Any:
 
 
 def _name(path: str) -> str:
-    return _display_name(path)
+    return display_name(path)

@@ -47,13 +47,23 @@ def add_serve_parser(sub: Any) -> None:
     s.add_argument("--max-upload-mb", type=number(0, lo_open=True), default=50.0, help="largest PDF upload (default 50)")
     s.add_argument("--max-html-mb", type=number(0, lo_open=True), default=MAX_PAGE_MB,
                    help=f"largest HTML page, decompressed (default {MAX_PAGE_MB:g}, as htmlrag clean/tree/prune)")
+    s.add_argument("--max-pdf-pages", type=integer(1), default=2000, help="most pages of one PDF (default 2000)")
+    s.add_argument("--max-files", type=integer(1), default=20, help="most files in one upload (default 20)")
+    s.add_argument("--max-library-mb", type=number(0, lo_open=True), default=2000.0,
+                   help="most MB of uploaded PDFs and pages kept (default 2000)")
+    s.add_argument("--cypher-max-hops", type=integer(1), default=3,
+                   help="largest upper bound of a variable-length path in typed or model-written Cypher (default 3)")
+    s.add_argument("--cypher-timeout", type=number(0, lo_open=True), default=10.0,
+                   help="seconds a typed or model-written Cypher query may run (default 10)")
     s.set_defaults(func=run_serve)
 
 
 def settings_from(args: argparse.Namespace) -> Any:
     s = AppSettings(db=Path(args.db), results=Path(args.results), host=args.host,
                     vector_backend=args.vector_backend, tokenizer=args.tokenizer, max_pdf_mb=args.max_upload_mb,
-                    max_html_mb=args.max_html_mb, max_new_tokens=args.max_new_tokens)
+                    max_html_mb=args.max_html_mb, max_new_tokens=args.max_new_tokens, max_pdf_pages=args.max_pdf_pages,
+                    max_files=args.max_files, max_library_mb=args.max_library_mb,
+                    cypher_max_hops=args.cypher_max_hops, cypher_timeout_s=args.cypher_timeout)
     if args.samples:
         s.samples = Path(args.samples)
     if args.embedding_model:
@@ -77,6 +87,15 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
 
     settings = settings_from(args)  # numbers were checked when parsed (htmlrag.core.options)
+    from htmlrag.core.errors import HtmlRagError
+
+    try:
+        settings.query_limits()  # the limits' own bounds (e.g. the largest hop bound allowed)
+    except HtmlRagError as exc:
+        msg = str(exc).replace("query limit max_hops", "--cypher-max-hops").replace("query limit timeout_s",
+                                                                                    "--cypher-timeout")
+        print(f"htmlrag: error: {msg}", file=sys.stderr)
+        return 2
     if not is_loopback(args.host):
         print(BANNER.format(host=args.host, results=settings.results.resolve()), file=sys.stderr)
         log.warning("htmlrag serve: listening on non-loopback address %s", args.host)

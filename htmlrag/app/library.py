@@ -7,43 +7,40 @@ Folder layout (``--db DIR``, the same corpus folder ``htmlrag graph build --db D
     parse-cache/                                       parsed layouts (htmlrag.superrag.to_html.parse_cached)
     pages/<id>.html, pages.json                        uploaded HTML pages and their facts
 
-Queries share one read-only corpus (Kuzu opened read-only, so model-written Cypher cannot write even past the
-guard). A build closes it, opens the corpus writable through :class:`~htmlrag.superrag.system.CorpusHandle`
-(which locks the folder against other processes), adds the documents, and closes it again; queries asked during
-a build are answered "busy" rather than left waiting.
+**Reading.** Questions share one read-only corpus (Kuzu opened read-only, so model-written Cypher cannot write
+even past the guard), opened once and kept open: the embedder, the vector and full-text indexes stay loaded
+between questions. Readers do not exclude each other: each thread queries Kuzu through its own connection, and
+a slow question (a model-written query runs at most ``QueryLimits.timeout_s``) holds up no other.
+
+**Writing** (builds, removals; :mod:`htmlrag.app.builds`) is one at a time: it waits for the questions in
+progress, closes the read-only corpus, opens it writable through :class:`~htmlrag.superrag.system.CorpusHandle`
+(which locks the folder against other processes) and closes it again; questions asked meanwhile are answered
+"busy" rather than left waiting.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
-import hashlib
 import json
 import logging
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from htmlrag.app.jobs import Job, JobRunner
-from htmlrag.app.pages import page_facts
-from htmlrag.app.pdfview import document_stats
+from htmlrag.app.jobs import JobRunner
 from htmlrag.app.settings import AppSettings
-from htmlrag.app.uploads import Upload
 from htmlrag.core.errors import HtmlRagError, InputError
-from htmlrag.evaluation.store import atomic_write
-from htmlrag.superrag.build.corpus import CorpusConfig, open_corpus
-from htmlrag.superrag.build.embed import make_embedder
-from htmlrag.superrag.system import CorpusHandle
-from htmlrag.superrag.to_html import parse_cached
 
 log = logging.getLogger(__name__)
 _PAGE_ID = re.compile(r"^[0-9a-f]{12}$")
 
 
 class Busy(HtmlRagError):
-    """The corpus is being built; ask again when the build job has finished."""
+    """The corpus is being built or changed; ask again when that has finished."""
 
 
 class NoCorpus(InputError):
@@ -56,7 +53,11 @@ class Library:
     def __init__(self, settings: AppSettings, jobs: JobRunner) -> None:
         self.settings, self.jobs = settings, jobs
         self.folder = Path(settings.db)
-        self._lock = threading.RLock()
+        self._cond = threading.Condition()  # guards _readers; a writer waits on it for the readers to finish
+        self._readers = 0
+        self._open_lock = threading.RLock()  # opening and closing the read-only corpus
+        self.write_lock = threading.Lock()  # one build or removal at a time
+        self.pages_lock = threading.Lock()  # pages.json read-modify-write
         self._corpus: Any = None
         self._embedder: Any = None
         self._stats: dict[str, dict[str, int]] | None = None
@@ -84,10 +85,16 @@ class Library:
         return str(self.manifest().get("config", {}).get("embedding_model") or self.settings.embedding_model)
 
     def embedder(self) -> Any:
-        """The corpus's embedder, loaded once (the manifest's model for an existing corpus)."""
+        """The corpus's embedder, loaded once (the manifest's model for an existing corpus), behind a persistent
+        cache in the corpus folder (``embeddings.sqlite``): a text embedded once -- a table a question brought
+        up, a repeated question -- is never embedded again, also after a restart."""
+        from htmlrag.superrag.build.embed import CachedEmbedder, make_embedder
+
         name = self.embedding_model()
         if self._embedder is None or self._embedder.name != name:
-            self._embedder = make_embedder(name)
+            inner = make_embedder(name)
+            self._embedder = inner if name.startswith("hashing-") else CachedEmbedder(
+                inner, self.folder / "embeddings.sqlite")
         return self._embedder
 
     def pdf_path(self, doc_id: str) -> Path:
@@ -106,49 +113,192 @@ class Library:
     # ---------------------------------------------------------------- reading
     @contextlib.contextmanager
     def reading(self) -> Iterator[Any]:
-        """The read-only corpus, held alone for the duration (Kuzu connections are not shared across threads).
+        """The read-only corpus, shared with other readers for the duration.
 
         Raises:
-            Busy: a build is running.
+            Busy: a build or removal is running.
             NoCorpus: nothing is built yet.
         """
-        if self.building:
-            raise Busy("documents are being built; ask again when the build has finished")
-        with self._lock:
+        with self._cond:
             if self.building:
-                raise Busy("documents are being built; ask again when the build has finished")
+                raise Busy("documents are being built or removed; ask again when that has finished")
+            self._readers += 1
+        try:
+            yield self._open()
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    def _open(self) -> Any:
+        """The read-only corpus, opened once with everything a question needs loaded (the embedding model,
+        the vector index's server, the full-text index): the first question after start-up waits for this
+        once, no later one does."""
+        with self._open_lock:
             if self._corpus is None:
                 if not (self.folder / "manifest.json").is_file() or not self.manifest().get("documents"):
                     raise NoCorpus("no PDF is built yet: upload one on the Documents page")
+                from htmlrag.superrag.build.corpus import open_corpus
 
-                self._corpus = open_corpus(self.folder, embedder=self.embedder(), read_only=True)
-            yield self._corpus
+                t0 = time.perf_counter()
+                self._torch_threads()
+                corpus = open_corpus(self.folder, embedder=self.embedder(), read_only=True,
+                                     limits=self.settings.query_limits())
+                try:
+                    # the vector index's server starts (a process of its own) while the model loads here
+                    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                        vectors = pool.submit(lambda: corpus.vectors)
+                        inner = getattr(corpus.embedder, "inner", corpus.embedder)  # under the cache
+                        if callable(getattr(inner, "load", None)):
+                            inner.load()  # the model, even when the cache would answer the line below
+                        corpus.embed_query("warm-up")
+                        corpus.fulltext.search("warm up", 1)  # builds the BM25 index in memory
+                        vectors.result()
+                except Exception:
+                    corpus.close()
+                    raise
+                self._corpus = corpus
+                log.info("%s: corpus opened in %.1f s", self.folder, time.perf_counter() - t0)
+            return self._corpus
+
+    def _torch_threads(self) -> None:
+        n = self.settings.torch_threads
+        if n > 0 and not self.embedding_model().startswith("hashing-"):
+            import torch
+
+            if torch.get_num_threads() != n:
+                torch.set_num_threads(n)
+
+    @contextlib.contextmanager
+    def writing(self, *, wait: bool = True) -> Iterator[Any]:
+        """The corpus opened writable (a :class:`~htmlrag.superrag.system.CorpusHandle`), alone: waits for the
+        questions in progress; questions asked meanwhile are told "busy".
+
+        Raises:
+            Busy: ``wait=False`` and another build or removal is running.
+        """
+        from htmlrag.superrag.build.corpus import CorpusConfig
+        from htmlrag.superrag.system import CorpusHandle
+
+        if not self.write_lock.acquire(blocking=wait):
+            raise Busy("documents are being built or removed; try again when that has finished")
+        try:
+            with self._cond:
+                self.building = True  # from here on, new questions are told "busy", not queued
+                self._cond.wait_for(lambda: self._readers == 0)
+            self.close()
+            config = CorpusConfig(embedding_model=self.embedding_model(), vector_backend=self.settings.vector_backend)
+            handle = CorpusHandle(self.folder, config, embedder=self.embedder(), parse_cache=self.folder / "parse-cache")
+            stats = None
+            try:
+                yield handle
+                from htmlrag.app.pdfview import document_stats
+
+                stats = document_stats(handle.corpus)  # the counts the Documents page shows next
+            finally:
+                handle.close()
+                self._stats = stats
+        finally:
+            self.building = False
+            self.write_lock.release()
 
     def warm_up(self) -> None:
-        """Open the corpus, its vector index and embedder once, so the first question does not pay for it
-        (run on a thread at start-up; errors are only logged: a question will report them)."""
+        """Start-up work, on a thread: finish what an interrupted build or removal left (:func:`recover_if_needed`),
+        open the corpus with its model and indexes so the first question does not pay for them, then
+        :meth:`prepare`. Errors are only logged: a question will report them."""
         try:
+            self.recover_if_needed()
             with self.reading() as corpus:
                 from htmlrag.app.pdfview import document_stats
 
                 self._stats = document_stats(corpus)
-                corpus.retrieve("warm-up", retriever="hybrid", k=1)  # embedder, vector and full-text indexes
+            self.prepare()
         except (Busy, NoCorpus):
             pass
         except Exception:  # reported when a question needs the corpus
             log.warning("warm-up of %s failed", self.folder, exc_info=True)
 
+    def prepare(self) -> int:
+        """Embed every table and figure the Ask page's table/figure expansion may compare with a question, into
+        the embedder's persistent cache (once per corpus: later calls find them cached), eight at a time and
+        only while no question is being answered. Returns how many were embedded now."""
+        from htmlrag.superrag.retrieve.expand import candidate_text
+
+        with self.reading() as corpus:  # only for the query: builds need not wait for the embedding below
+            rows = corpus.store.query("MATCH (n) WHERE n.kind IN ['Table', 'Figure'] RETURN n.title AS title, "
+                                      "n.text AS text")
+        embedder, t0 = self.embedder(), time.perf_counter()
+        cache = getattr(embedder, "_cache", None)
+        misses = cache.misses if cache is not None else 0
+        texts = [candidate_text(r) for r in rows]
+        for i in range(0, len(texts), 8):  # small steps, each after the questions in progress: they come first
+            with self._cond:
+                self._cond.wait_for(lambda: self._readers == 0, timeout=60)
+            embedder.encode(texts[i : i + 8])
+        done = cache.misses - misses if cache is not None else len(texts)
+        if done:
+            log.info("%s: embedded %d tables and figures for the expansion in %.1f s", self.folder, done,
+                     time.perf_counter() - t0)
+        return done
+
+    def prepare_in_background(self) -> None:
+        """:meth:`prepare` on a thread (after a build); errors are only logged."""
+
+        def run() -> None:
+            try:
+                self.prepare()
+            except (Busy, NoCorpus):
+                pass
+            except Exception:
+                log.warning("preparing %s failed", self.folder, exc_info=True)
+
+        threading.Thread(target=run, name="htmlrag-prepare", daemon=True).start()
+
+    def recover_if_needed(self) -> list[str]:
+        """Remove documents a killed build or removal left in the graph or indexes (the manifest marks them
+        pending, or does not list them); returns their ids. Cheap when there are none (one graph query)."""
+        from htmlrag.app.pdfview import document_stats
+
+        manifest = self.manifest()
+        if not manifest.get("documents") and not manifest.get("pending") and not (self.folder / "graph.kuzu").exists():
+            return []
+        stray = set(manifest.get("pending", []))
+        if manifest.get("documents"):
+            with self.reading() as corpus:
+                stray |= set(document_stats(corpus)) - set(manifest["documents"])
+        elif (self.folder / "graph.kuzu").exists():
+            stray.add("?")  # no document listed but a graph exists: let the writable open look
+        if not stray:
+            return []
+        with self.writing() as handle:
+            handle.corpus  # noqa: B018 - opening it writable runs htmlrag.superrag.build.staging.recover
+        return sorted(stray - {"?"})
+
     def close(self) -> None:
-        with self._lock:
+        """Close the read-only corpus (callers make sure no question uses it: :meth:`writing`, :meth:`shutdown`)."""
+        with self._open_lock:
             if self._corpus is not None:
                 self._corpus.close()
                 self._corpus = None
 
+    def shutdown(self, wait_s: float = 30.0) -> None:
+        """At the server's end: refuse new questions, wait (up to ``wait_s``) for those in progress, close."""
+        with self._cond:
+            self.building = True
+            done = self._cond.wait_for(lambda: self._readers == 0, timeout=wait_s)
+        if not done:
+            log.warning("%s: %d question(s) still running at shutdown; the corpus is left open", self.folder,
+                        self._readers)
+            return
+        self.close()
+
     def stats(self) -> dict[str, dict[str, int]]:
         """Node counts per document and kind (cached until the next build). Never waits: while the corpus is
-        in use (a build, the start-up warm-up, a question) it answers ``{}`` and the counts show later."""
+        being opened or changed it answers ``{}`` and the counts show later."""
         if self._stats is None:
-            if not self._lock.acquire(blocking=False):
+            from htmlrag.app.pdfview import document_stats
+
+            if not self._open_lock.acquire(blocking=False):
                 return {}
             try:
                 with self.reading() as corpus:
@@ -156,7 +306,7 @@ class Library:
             except (Busy, NoCorpus):
                 return {}
             finally:
-                self._lock.release()
+                self._open_lock.release()
         return self._stats
 
     def documents(self) -> list[dict[str, Any]]:
@@ -165,7 +315,7 @@ class Library:
         stats = self.stats()
         for doc_id, d in sorted(self.manifest().get("documents", {}).items(), key=lambda x: Path(x[1]["path"]).name):
             s = stats.get(doc_id, {})
-            out.append({"id": doc_id, "kind": "pdf", "name": _display_name(d["path"]), "title": d.get("title", ""),
+            out.append({"id": doc_id, "kind": "pdf", "name": display_name(d["path"]), "title": d.get("title", ""),
                         "pages": d.get("pages", 0), "sections": s.get("MainSection", 0) + s.get("Section", 0),
                         "tables": s.get("Table", 0), "figures": s.get("Figure", 0),
                         "chunks": s.get("SectionChunk", 0) + s.get("TableChunk", 0),
@@ -174,88 +324,10 @@ class Library:
             out.append({"id": page_id, "kind": "html", **p})
         return out
 
-    # ---------------------------------------------------------------- building
-    def store_uploads(self, uploads: Sequence[Upload]) -> list[tuple[Upload, Path]]:
-        """Write accepted uploads to disk (content-addressed names); returns ``(upload, path)``."""
-        out = []
-        for up in uploads:
-            sha = hashlib.sha256(up.data).hexdigest()[:12]
-            folder = self.uploads if up.kind == "pdf" else self.pages_dir
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / (f"{sha}-{up.name}" if up.kind == "pdf" else f"{sha}.html")
-            if not path.exists():
-                tmp = path.with_name(f".{path.name}.tmp")
-                tmp.write_bytes(up.data)
-                tmp.replace(path)
-            out.append((up, path))
-        return out
 
-    def start_build(self, uploads: Sequence[Upload]) -> Job:
-        """Store the uploads and queue a job that builds them (PDFs: parse, then graph + indexes; pages: facts)."""
-        stored = self.store_uploads(uploads)
-        total = sum(2 if up.kind == "pdf" else 1 for up, _ in stored)
-        return self.jobs.submit("build", total, lambda job: self._build(job, stored))
-
-    def _build(self, job: Job, stored: Sequence[tuple[Upload, Path]]) -> None:
-        pages = [(u, p) for u, p in stored if u.kind == "html"]
-        pdfs = [(u, p) for u, p in stored if u.kind == "pdf"]
-        for up, path in pages:
-            job.message = f"{up.name}: cleaning and splitting into blocks"
-            job.items.append(self._add_page(up, path))
-            job.done += 1
-        if pdfs:
-            self._build_pdfs(job, pdfs)
-
-    def _add_page(self, up: Upload, path: Path) -> dict[str, Any]:
-        page_id = path.stem
-        try:
-            facts = page_facts(up.data, up.name, self.settings.tokenizer)
-        except HtmlRagError as exc:
-            return {"name": up.name, "kind": "html", "ok": False, "error": str(exc)}
-        with self._lock:
-            manifest = self.pages_manifest()
-            manifest[page_id] = {"name": up.name, "added": time.strftime("%Y-%m-%d %H:%M"), **facts}
-            atomic_write(self.folder / "pages.json", json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
-        return {"name": up.name, "kind": "html", "ok": True, "id": page_id, **facts}
-
-    def _build_pdfs(self, job: Job, pdfs: Sequence[tuple[Upload, Path]]) -> None:
-        self.building = True  # before waiting for the lock: questions arriving now are told "busy", not queued
-        try:
-            with self._lock:
-                self.close()
-                config = CorpusConfig(embedding_model=self.embedding_model(), vector_backend=self.settings.vector_backend)
-                handle = CorpusHandle(self.folder, config, embedder=self.embedder(),
-                                      parse_cache=self.folder / "parse-cache")
-                try:
-                    corpus = handle.corpus
-                    for up, path in pdfs:
-                        job.items.append(self._build_one(job, corpus, parse_cached, up, path))
-                finally:
-                    handle.close()
-        finally:
-            self._stats = None
-            self.building = False
-
-    def _build_one(self, job: Job, corpus: Any, parse_cached: Any, up: Upload, path: Path) -> dict[str, Any]:
-        t0 = time.perf_counter()
-        job.message = f"{up.name}: parsing the layout"
-        try:
-            doc = parse_cached(path, cache_dir=self.folder / "parse-cache")
-        except Exception as exc:  # one bad file never stops the others
-            job.done += 2
-            msg = str(exc) if isinstance(exc, HtmlRagError) else f"{type(exc).__name__}: {exc}"
-            return {"name": up.name, "kind": "pdf", "ok": False, "error": msg.replace(str(path), up.name)}
-        job.done += 1
-        job.message = f"{up.name}: building the graph and indexes ({doc.page_count} pages)"
-        res = corpus.add_document(path, parsed=doc)
-        job.done += 1
-        if not res.ok:
-            return {"name": up.name, "kind": "pdf", "ok": False, "error": res.error.replace(str(path), up.name)}
-        return {"name": up.name, "kind": "pdf", "ok": True, "id": res.doc_id, "pages": res.pages, "nodes": res.nodes,
-                "edges": res.edges, "seconds": round(time.perf_counter() - t0, 2), "warnings": res.warnings}
-
-
-def _display_name(path: str) -> str:
+def display_name(path: str) -> str:
     """``uploads/1a2b3c4d5e6f-report.pdf`` -> ``report.pdf`` (the content hash prefix dropped)."""
     name = Path(path).name
     return name[13:] if re.match(r"^[0-9a-f]{12}-", name) else name
+
+

@@ -121,6 +121,8 @@ def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, .
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> Any:
+
+        state.builds.sweep()  # before any upload can arrive: files a killed build left behind
         threading.Thread(target=state.library.warm_up, name="htmlrag-warm-up", daemon=True).start()
         yield
         state.close()

@@ -7,6 +7,7 @@ import os
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from htmlrag.core.io import MAX_PAGE_MB
 from htmlrag.core.models import MINILM
@@ -46,6 +47,19 @@ class AppSettings:
         tokenizer: token counter for budgets (None: the offline default).
         max_pdf_mb, max_html_mb: upload limits per file (HTML: after decompression).
         max_request_mb: limit on one request body (several files).
+        max_files: files in one upload request at most.
+        max_library_mb: uploaded PDFs and pages kept at most, in MB (an upload that would pass it is refused).
+        max_pdf_pages: pages of one PDF at most.
+        max_pdf_stream_mb: what one compressed stream of a PDF may expand to, and ``max_pdf_expanded_mb`` all of
+            them together (decompression bombs are refused at upload).
+        max_image_megapixels: pixels of one image in a PDF at most (its declared size).
+        max_render_megapixels: pixels of one rendered page image; a bigger page is rendered at a smaller zoom.
+        max_renders: page images rendered at the same time (more wait their turn).
+        cypher_max_hops, cypher_timeout_s, cypher_max_rows, cypher_memory_mb: bounds on typed and model-written
+            Cypher (:class:`~htmlrag.superrag.graph.bounds.QueryLimits`).
+        torch_threads: intra-op threads of the models the app runs (``torch.set_num_threads``; 0: torch's
+            default). 1 suits a server answering questions side by side: on a loaded 2-core machine a question's
+            embedding took 20-28 ms with one thread and 550-600 ms with two.
         openai_model: model name served by the OpenAI-compatible endpoint (None: that reader is off).
         base_url_env, api_key_env: environment variables holding the endpoint and its key (never shown).
         hf_model: local Hugging Face model folder or name for the ``hf`` reader (None: off).
@@ -63,6 +77,19 @@ class AppSettings:
     max_pdf_mb: float = 50.0
     max_html_mb: float = MAX_PAGE_MB
     max_request_mb: float = 200.0
+    max_files: int = 20
+    max_library_mb: float = 2000.0
+    max_pdf_pages: int = 2000
+    max_pdf_stream_mb: float = 64.0
+    max_pdf_expanded_mb: float = 512.0
+    max_image_megapixels: float = 100.0
+    max_render_megapixels: float = 8.0
+    max_renders: int = 2
+    cypher_max_hops: int = 3
+    cypher_timeout_s: float = 10.0
+    cypher_max_rows: int = 1000
+    cypher_memory_mb: int = 256
+    torch_threads: int = 1
     openai_model: str | None = field(default_factory=lambda: os.environ.get("HTMLRAG_OPENAI_MODEL") or None)
     base_url_env: str = "OPENAI_BASE_URL"
     api_key_env: str = "OPENAI_API_KEY"
@@ -81,6 +108,13 @@ class AppSettings:
     @property
     def max_request_bytes(self) -> int:
         return int(self.max_request_mb * 1e6)
+
+    def query_limits(self) -> Any:
+        """The :class:`~htmlrag.superrag.graph.bounds.QueryLimits` of typed and model-written Cypher."""
+        from htmlrag.superrag.graph.bounds import QueryLimits
+
+        return QueryLimits(max_hops=self.cypher_max_hops, timeout_s=self.cypher_timeout_s,
+                           max_rows=self.cypher_max_rows, memory_mb=self.cypher_memory_mb)
 
     def endpoint_label(self) -> str:
         """The OpenAI-compatible endpoint as shown to users: scheme, host and port only (no user, password,

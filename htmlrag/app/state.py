@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from htmlrag.app.ask import Asker
+from htmlrag.app.builds import Builds
 from htmlrag.app.jobs import JobRunner
 from htmlrag.app.library import Library
 from htmlrag.app.playground import Rankers
@@ -49,6 +50,7 @@ class AppState:
         self.settings = settings
         self.jobs = JobRunner()
         self.library = Library(settings, self.jobs)
+        self.builds = Builds(self.library)
         self.readers = Readers(settings)
         self.rankers = Rankers(settings.rank_model)
         self.results = Results(settings.results)
@@ -64,4 +66,4 @@ class AppState:
 
     def close(self) -> None:
         self.jobs.shutdown()
-        self.library.close()
+        self.library.shutdown()

@@ -67,11 +67,22 @@ async def upload(request: Request, files: Annotated[list[UploadFile], File()]) -
     st = state_of(request)
     try:
         ups = await read_uploads([f for f in files if f.filename], st)
-        job = st.library.start_build(ups)
+        job = st.builds.start(ups)
     except (UploadError, InputError) as exc:
         code, msg = _failed(request, exc)
         return _documents_page(request, code, error=msg)
     return RedirectResponse(f"/documents?job={job.id}", status_code=303)
+
+
+@router.post("/documents/{doc_id}/delete")
+def remove(request: Request, doc_id: str) -> Response:
+    """Remove a document (the Library table's button); the page says what was removed, or why not."""
+    try:
+        gone = state_of(request).builds.remove(doc_id)
+    except _FAILURES as exc:
+        code, msg = _failed(request, exc)
+        return _documents_page(request, code, error=msg)
+    return _documents_page(request, removed=gone["name"])
 
 
 @router.get("/view/pages/{page_id}")

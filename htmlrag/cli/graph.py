@@ -19,6 +19,7 @@ from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.options import integer
 from htmlrag.superrag.build.corpus import CorpusConfig, build_corpus, open_corpus
 from htmlrag.superrag.build.embed import make_embedder
+from htmlrag.superrag.graph.bounds import QueryLimits
 from htmlrag.superrag.pipelines import RETRIEVERS
 from htmlrag.superrag.retrieve.cypher_qa import FixedCypherWriter
 
@@ -55,12 +56,18 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
+    try:
+        limits = QueryLimits(max_hops=args.max_hops, timeout_s=args.timeout, max_rows=args.max_rows,
+                             memory_mb=args.query_memory_mb)
+    except HtmlRagError as exc:
+        print(f"htmlrag: error: {exc}", file=sys.stderr)
+        return 2
     writer: Any = None
     retriever = args.retriever
     if args.cypher:
         writer, retriever = FixedCypherWriter(args.cypher), "cypher"
     try:
-        with open_corpus(args.db) as corpus:
+        with open_corpus(args.db, limits=limits) as corpus:
             known = {str(d.get("doc_id") or d.get("id")) for d in corpus.documents()}
             unknown = [d for d in args.doc or [] if d not in known]
             if unknown:
@@ -114,6 +121,16 @@ def add_graph_parser(subparsers: Any) -> None:
                         "reranks (off = fuse)")
     q.add_argument("--doc", action="append", help="restrict to this document id (repeatable)")
     q.add_argument("--cypher", help="run this Cypher query (read-only) instead of a model-written one")
+    d = QueryLimits()
+    q.add_argument("--max-hops", type=int, default=d.max_hops,
+                   help=f"largest upper bound of a variable-length path in a typed or model-written query "
+                        f"(default {d.max_hops}; unbounded -[*]-> is refused)")
+    q.add_argument("--timeout", type=float, default=d.timeout_s,
+                   help=f"seconds a typed or model-written query may run (default {d.timeout_s:g})")
+    q.add_argument("--max-rows", type=int, default=d.max_rows,
+                   help=f"rows a typed or model-written query returns at most (default {d.max_rows})")
+    q.add_argument("--query-memory-mb", type=int, default=d.memory_mb,
+                   help=f"memory a query may hold in the graph database, MB (default {d.memory_mb})")
     q.add_argument("--json", action="store_true", help="print the evidence as JSON")
     q.add_argument("--preview", type=integer(0), default=160, help="characters of text shown per evidence")
     q.set_defaults(func=_cmd_query)

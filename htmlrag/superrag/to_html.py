@@ -42,6 +42,26 @@ def file_sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def _parse_key(p: Path, options: Any) -> tuple[str, str]:
+    """The parse cache's key for ``p`` and the file's digest (``""`` when the file is missing)."""
+    from htmlrag.core.cache import content_key
+
+    try:
+        digest = file_sha256(p)
+    except FileNotFoundError:
+        digest = ""  # parse_pdf raises the proper InputError
+    return content_key("parsed", digest, p.stem, asdict(options) if options is not None else None,
+                       fingerprint(PDF_PARSE)), digest
+
+
+def parse_cache_file(path: str | Path, cache_dir: str | Path, options: Any = None) -> Path | None:
+    """The on-disk parse-cache entry :func:`parse_cached` keeps for ``path`` (None: none exists)."""
+    key, digest = _parse_key(Path(path), options)
+    _MEMO.pop(key, None)
+    f = Path(cache_dir) / "parsed" / f"{key[:32]}.pkl.gz"
+    return f if digest and f.exists() else None
+
+
 def parse_cached(path: str | Path, *, options: Any = None, cache_dir: str | Path | None = None) -> ParsedDocument:
     """:func:`~htmlrag.superrag.parse.document.parse_pdf` through an in-memory and an optional on-disk cache.
 
@@ -49,16 +69,10 @@ def parse_cached(path: str | Path, *, options: Any = None, cache_dir: str | Path
         InputError: as ``parse_pdf`` (errors are not cached).
         CacheError: the cache folder cannot be written (an unreadable entry is parsed again, with a warning).
     """
-    from htmlrag.core.cache import content_key
     from htmlrag.superrag.parse.document import parse_pdf
 
     p = Path(path)
-    try:
-        digest = file_sha256(p)
-    except FileNotFoundError:
-        digest = ""  # parse_pdf raises the proper InputError
-    key = content_key("parsed", digest, p.stem, asdict(options) if options is not None else None,
-                      fingerprint(PDF_PARSE))
+    key, digest = _parse_key(p, options)
     if key in _MEMO:
         return replace(_MEMO[key], path=str(p))
     disk = Path(cache_dir) / "parsed" / f"{key[:32]}.pkl.gz" if cache_dir is not None and digest else None

@@ -26,15 +26,17 @@ def test_documents_list_pdf_and_page_facts(client: TestClient) -> None:
 
 
 def test_job_reports_progress_and_per_file_results(client: TestClient, app_dir: Path) -> None:
+    from htmlrag.testing import pdfs as mk
     from tests.app.conftest import wait_job
 
-    r = client.post("/api/documents", files=[("files", ("again.pdf", (app_dir / "report.pdf").read_bytes(),
-                                                        "application/pdf"))])
+    two = mk.report_pdf(app_dir / "two-pages.pdf", pages=2).read_bytes()
+    r = client.post("/api/documents", files=[("files", ("two-pages.pdf", two, "application/pdf"))])
     job = r.json()["job"]
     assert job["total"] == 2 and job["status"] in ("queued", "running")
     done = wait_job(client, job["id"])
     assert done["status"] == "done" and done["done"] == 2 and done["progress"] == 1.0
-    assert done["items"][0]["ok"] and done["items"][0]["pages"] == 3
+    assert done["items"][0]["ok"] and done["items"][0]["pages"] == 2
+    assert client.delete(f"/api/documents/{done['items'][0]['id']}").json()["removed"]
     assert client.get("/api/jobs/nope").status_code == 400
 
 
@@ -161,8 +163,8 @@ def test_pages_do_not_wait_for_a_busy_corpus(client: TestClient) -> None:
     lib._stats = None
     held, release = threading.Event(), threading.Event()
 
-    def hold() -> None:
-        with lib._lock:
+    def hold() -> None:  # the corpus being opened (start-up) or changed
+        with lib._open_lock:
             held.set()
             release.wait(30)
 
@@ -178,3 +180,48 @@ def test_pages_do_not_wait_for_a_busy_corpus(client: TestClient) -> None:
     assert page.status_code == 200 and "reload for the counts" in page.text
     assert docs["report.pdf"]["counted"] is False and docs["report.pdf"]["pages"] == 3
     assert {d["name"]: d for d in client.get("/api/documents").json()["documents"]}["report.pdf"]["counted"]
+
+
+@pytest.mark.parametrize("query, needle", [
+    ("MATCH (a)-[*1..]->(b) RETURN count(*) AS n", "has no upper bound"),
+    ("MATCH (a)-[*]->(b) RETURN a.id AS id", "has no upper bound"),
+    ("MATCH (a)-[*1..8]->(b) RETURN count(*) AS n", "goes up to 8 hops; at most 3"),
+    ("UNWIND range(1, 2000000) AS x RETURN x", "makes 2,000,000 items"),
+    ("RETURN size(repeat('a', 300000000)) AS n", "builds 300,000,000 characters"),
+    ("MATCH (n) WHERE n.id = $x RETURN n.id AS id", "parameter $x has no value"),
+    ("MATCH (n) RETURN n.id AS id LIMIT 1 + 1", "LIMIT at offset"),
+])
+def test_costly_cypher_is_refused_before_it_runs(client: TestClient, query: str, needle: str) -> None:
+    r = client.post("/api/ask", json={"question": Q, "retriever": "cypher", "cypher": query})
+    assert r.status_code == 400 and needle in r.json()["detail"]
+    page = client.post("/ask", data={"question": Q, "retriever": "cypher", "cypher": query})
+    assert page.status_code == 400 and 'id="error"' in page.text
+
+
+def test_a_slow_cypher_query_neither_runs_on_nor_holds_up_other_questions(client: TestClient) -> None:
+    """Raised bounds (12 hops) leave the timeout to stop the query; meanwhile other questions are answered."""
+    import threading
+
+    s = client.app.state.app.settings
+    lib = client.app.state.app.library
+    s.cypher_max_hops, s.cypher_timeout_s, s.cypher_memory_mb = 12, 4.0, 2048
+    lib.close()  # reopened with the new limits
+    slow: dict = {}
+
+    def ask_slow() -> None:
+        slow["r"] = client.post("/api/ask", json={"question": Q, "retriever": "cypher",
+                                                  "cypher": "MATCH (a)-[*1..12]->(b) RETURN count(*) AS n"})
+
+    try:
+        t = threading.Thread(target=ask_slow)
+        t.start()
+        answered = [client.post("/api/ask", json={"question": Q, "retriever": "hybrid"}) for _ in range(3)]
+        finished_before = t.is_alive()
+        t.join()
+    finally:
+        s.cypher_max_hops, s.cypher_timeout_s, s.cypher_memory_mb = 3, 10.0, 256
+        lib.close()
+    assert all(r.status_code == 200 and r.json()["evidence"] for r in answered)
+    assert finished_before  # the three answers came while the slow query ran
+    assert slow["r"].status_code == 400, slow["r"].text
+    assert re.search(r"stopped after 4 s \(the time limit|needed more than 2048 MB", slow["r"].json()["detail"])

@@ -153,3 +153,31 @@ def test_api_docs_render_offline_under_the_page_policy(page, live) -> None:
     assert page.locator("#swagger-ui .opblock").count() >= 15
     assert "/api/ask" in page.locator("#swagger-ui").inner_text()
     _no_problems(page)
+
+
+def test_duplicates_are_named_and_documents_removed_with_the_button(page, live) -> None:
+    from htmlrag.testing import pdfs as mk
+
+    two = mk.report_pdf(live.dir / "two-pages.pdf", pages=2)
+    copy = live.dir / "copy-of-report.pdf"
+    copy.write_bytes((live.dir / "report.pdf").read_bytes())
+    page.goto(live.url + "/documents")
+    page.set_input_files("#files", [str(two), str(copy)])
+    page.click("text=Upload and build")
+    page.wait_for_selector("#doc-table tr[data-doc]:has-text('two-pages.pdf')")
+    items = page.locator("#job-items").inner_text()
+    assert "copy-of-report.pdf: same content as report.pdf, already in the library: not added again" in items
+    assert page.locator("#doc-table tr:has-text('copy-of-report.pdf')").count() == 0
+
+    row = page.locator("#doc-table tr:has-text('two-pages.pdf')")
+    page.once("dialog", lambda d: d.dismiss())  # "Remove two-pages.pdf?" answered no: nothing happens
+    row.locator("button.delete").click()
+    page.wait_for_timeout(300)
+    assert page.locator("#doc-table tr:has-text('two-pages.pdf')").count() == 1
+    page.once("dialog", lambda d: d.accept())
+    row.locator("button.delete").click()
+    page.wait_for_selector("#removed")
+    assert "Removed two-pages.pdf" in page.locator("#removed").inner_text()
+    assert page.locator("#doc-table tr:has-text('two-pages.pdf')").count() == 0
+    assert page.locator("#doc-table tr:has-text('report.pdf')").count() == 1
+    _no_problems(page)

@@ -47,13 +47,13 @@ def graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def counting_store(graph: Path, monkeypatch: pytest.MonkeyPatch):
     runs: list[str] = []
-    real = KuzuStore._run
+    real = KuzuStore._fetch
 
-    def run(self, text, params=None):
+    def fetch(self, text, params=None, limits=None):  # every query, bounded or not, runs through here
         runs.append(text)
-        return real(self, text, params)
+        return real(self, text, params, limits)
 
-    monkeypatch.setattr(KuzuStore, "_run", run)
+    monkeypatch.setattr(KuzuStore, "_fetch", fetch)
     store = KuzuStore(graph / "db" / "graph.kuzu", read_only=True)
     yield store, runs
     store.close()

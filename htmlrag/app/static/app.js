@@ -75,13 +75,23 @@ function keptOnly() {
   cb.addEventListener("change", () => table.classList.toggle("kept-only", cb.checked));
 }
 
+// Ask before removing a document (the form works without script too).
+function confirmRemoval() {
+  document.querySelectorAll("form.delete-form").forEach((f) => f.addEventListener("submit", (e) => {
+    if (!window.confirm(`Remove ${f.dataset.name}? Its graph nodes, index entries and files are deleted.`)) {
+      e.preventDefault(); e.stopImmediatePropagation();
+    }
+  }));
+}
+
 function busyButtons() {
-  document.querySelectorAll("form").forEach((f) => f.addEventListener("submit", () => {
+  document.querySelectorAll("form").forEach((f) => f.addEventListener("submit", (e) => {
+    if (e.defaultPrevented) return;
     const b = f.querySelector("button[type=submit]");
     if (b) { b.disabled = true; b.textContent = "Working…"; }
   }));
 }
 
 document.addEventListener("DOMContentLoaded", () => {
-  pollJob(); evidenceSelection(); cypherToggle(); budgetSlider(); keptOnly(); busyButtons();
+  pollJob(); evidenceSelection(); cypherToggle(); budgetSlider(); keptOnly(); confirmRemoval(); busyButtons();
 });

@@ -25,6 +25,7 @@ import numpy as np
 
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.models import MINILM
+from htmlrag.superrag.build import staging
 from htmlrag.superrag.build.embed import Embedder, make_embedder
 from htmlrag.superrag.graph import cypher
 from htmlrag.superrag.graph.schema import CONTENT, FLAT, LABELS, TITLED
@@ -130,10 +131,15 @@ class Corpus:
 
     TEXT_CACHE = 20000  # evidence embeddings kept in memory (~1.5 KB each with MiniLM)
 
-    def __init__(self, folder: Path, config: CorpusConfig, *, embedder: Embedder | None, read_only: bool) -> None:
+    def save_manifest(self) -> None:
+        """Write ``manifest.json`` of this corpus (atomically)."""
+        write_manifest(self.folder, self.manifest)
+
+    def __init__(self, folder: Path, config: CorpusConfig, *, embedder: Embedder | None, read_only: bool,
+                 limits: Any = None) -> None:
         self.folder, self.config, self.read_only = folder, config, read_only
         self.embedder: Embedder = embedder or make_embedder(config.embedding_model)
-        self.store = _open_store(folder, config, read_only)
+        self.store = _open_store(folder, config, read_only, limits)
         self._vec: Any = None
         self.fulltext = _open_fulltext(folder, config)
         self._qcache: dict[str, np.ndarray] = {}
@@ -312,7 +318,9 @@ class Corpus:
             self.fulltext.delete_document(doc_id)
 
 
-def _open_store(folder: Path, c: CorpusConfig, read_only: bool) -> Any:
+def _open_store(folder: Path, c: CorpusConfig, read_only: bool, limits: Any = None) -> Any:
+    """The graph store; ``limits`` (:class:`~htmlrag.superrag.graph.bounds.QueryLimits`) bound its
+    model-written and typed queries (None: the defaults)."""
     if c.graph_backend == "neo4j":
         from htmlrag.superrag.graph.neo4j_store import Neo4jStore
 
@@ -320,12 +328,12 @@ def _open_store(folder: Path, c: CorpusConfig, read_only: bool) -> Any:
             raise HtmlRagError("graph_backend='neo4j' needs neo4j_uri")
         user, pw = os.environ.get("NEO4J_USER"), os.environ.get("NEO4J_PASSWORD")
         return Neo4jStore(c.neo4j_uri, auth=(user, pw) if user and pw else None, database=c.neo4j_database,
-                          read_only=read_only)
+                          read_only=read_only, limits=limits)
     if c.graph_backend != "kuzu":
         raise HtmlRagError(f"unknown graph backend {c.graph_backend!r} (kuzu or neo4j)")
     from htmlrag.superrag.graph.store import KuzuStore
 
-    return KuzuStore(folder / "graph.kuzu", read_only=read_only)
+    return KuzuStore(folder / "graph.kuzu", read_only=read_only, limits=limits)
 
 
 def _open_vectors(folder: Path, c: CorpusConfig, dim: int) -> Any:
@@ -363,7 +371,7 @@ def _milvus_lite_available() -> bool:
     return True
 
 
-def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+def write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
     tmp = folder / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
     tmp.replace(folder / MANIFEST)
@@ -397,13 +405,19 @@ class WritableCorpus(Corpus):
 
     def add_document(self, path: str | Path, *, parse_options: Any = None, password: str | None = None,
                      parsed: Any = None) -> DocResult:
-        """:meth:`Corpus.add_pdf`, then record the document in the manifest (written atomically)."""
+        """:meth:`Corpus.add_pdf`, then record the document in the manifest (written atomically); a document
+        that fails half-way is removed again (:mod:`~htmlrag.superrag.build.staging`)."""
         r = self.add_pdf(path, parse_options=parse_options, password=password, parsed=parsed)
-        if r.ok:
-            self.manifest["documents"][r.doc_id] = {"path": r.path, "title": r.title, "pages": r.pages,
-                                                    "seconds": round(r.seconds, 3), "warnings": r.warnings}
-            _write_manifest(self.folder, self.manifest)
+        staging.finish(self, r)
         return r
+
+    def remove_document(self, doc_id: str) -> bool:
+        """Remove a document (graph nodes, vectors, full-text entries, manifest entry); False if absent."""
+        return staging.remove_document(self, doc_id)
+
+    def _write(self, doc: Any) -> tuple[int, int]:
+        staging.mark_pending(self, doc.doc_id)  # before anything of it is written
+        return super()._write(doc)
 
 
 def open_writable(folder: str | Path, *, config: CorpusConfig | None = None,
@@ -421,10 +435,11 @@ def open_writable(folder: str | Path, *, config: CorpusConfig | None = None,
             from htmlrag.superrag.graph.store import node_row
 
             corpus.store.write_nodes("Corpus", [node_row(id="corpus", kind="Corpus", title=root.name)])
+        staging.recover(corpus)  # what a killed build or removal left half-done
     except Exception:
         corpus.close()
         raise
-    _write_manifest(root, manifest)
+    write_manifest(root, manifest)
     return corpus
 
 
@@ -448,8 +463,12 @@ def build_corpus(pdfs: Sequence[str | Path], folder: str | Path, *, config: Corp
         return [corpus.add_document(p, parse_options=parse_options, password=password) for p in pdfs]
 
 
-def open_corpus(folder: str | Path, *, embedder: Embedder | None = None, read_only: bool = True) -> Corpus:
-    """Open a built corpus (read-only by default: the graph store refuses writes at the connection)."""
+def open_corpus(folder: str | Path, *, embedder: Embedder | None = None, read_only: bool = True,
+                limits: Any = None) -> Corpus:
+    """Open a built corpus (read-only by default: the graph store refuses writes at the connection).
+
+    ``limits``: a :class:`~htmlrag.superrag.graph.bounds.QueryLimits` for model-written and typed queries
+    (None: the defaults)."""
     root = Path(folder)
     mf = root / MANIFEST
     if not mf.exists():
@@ -457,4 +476,4 @@ def open_corpus(folder: str | Path, *, embedder: Embedder | None = None, read_on
     cfg = CorpusConfig(**_read_manifest(root)["config"])
     if embedder is not None and embedder.name != cfg.embedding_model:
         raise HtmlRagError(f"{root}: corpus embeds with {cfg.embedding_model}, not {embedder.name}")
-    return Corpus(root, cfg, embedder=embedder, read_only=read_only)
+    return Corpus(root, cfg, embedder=embedder, read_only=read_only, limits=limits)

@@ -26,6 +26,13 @@ class Cursor:
 
     def __init__(self, tokens: list[Token], functions: frozenset[str]) -> None:
         self.toks, self.functions, self.i, self.depth = tokens, functions, 0, 0
+        #: What the cost bounds (:mod:`~htmlrag.superrag.graph.bounds`) look at, filled while parsing:
+        #: variable-length relationships as (``*`` token, upper bound or None), function calls as (name token,
+        #: token spans ``(start, end)`` of the arguments), and each RETURN as (index of its LIMIT keyword or
+        #: None, index just past its projection).
+        self.hops: list[tuple[Token, int | None]] = []
+        self.calls: list[tuple[Token, list[tuple[int, int]]]] = []
+        self.returns: list[tuple[int | None, int]] = []
 
     def peek(self, ahead: int = 0) -> Token | None:
         """The token ``ahead`` places after the current one (None past the end)."""
@@ -80,11 +87,13 @@ class Cursor:
             raise self.error("expected a label or property name")
         self.i += 1
 
-    def number(self) -> None:
-        """Step over an integer literal if there is one."""
+    def number(self) -> int | None:
+        """Step over an integer literal if there is one and return its value (else None)."""
         t = self.peek()
         if t is not None and t.kind == "number" and t.text.isdigit():
             self.i += 1
+            return int(t.text)
+        return None
 
     def properties(self) -> None:
         """``{key: expr, ...}`` (property maps in patterns, and map literals)."""
@@ -235,10 +244,15 @@ class ExpressionRules(Cursor):
                 self.expr()
         else:
             self.accept("DISTINCT")
+            spans: list[tuple[int, int]] = []
             if not self.at(")"):
-                self.expr()
-                while self.accept(","):
+                while True:
+                    start = self.i
                     self.expr()
+                    spans.append((start, self.i))
+                    if not self.accept(","):
+                        break
+            self.calls.append((t, spans))
         self.expect(")", f" closing {t.text}(")
         self.depth -= 1
 

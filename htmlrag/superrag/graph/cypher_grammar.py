@@ -81,13 +81,15 @@ class Recognizer(ExpressionRules):
                 self.expect("AS", " in UNWIND")
                 self.variable()
             else:
-                self.projection()
+                limit = self.projection()
                 if t.upper == "RETURN":
+                    self.returns.append((limit, self.i))
                     return
                 if self.accept("WHERE"):
                     self.expr()
 
-    def projection(self) -> None:
+    def projection(self) -> int | None:
+        """``[DISTINCT] items [ORDER BY ...] [SKIP e] [LIMIT e]``; returns the index of LIMIT (None: none)."""
         self.accept("DISTINCT")
         if not self.accept("*"):
             self.item()
@@ -100,8 +102,10 @@ class Recognizer(ExpressionRules):
                 self.sort_item()
         if self.accept("SKIP"):
             self.expr()
+        limit = self.i if self.at("LIMIT") else None
         if self.accept("LIMIT"):
             self.expr()
+        return limit
 
     def item(self) -> None:
         self.expr()
@@ -158,13 +162,15 @@ class Recognizer(ExpressionRules):
             while self.accept("|"):
                 self.accept(":")
                 self.schema_name()
+        star = self.peek()
         if self.accept("*"):
             if self.accept("ALL"):
                 self.expect("SHORTEST", " after *ALL")
             else:
                 self.accept("SHORTEST")
-            self.number()
+            upper = self.number()  # `*n`: exactly n hops
             if self.accept(".."):
-                self.number()
+                upper = self.number()  # `*n..` and `*..`: no upper bound (Kuzu then allows 30, Neo4j any)
+            self.hops.append((star, upper))  # type: ignore[arg-type]
         if self.at("{"):
             self.properties()

@@ -3,7 +3,10 @@
 The Cypher is the same as Kuzu's (:mod:`~htmlrag.superrag.graph.cypher`); the schema becomes uniqueness
 constraints on ``id``. Queries run in sessions opened with ``default_access_mode=READ_ACCESS`` through
 ``execute_read``, after :func:`~htmlrag.superrag.graph.readonly.check_read_only`; the server rejects writes
-in a read transaction as well.
+in a read transaction as well. Model-written and typed queries (:meth:`Neo4jStore.query_untrusted`) also get
+the bounds of :mod:`~htmlrag.superrag.graph.bounds`: hops, ``range()``, rows and result bytes are checked here,
+time by the transaction timeout (``limits.timeout_s``). Memory per transaction is the server's setting
+(``db.memory.transaction.max``); set it on servers that answer model-written queries.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.superrag.graph import cypher
+from htmlrag.superrag.graph.bounds import QueryLimits, QueryTooCostly, bound_query, check_params, fetch_capped
 from htmlrag.superrag.graph.readonly import check_read_only, database_error
 from htmlrag.superrag.graph.schema import LABELS
 
@@ -27,11 +31,14 @@ class Neo4jStore:
         read_only: refuse the write methods; queries always use READ sessions.
         driver: an already built driver (tests pass a fake with the same ``session`` API).
         batch: rows per ``UNWIND`` write.
+        limits: bounds on :meth:`query_untrusted`.
     """
 
     def __init__(self, uri: str, *, auth: tuple[str, str] | None = None, database: str | None = None,
-                 read_only: bool = False, driver: Any = None, batch: int = 2000) -> None:
+                 read_only: bool = False, driver: Any = None, batch: int = 2000,
+                 limits: QueryLimits | None = None) -> None:
         self.uri = uri
+        self.limits = limits or QueryLimits()
         self.database = database
         self.read_only = read_only
         self.batch = batch
@@ -70,6 +77,7 @@ class Neo4jStore:
 
     def query(self, cypher_text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         text = check_read_only(cypher_text)
+        check_params(text, params)
         try:
             with self._session(write=False) as s:
                 return s.execute_read(lambda tx: [r.data() for r in tx.run(text, params or {})])
@@ -78,5 +86,25 @@ class Neo4jStore:
         except Exception as exc:  # the driver's errors (syntax, unknown property, server refusal)
             raise database_error(exc, text) from exc
 
+    def query_untrusted(self, cypher_text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        text = bound_query(cypher_text, params, self.limits)
+
+        def read(tx: Any) -> list[dict[str, Any]]:
+            return fetch_capped((r.data() for r in tx.run(text, params or {})), self.limits)
+
+        read.timeout = self.limits.timeout_s  # type: ignore[attr-defined]  # what neo4j.unit_of_work(timeout=) sets
+        try:
+            with self._session(write=False) as s:
+                return s.execute_read(read)
+        except HtmlRagError:
+            raise
+        except Exception as exc:  # the driver's errors; a transaction over its timeout among them
+            code = f"{getattr(exc, 'code', '')} {exc}"  # Neo.ClientError.Transaction.TransactionTimedOut...
+            if "TransactionTimedOut" in code or "timeout" in type(exc).__name__.lower():
+                raise QueryTooCostly(f"graph query stopped after {self.limits.timeout_s:g} s (the time limit for "
+                                     f"typed or model-written queries): narrow it (query: {text[:300]!r})") from exc
+            raise database_error(exc, text) from exc
+
     def close(self) -> None:
         self._driver.close()
+

@@ -100,6 +100,10 @@ class BM25Index:
                 out.append((it["id"], float(scores[i])))
         return out
 
+    def doc_ids(self) -> set[str]:
+        """The document ids with entries in the index."""
+        return {it["doc_id"] for it in self._load()}
+
     def delete_document(self, doc_id: str) -> None:
         items = [it for it in self._load() if it["doc_id"] != doc_id]
         self.folder.mkdir(parents=True, exist_ok=True)

@@ -88,9 +88,9 @@ class MilvusIndex:
 
     def search(self, collection: str, vector: np.ndarray, k: int,
                doc_ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
-        if not self._client.has_collection(collection):
-            return []
         if collection not in self._loaded:  # a reopened (or restarted) server holds collections released
+            if not self._client.has_collection(collection):  # one call per collection, not per search
+                return []
             self._client.load_collection(collection)
             self._loaded.add(collection)
         flt = f"doc_id in {json.dumps(list(doc_ids))}" if doc_ids else ""

@@ -3,9 +3,10 @@
 The model gets the paper's Cypher prompt (:data:`~htmlrag.superrag.prompts.CYPHER_PROMPT`: the schema of
 :func:`~htmlrag.superrag.graph.schema.schema_text`, guidelines, good and bad examples, the question and the
 document ids in scope) and writes one Cypher query, or nothing when no query applies (then there is no
-evidence and nothing runs). The query is checked by :func:`~htmlrag.superrag.graph.readonly.check_read_only` (write
-clauses raise :class:`~htmlrag.superrag.graph.readonly.WriteQueryError` before anything runs) and executed
-through the store's read-only query path. Result rows with an ``id`` column become evidence of those nodes
+evidence and nothing runs). The query runs through the store's :meth:`query_untrusted`: checked by
+:func:`~htmlrag.superrag.graph.readonly.check_read_only` (write clauses raise
+:class:`~htmlrag.superrag.graph.readonly.WriteQueryError` before anything runs) and bounded by
+:mod:`~htmlrag.superrag.graph.bounds` (hops, rows, result bytes, time, memory), on the read-only connection. Result rows with an ``id`` column become evidence of those nodes
 (score = 1 / row rank); other rows become ``Row`` evidence whose text is the row as JSON.
 """
 
@@ -15,7 +16,6 @@ import json
 import re
 from collections.abc import Sequence
 
-from htmlrag.superrag.graph.readonly import check_read_only
 from htmlrag.superrag.graph.schema import schema_text
 from htmlrag.superrag.prompts import CYPHER_PROMPT
 from htmlrag.superrag.retrieve.evidence import Backend, Evidence, to_evidence
@@ -58,7 +58,7 @@ class CypherRetriever:
         self.last_query = query
         if not query or query.lower().strip(" .") in ("none", "empty", "null"):
             return []  # the prompt tells the model to return nothing when no query applies
-        rows = self.corpus.store.query(check_read_only(query))[: max(k, 1) * 5]
+        rows = self.corpus.store.query_untrusted(query)[: max(k, 1) * 5]
         ids = [str(r["id"]) for r in rows if r.get("id") is not None]
         nodes = self.corpus.nodes(ids)
         out: list[Evidence] = []

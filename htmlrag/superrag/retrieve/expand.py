@@ -46,6 +46,11 @@ class KeywordReader:
         return "yes" if _QUANT.search(q) else "no"
 
 
+def candidate_text(row: dict) -> str:
+    """The text a table/figure candidate is embedded as (its title, then at most 2,000 characters of text)."""
+    return f"{row.get('title') or ''}\n{(row.get('text') or '')[:2000]}"
+
+
 class TableFigureExpansion:
     """Base retriever, then the ``top`` related tables/figures (see the module docstring)."""
 
@@ -64,7 +69,7 @@ class TableFigureExpansion:
         if not cand:
             return []
         rows = self.corpus.nodes(cand)
-        texts = [f"{rows[i].get('title') or ''}\n{(rows[i].get('text') or '')[:2000]}" for i in cand if i in rows]
+        texts = [candidate_text(rows[i]) for i in cand if i in rows]
         keep = [i for i in cand if i in rows]
         vecs = encode_texts(self.corpus, texts)
         sims = vecs @ self.corpus.embed_query(question)

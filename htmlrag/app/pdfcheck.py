@@ -1,0 +1,106 @@
+"""Checks on an uploaded PDF before it is stored: a small file must not cost unbounded memory or time later.
+
+Refused (with the file's name and the limit): a file MuPDF cannot open, an encrypted one (the app has no
+password field), more than ``max_pages`` pages, a Flate-compressed stream that expands past ``max_stream_bytes``
+(or all of them past ``max_total_bytes``: a decompression bomb; counted by inflating in steps, never holding
+more than the limit), and an image whose declared size is over ``max_image_pixels`` (what MuPDF would allocate
+to decode it). Huge pages are allowed: page images are rendered at a zoom that keeps them under a pixel cap
+(:func:`htmlrag.app.pdfview.render_page_png`).
+
+Not inspected: streams under other expanding filters (``LZWDecode``, ``RunLengthDecode``; bounded ratios, rare
+in current PDFs).
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+
+from htmlrag.app.uploads import UploadError
+
+_STEP = 1 << 20
+_FLATE = ("/FlateDecode", "/Fl")
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.0f} MB"
+
+
+def _filters(doc: object, xref: int) -> list[str]:
+    kind, value = doc.xref_get_key(xref, "Filter")  # type: ignore[attr-defined]
+    if kind == "null" or not value:
+        return []
+    return re.findall(r"/[A-Za-z0-9]+", value)
+
+
+def inflate_capped(data: bytes, cap: int) -> bytes | None:
+    """``data`` inflated (zlib or raw deflate), or None once the output passes ``cap`` bytes."""
+    d = zlib.decompressobj(zlib.MAX_WBITS | 32)  # zlib or gzip header
+    try:
+        out = [d.decompress(data, _STEP)]
+        size = len(out[0])
+        while d.unconsumed_tail and size <= cap:
+            out.append(d.decompress(d.unconsumed_tail, _STEP))
+            size += len(out[-1])
+    except zlib.error:
+        return b""  # broken stream: MuPDF reads what it can; nothing to fear from its size
+    return None if size > cap else b"".join(out)
+
+
+def stream_size(doc: object, xref: int, cap: int) -> int | None:
+    """Bytes a stream expands to through its leading Flate filters (None: over ``cap``)."""
+    data = doc.xref_stream_raw(xref)  # type: ignore[attr-defined]
+    for f in _filters(doc, xref):
+        if f not in _FLATE:
+            break
+        data = inflate_capped(data, cap)
+        if data is None:
+            return None
+    return len(data)
+
+
+def _image_pixels(doc: object, xref: int) -> int:
+    dims = []
+    for key in ("Width", "Height"):
+        kind, value = doc.xref_get_key(xref, key)  # type: ignore[attr-defined]
+        dims.append(int(value) if kind == "int" and value.lstrip("-").isdigit() else 0)
+    return max(dims[0], 0) * max(dims[1], 0)
+
+
+def check_pdf(name: str, data: bytes, *, max_pages: int, max_stream_bytes: int, max_total_bytes: int,
+              max_image_pixels: int) -> int:
+    """Refuse a PDF that would cost unbounded memory or time (see the module docstring); returns its pages.
+
+    Raises:
+        UploadError: naming the file, what is over which limit (413), or why it cannot be read (415).
+    """
+    import pymupdf
+
+    try:
+        doc = pymupdf.open(stream=data, filetype="pdf")
+    except Exception as exc:
+        raise UploadError(f"{name}: cannot be opened as a PDF ({exc})") from exc
+    with doc:
+        if doc.needs_pass:
+            raise UploadError(f"{name}: encrypted PDF (a password is needed, and the app has none to give)")
+        if doc.page_count > max_pages:
+            raise UploadError(f"{name}: {doc.page_count:,} pages; at most {max_pages:,} per PDF", 413)
+        if doc.page_count == 0:
+            raise UploadError(f"{name}: the PDF has no pages")
+        total = 0
+        for xref in range(1, doc.xref_length()):
+            if not doc.xref_is_stream(xref):
+                continue
+            if doc.xref_get_key(xref, "Subtype") == ("name", "/Image"):
+                px = _image_pixels(doc, xref)
+                if px > max_image_pixels:
+                    raise UploadError(f"{name}: an image of {px / 1e6:,.0f} megapixels (object {xref}); at most "
+                                      f"{max_image_pixels / 1e6:,.0f}", 413)
+            size = stream_size(doc, xref, max_stream_bytes)
+            if size is None:
+                raise UploadError(f"{name}: a compressed stream (object {xref}) expands to more than "
+                                  f"{_mb(max_stream_bytes)} (a decompression bomb?)", 413)
+            total += size
+            if total > max_total_bytes:
+                raise UploadError(f"{name}: its compressed streams expand to more than {_mb(max_total_bytes)}", 413)
+        return doc.page_count
