@@ -85,18 +85,25 @@ def _point_hydra_job_to(run_dir: Path) -> None:
 
 def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str],
              reader: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Merge rows, write ``metrics.json`` and ``tables/`` (rank 0, or the single process)."""
+    """Merge rows, write ``metrics.json``, ``tables/`` and ``plots/`` (rank 0, or the single process):
+    ``results.*``, and with budgets, stage checks or a cost ledger the frontier, waterfall and cost tables
+    (:mod:`htmlrag.evaluation.report`, the price table of the ``cost`` group)."""
+    from htmlrag.evaluation.costs import PriceTable
+    from htmlrag.evaluation.report import write_run_report
     from htmlrag.evaluation.summary import summarize, write_tables
     from htmlrag_bench.eval import fidelity
+    from htmlrag_bench.eval.schemas import interval_settings
     from htmlrag_bench.eval.systems import docqa
+    from htmlrag_bench.eval.systems.common import plain
 
     rows = store.merge()
     rows, metrics = docqa.judge_rows(cfg, store, rows, metrics)  # LLM judge scores (judge.enabled)
     summary = summarize(rows, systems, metrics, ours=cfg.system_name, experiment=cfg.name, run_id=store.run_id,
                         dataset=cfg.dataset.name, alpha=cfg.metric.alpha, fidelity=fidelity.describe(cfg),
-                        reader=reader)
+                        reader=reader, intervals=interval_settings(cfg.metric))
     store.write_json("metrics.json", summary)
     paths = write_tables([summary], store.dir / "tables", metrics, caption=cfg.caption, run_dirs=[store.dir])
+    write_run_report(store.dir, summary, rows, PriceTable.from_dict(plain(cfg.cost)))
     docqa.write_subset_tables(cfg, store, rows, systems, metrics)  # per type/domain, pairwise t-tests (docqa.*)
     log.info("results: %s\n%s", store.dir, paths["md"].read_text(encoding="utf-8"))
     return summary
@@ -160,12 +167,14 @@ def run(cfg: DictConfig) -> float | None:
     log.info("run %s/%s: %d examples, rank %d of %d", cfg.name, store.run_id, len(examples), rank, world)
     systems = build.build_systems(cfg, cache_dir)
     caches = build.build_caches(cache_dir)
+    from htmlrag.evaluation.waterfall import resolve_rule
     from htmlrag_bench.eval.systems.refiners import (
         precompute_heavy,  # large refiner models run and are released before the reader
     )
 
+    waterfall = resolve_rule(cfg.metric.waterfall, metrics)
     precompute_heavy(examples, systems, caches, store, rank=rank, world=world, retry_failed=cfg.run.retry_failed,
-                     progress=cfg.run.progress)
+                     progress=cfg.run.progress, waterfall=waterfall)
     reader = build.build_reader(cfg, cache_dir)
     if hasattr(reader, "max_consecutive_failures"):  # the retry bound of endpoint readers
         reader.max_consecutive_failures = cfg.run.max_consecutive_failures
@@ -173,7 +182,7 @@ def run(cfg: DictConfig) -> float | None:
     settings = EvalSettings(metrics=metrics, short_answer=fidelity.short_answer(cfg), chunk_size=cfg.run.chunk_size,
                             progress=cfg.run.progress, save_contexts=cfg.run.save_contexts, rank=rank, world=world,
                             retry_failed=cfg.run.retry_failed,
-                            max_consecutive_failures=cfg.run.max_consecutive_failures)
+                            max_consecutive_failures=cfg.run.max_consecutive_failures, waterfall=waterfall)
     stats = evaluate(examples, systems, reader, store, settings, caches)
     log.info("rank %d: %d evaluated (%d saved before), %d failed examples, %d failed system contexts, %.1fs",
              rank, stats.evaluated, stats.done_before, stats.failed_examples, stats.failed_systems, stats.seconds)
@@ -188,27 +197,15 @@ def run(cfg: DictConfig) -> float | None:
 
                 raise HtmlRagError(f"{store.dir}: not every shard finished within {cfg.run.shard_timeout_s}s")
             time.sleep(0.5)
-    summary = finalize(cfg, store, [s.name for s in systems], metrics, build.reader_info(cfg, reader))
+    summary = finalize(cfg, store, build.row_names(systems), metrics, build.reader_info(cfg, reader))
     store.write_json("timings.json", {"seconds": round(time.perf_counter() - t0, 3), "rank0_eval_seconds":
                                       round(stats.seconds, 3), "cache_hits": stats.cache_hits, "world_size": world})
-    if cfg.wandb.enabled:
-        _wandb(cfg, summary)
+    from htmlrag_bench.eval.loggers import log_run
+
+    log_run(cfg, store.dir, summary)  # logger=mlflow|wandb (and wandb.enabled)
     _check_failures(cfg, store)
     first = summary["systems"][cfg.system_name]["metrics"].get(metrics[0]) if metrics else None
     return None if first is None else float(first)
-
-
-def _wandb(cfg: DictConfig, summary: dict[str, Any]) -> None:
-    try:
-        import wandb
-    except ImportError:
-        log.warning("wandb.enabled=true but wandb is not installed; skipped")
-        return
-    wb = wandb.init(project=cfg.wandb.project, entity=cfg.wandb.entity, mode=cfg.wandb.mode,
-                    name=f"{cfg.name}-{summary['run_id']}",
-                    config=OmegaConf.to_container(cfg, resolve=True, enum_to_str=True))
-    wb.log({f"{s}/{m}": v for s, e in summary["systems"].items() for m, v in e["metrics"].items() if v is not None})
-    wb.finish()
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")

@@ -102,8 +102,9 @@ def _reflect_reader(cfg: DictConfig, mode: str, cache_dir: Path | None) -> Any:
 
 
 def graph_system(cfg: DictConfig, name: str, spec: dict[str, Any], graph: dict[str, Any], tokenizer: Any,
-                 cache_dir: Path | None) -> System:
-    """A SuperRAG graph system from a baseline entry (``budget``/``fmt`` from the entry, stages from ``graph``)."""
+                 cache_dir: Path | None, budgets: tuple[int, ...] = ()) -> System:
+    """A SuperRAG graph system from a baseline entry (``budget``/``fmt`` from the entry, stages from ``graph``;
+    ``budgets``: a budget frontier from one retrieval)."""
     from htmlrag.superrag.settings import GraphSetting
     from htmlrag.superrag.system import GraphContextPipeline
 
@@ -121,9 +122,12 @@ def graph_system(cfg: DictConfig, name: str, spec: dict[str, Any], graph: dict[s
                                 reader=_reflect_reader(cfg, mode, cache_dir),
                                 toc_reader=_reflect_reader(cfg, "reader", cache_dir) if toc_llm else None)
     reader_id = plain(cfg.reader) if mode == "reader" or toc_llm else mode
-    fp = content_key("graph", graph, mode, reader_id, spec["budget"], fmt, plain(cfg.docqa.corpus),
-                     fingerprint(PDF_ROWS), cfg.pruner.tokenizer)
-    return System(name=name, pipeline=pipe, clean=False, fmt=fmt, fingerprint=fp)
+    def key(budget: int) -> str:
+        return content_key("graph", graph, mode, reader_id, budget, fmt, plain(cfg.docqa.corpus),
+                           fingerprint(PDF_ROWS), cfg.pruner.tokenizer)
+
+    return System(name=name, pipeline=pipe, clean=False, fmt=fmt, fingerprint=key(spec["budget"]), budgets=budgets,
+                  fingerprints={b: key(b) for b in budgets})
 
 
 # ------------------------------------------------------------------------------------- after the run
@@ -217,8 +221,10 @@ def write_subset_tables(cfg: DictConfig, store: Any, rows: list[dict[str, Any]],
         from htmlrag.evaluation.store import atomic_write
         from htmlrag.evaluation.summary import summarize, write_tables
         from htmlrag_bench.eval.fidelity import describe
+        from htmlrag_bench.eval.schemas import interval_settings
 
         exs = _examples(cfg)
+        settings = interval_settings(cfg.metric)
 
         def value(r: dict[str, Any], key: str) -> str:
             ex = exs.get(r["id"])
@@ -231,12 +237,12 @@ def write_subset_tables(cfg: DictConfig, store: Any, rows: list[dict[str, Any]],
             groups += parts
             summaries = [summarize(part, systems, metrics, ours=cfg.system_name, experiment=cfg.name,
                                    run_id=store.run_id, dataset=label, alpha=cfg.metric.alpha,
-                                   fidelity=describe(cfg))
+                                   fidelity=describe(cfg), intervals=settings)
                          for label, part in [("all", rows), *parts]]
             write_tables(summaries, store.dir / "tables" / f"by_{key}", metrics,
                          caption=f"{cfg.caption} (by {key})".strip(), run_dirs=[store.dir] * len(summaries))
         if cfg.docqa.pairwise:
-            md, data = pairwise_tests(groups, systems, metrics, alpha=cfg.metric.alpha)
+            md, data = pairwise_tests(groups, systems, metrics, alpha=cfg.metric.alpha, correction=settings.correction)
             atomic_write(store.dir / "tables" / "pairwise.md", md)
             atomic_write(store.dir / "tables" / "pairwise.json", json.dumps(data, indent=1))
     finally:
@@ -244,9 +250,11 @@ def write_subset_tables(cfg: DictConfig, store: Any, rows: list[dict[str, Any]],
 
 
 def pairwise_tests(groups: list[tuple[str, list[dict[str, Any]]]], systems: list[str], metrics: list[str],
-                   alpha: float = 0.05) -> tuple[str, list[dict[str, Any]]]:
+                   alpha: float = 0.05, correction: str = "holm") -> tuple[str, list[dict[str, Any]]]:
     """Paired t-tests (:func:`htmlrag.evaluation.stats.paired_ttest`, ids scored by both) of every two systems, per group
-    and metric. Returns the Markdown table and the records."""
+    and metric, corrected over all of them (``correction``, :func:`htmlrag.evaluation.intervals.adjust`); †: adjusted
+    p < alpha. Returns the Markdown table and the records."""
+    from htmlrag.evaluation.intervals import adjust
     from htmlrag.evaluation.stats import paired_scores, paired_ttest
 
     recs: list[dict[str, Any]] = []
@@ -265,12 +273,16 @@ def pairwise_tests(groups: list[tuple[str, list[dict[str, Any]]]], systems: list
                 if not xa:
                     continue
                 t = paired_ttest(xa, xb)
-                recs.append({"group": label, "metric": m, "a": a, "b": b, **t.to_dict(),
-                             "significant": t.significant(alpha)})
-    lines = [f"Paired two-sided t-tests between systems (ids both scored; † p < {alpha}). Means x100.", "",
-             "| group | metric | a | b | n | mean a | mean b | p |", "|---|---|---|---|---:|---:|---:|---:|"]
+                recs.append({"group": label, "metric": m, "a": a, "b": b, **t.to_dict()})
+    for r, pa in zip(recs, adjust([r["p"] for r in recs], correction, alpha), strict=True):
+        r["p_adjusted"], r["significant"] = pa, pa is not None and pa < alpha
+    lines = [f"Paired two-sided t-tests between systems (ids both scored; † {correction}-adjusted p < {alpha} over "
+             f"the {sum(r['p'] is not None for r in recs)} tests of this table). Means x100.", "",
+             "| group | metric | a | b | n | mean a | mean b | p | adjusted p |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|"]
     for r in recs:
-        p = "-" if r["p"] is None else f"{r['p']:.3g}{' †' if r['significant'] else ''}"
+        p = "-" if r["p"] is None else f"{r['p']:.3g}"
+        pa = "-" if r["p_adjusted"] is None else f"{r['p_adjusted']:.3g}{' †' if r['significant'] else ''}"
         lines.append(f"| {r['group']} | {r['metric']} | {r['a']} | {r['b']} | {r['n']} | {100 * r['mean_a']:.1f} | "
-                     f"{100 * r['mean_b']:.1f} | {p} |")
+                     f"{100 * r['mean_b']:.1f} | {p} | {pa} |")
     return "\n".join(lines) + "\n", recs

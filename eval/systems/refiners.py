@@ -158,9 +158,11 @@ def make_refiner(spec: dict[str, Any], *, ranker1: Any, ranker2: Any, tokenizer:
 
 
 def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: Any, store: Any, *, rank: int = 0,
-                     world: int = 1, retry_failed: bool = False, progress: bool = False) -> int:
+                     world: int = 1, retry_failed: bool = False, progress: bool = False,
+                     waterfall: str | None = None) -> int:
     """Build the contexts of every system whose pipeline has ``release()`` (a refiner with a large model) for
-    this process's pending examples, store them in the context cache, then release the model.
+    this process's pending examples (every budget of a frontier; with the run's ``waterfall`` rule, so the cache
+    entries carry the stage checks the loop looks for), store them in the context cache, then release the model.
 
     Runs before the reader is built, so the refiner's model and the reader never sit on the device together.
     ``caches.contexts`` is created in a temporary folder when caching is off. A context that fails here is
@@ -170,7 +172,7 @@ def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: An
 
     from htmlrag.core.cache import SqliteCache
     from htmlrag.core.errors import HtmlRagError
-    from htmlrag.evaluation.scoring.loop import _Builder
+    from htmlrag.evaluation.scoring.loop import _Builder, stage_check
 
     heavy = [s for s in systems if callable(getattr(s.pipeline, "release", None))]
     if not heavy:
@@ -179,7 +181,7 @@ def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: An
         caches.contexts = SqliteCache(Path(tempfile.mkdtemp(prefix="htmlrag-contexts-")) / "contexts.sqlite", "contexts")
     done = store.done_ids(include_failed=not retry_failed)
     todo = [ex for i, ex in enumerate(examples) if i % world == rank and ex.id not in done]
-    builder = _Builder(caches)
+    builder = _Builder(caches, waterfall)
     built = 0
     from tqdm.auto import tqdm
 
@@ -192,7 +194,8 @@ def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: An
             digests = [hashlib.sha256(p.encode("utf-8", "surrogatepass") if isinstance(p, str) else p).hexdigest()
                        for p in pages]
             try:
-                _, cached = builder.context(system, ex.question, pages, digests)
+                built = builder.contexts(system, ex.question, pages, digests, stage_check(ex, waterfall))
+                cached = all(c for *_, c in built)
             except Exception as exc:
                 log.warning("%s: context for %s failed before reading (%s: %s); the evaluation loop will retry",
                             system.name, ex.id, type(exc).__name__, exc)
