@@ -155,13 +155,14 @@ def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str
     """A :class:`htmlrag.evaluation.tables.Table` over :func:`arrange`'s placement of ``runs``; ``pick(run)`` gives the
     columns of a run: ``[(metric, header, Column keyword arguments)]``."""
     from htmlrag.evaluation.summary import fidelity_caption
-    from htmlrag.evaluation.tables import Column, Table
+    from htmlrag.evaluation.tables import Column, Table, recorded_correction
 
     placed = arrange(runs)
     columns: list[Column] = []
     values: dict = {}
     tests: dict = {}
     prov: dict = {}
+    intervals: dict = {}
     by_group: dict[str, list[str]] = {}
     ours, alpha = None, 0.05
     for label, group, r in placed:
@@ -178,11 +179,15 @@ def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str
             for x, e in r.summary["systems"].items():
                 cell[(group, x)] = e.get("metrics", {}).get(m)
                 prov.setdefault(key, {})[(group, x)] = [str(r.dir)]
+                if (e.get("intervals") or {}).get(m):
+                    intervals.setdefault(key, {})[(group, x)] = tuple(e["intervals"][m])
             tests.setdefault(key, {}).update({(group, b): t for b, t in r.summary.get("tests", {}).get(m, {}).items()})
     rows = [(g, x) for g, names in by_group.items() for x in _order(names, ours)]
     fid = fidelity_caption([r.summary for *_, r in placed], [f"{lb} [{g}]" for lb, g, _ in placed])
+    correction, power = recorded_correction([r.summary for *_, r in placed])
     return Table(columns, rows, values, tests, ours=ours, caption=" ".join(x for x in (caption, fid) if x),
-                 alpha=alpha, notes=list(notes), provenance=prov)
+                 alpha=alpha, notes=list(notes), provenance=prov, intervals=intervals, correction=correction,
+                 power=power)
 
 
 def main_table(runs: Sequence[Run], caption: str = "", metrics: Sequence[str] | None = None) -> Any:

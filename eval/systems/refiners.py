@@ -194,8 +194,8 @@ def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: An
             digests = [hashlib.sha256(p.encode("utf-8", "surrogatepass") if isinstance(p, str) else p).hexdigest()
                        for p in pages]
             try:
-                built = builder.contexts(system, ex.question, pages, digests, stage_check(ex, waterfall))
-                cached = all(c for *_, c in built)
+                records = builder.contexts(system, ex.question, pages, digests, stage_check(ex, waterfall))
+                cached = all(c for *_, c in records)
             except Exception as exc:
                 log.warning("%s: context for %s failed before reading (%s: %s); the evaluation loop will retry",
                             system.name, ex.id, type(exc).__name__, exc)
