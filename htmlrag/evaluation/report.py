@@ -194,8 +194,10 @@ def write_run_report(run_dir: Path, summary: Mapping[str, Any], rows: Sequence[M
     tables, plots = run_dir / "tables", run_dir / "plots"
     out = write_frontiers(summary, tables, plots, str(run_dir))
     if summary.get("waterfall"):
-        out += list(write_formats(waterfall_grid(summary["waterfall"]), tables, "waterfall").values())
-        out.append(plot_waterfall(summary["waterfall"], plots / "waterfall.png"))
+        order = [s for s in summary.get("system_order") or [] if s in summary["waterfall"]]
+        falls = {s: summary["waterfall"][s] for s in order + [s for s in summary["waterfall"] if s not in order]}
+        out += list(write_formats(waterfall_grid(falls), tables, "waterfall").values())
+        out.append(plot_waterfall(falls, plots / "waterfall.png"))
     if prices is None:
         recorded = json.loads((run_dir / "cost.json").read_text()) if (run_dir / "cost.json").is_file() else {}
         prices = PriceTable.from_dict(recorded.get("prices"))

@@ -68,13 +68,12 @@ class StageCheck:
     answers: Sequence[str] = ()
     long_answers: Sequence[str] = ()
     answer_groups: Sequence[Sequence[str]] = ()
-    _memo: dict[tuple[int, int, str], bool] = field(default_factory=dict, repr=False)
-    _keep: list[str] = field(default_factory=list, repr=False)  # the checked texts: their ids stay unique
+    _memo: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
 
     def holds(self, text: str, fmt: str = "html") -> bool:
-        """1 under the rule on ``text`` read as plain text (remembered per text object: shared stages of a
-        budget frontier are checked once)."""
-        key = (id(text), len(text), fmt)
+        """1 under the rule on ``text`` read as plain text (remembered per text: the shared stages of a budget
+        frontier, and a last step equal to the context, are converted and checked once)."""
+        key = (fmt, text)
         hit = self._memo.get(key)
         if hit is not None:
             return hit
@@ -84,7 +83,6 @@ class StageCheck:
         x = MetricInput(context=plain, context_text=plain, answers=self.answers, long_answers=self.long_answers,
                         answer_groups=self.answer_groups)
         self._memo[key] = out = get_metric(self.rule).fn(x) >= 1.0
-        self._keep.append(text)
         return out
 
     def identity(self) -> list[Any]:

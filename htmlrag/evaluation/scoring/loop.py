@@ -275,7 +275,8 @@ def _stages_after(rec: dict[str, Any], check: Any, out: ReaderOutput, fmt: str, 
     """The waterfall's last stages: the context the reader was shown, and its answer (with a reader)."""
     if check is None or "waterfall" not in rec:
         return
-    rec["waterfall"].append(["context", int(check.holds(out.context, fmt))])
+    scored = (rec.get("scores") or {}).get(check.rule)  # the rule is a metric of the run: its score is the check
+    rec["waterfall"].append(["context", int(scored >= 1.0 if scored is not None else check.holds(out.context, fmt))])
     if str(getattr(reader, "name", "")) != "none":
         rec["waterfall"].append(["answer", int(check.holds(out.text, "text"))])
 
