@@ -204,7 +204,17 @@ def run(cfg: DictConfig) -> float | None:
 
     log_run(cfg, store.dir, summary)  # logger=mlflow|wandb (and wandb.enabled)
     _check_failures(cfg, store)
-    first = summary["systems"][cfg.system_name]["metrics"].get(metrics[0]) if metrics else None
+    return _objective(summary, cfg.system_name, metrics)
+
+
+def _objective(summary: dict[str, Any], ours: str, metrics: list[str]) -> float | None:
+    """The system under test's first metric (for sweepers); for a budget frontier, its area under the frontier."""
+    if not metrics:
+        return None
+    if ours in summary["systems"]:
+        first = summary["systems"][ours]["metrics"].get(metrics[0])
+    else:
+        first = ((summary.get("frontier") or {}).get("systems", {}).get(ours, {}).get(metrics[0]) or {}).get("auc")
     return None if first is None else float(first)
 
 

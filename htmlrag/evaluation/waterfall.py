@@ -53,7 +53,7 @@ def resolve_rule(setting: str | None, metrics: Sequence[str]) -> str | None:
 
 def plain_text(text: str, fmt: str = "html") -> str:
     """``text`` as the containment metrics read a context: HTML converted to plain text, other formats as given."""
-    if fmt not in ("html", "compact_html") or not text.strip():
+    if fmt != "html" or not text.strip():
         return text
     from htmlrag.html.formats import convert
 
@@ -69,6 +69,15 @@ class StageCheck:
     long_answers: Sequence[str] = ()
     answer_groups: Sequence[Sequence[str]] = ()
     _memo: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
+    _plain: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+
+    def plain(self, text: str, fmt: str = "html") -> str:
+        """:func:`plain_text`, remembered (the reference-text metrics read the same conversion)."""
+        key = (fmt, text)
+        hit = self._plain.get(key)
+        if hit is None:
+            hit = self._plain[key] = plain_text(text, fmt)
+        return hit
 
     def holds(self, text: str, fmt: str = "html") -> bool:
         """1 under the rule on ``text`` read as plain text (remembered per text: the shared stages of a budget
@@ -79,7 +88,7 @@ class StageCheck:
             return hit
         from htmlrag.evaluation.scoring.metrics import MetricInput, get_metric
 
-        plain = plain_text(text, fmt)
+        plain = self.plain(text, fmt)
         x = MetricInput(context=plain, context_text=plain, answers=self.answers, long_answers=self.long_answers,
                         answer_groups=self.answer_groups)
         self._memo[key] = out = get_metric(self.rule).fn(x) >= 1.0

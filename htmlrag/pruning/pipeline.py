@@ -22,7 +22,7 @@ from htmlrag.core.errors import InputError
 from htmlrag.html.blocktree import BlockTree, build_block_tree
 from htmlrag.html.clean import clean_page_counted
 from htmlrag.html.formats import FORMATS, convert
-from htmlrag.pruning.prune import PruneResult, prune_to_budget
+from htmlrag.pruning.prune import PruneResult, WalkMemo, prune_to_budget
 from htmlrag.pruning.tokens import TokenCounter
 from htmlrag.rankers.base import Ranker
 
@@ -174,11 +174,11 @@ class HtmlRagPipeline:
         return trees, ranker.score(question, trees)
 
     def _fill(self, question: str, trees: Sequence[BlockTree], scores: Sequence, ranker: Ranker, budget: int,
-              fmt: str) -> PruneResult:
+              fmt: str, memo: WalkMemo | None = None) -> PruneResult:
         """The greedy budget walk over one ranking (:func:`~htmlrag.pruning.prune.prune_to_budget`)."""
         needs_paths = bool(getattr(ranker, "needs_paths", False))
         return prune_to_budget(trees, scores, budget, self.tokenizer, fmt=fmt, ranker=ranker, question=question,
-                               **self.walk_options(needs_paths))
+                               memo=memo, **self.walk_options(needs_paths))
 
     def _step(self, question: str, pages: Sequence[str], ranker: Ranker, max_words: int, budget: int,
               fmt: str, roots: Sequence[object] | None = None) -> tuple[PruneResult, list[BlockTree]]:
@@ -297,14 +297,16 @@ class HtmlRagPipeline:
 
     def _fill_budgets(self, question: str, shared: PipelineResult, last: tuple, budgets: Sequence[int]
                       ) -> dict[int, PipelineResult]:
-        """One result per budget: the shared stages, and the walk over the last step's ranking."""
+        """One result per budget: the shared stages, and the walk over the last step's ranking (largest budget
+        first: the smaller ones reuse the token counts it made, :class:`~htmlrag.pruning.prune.WalkMemo`)."""
         stage, ranker, trees, scores, rank_s, rank_gpu = last
+        memo = WalkMemo(trees) if len(budgets) > 1 else None
         out = {}
-        for b in budgets:
+        for b in sorted(budgets, reverse=True):
             res = _copy_shared(shared)
             before = usage_of((ranker,))
             with Clock() as clock:
-                pr = self._fill(question, trees, scores, ranker, b, self.fmt)
+                pr = self._fill(question, trees, scores, ranker, b, self.fmt, memo)
             add_tokens = usage_delta(before, usage_of((ranker,)))  # split parts ranked by a model
             for model, rec in add_tokens.items():
                 add_usage(res.model_tokens, model, rec["input"], rec["output"])
@@ -314,7 +316,7 @@ class HtmlRagPipeline:
             if rank_gpu is not None or clock.gpu_seconds is not None:
                 res.stage_gpu_seconds[stage] = (rank_gpu or 0.0) + (clock.gpu_seconds or 0.0)
             out[b] = res
-        return out
+        return {b: out[b] for b in budgets}
 
     def _truncated(self, shared: PipelineResult, budget: int) -> PipelineResult:
         """No pruning: the cleaned pages cut to ``budget``."""

@@ -301,7 +301,7 @@ def _score(slots: list[tuple[Any, ...]], outputs: list[ReaderOutput | BaseExcept
             rec["context"] = out.context
         x = MetricInput(response=out.text, context=out.context, answers=ex.answers, long_answers=ex.long_answers,
                         answer_groups=ex.metadata.get("answer_groups", ()),
-                        context_text=_context_text(out.context, fmt))
+                        context_text=check.plain(out.context, fmt) if check is not None else _context_text(out.context, fmt))
         try:
             rec["scores"] = score_example(settings.metrics, x)
             corpus_stats = example_stats(settings.metrics, x)
