@@ -104,6 +104,7 @@ def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]
     store.write_json("metrics.json", summary)
     paths = write_tables([summary], store.dir / "tables", metrics, caption=cfg.caption, run_dirs=[store.dir])
     write_run_report(store.dir, summary, rows, PriceTable.from_dict(plain(cfg.cost)))
+    docqa.write_judge_table(cfg, store, summary)  # judge.enabled: the judged score and its agreement
     docqa.write_subset_tables(cfg, store, rows, systems, metrics)  # per type/domain, pairwise t-tests (docqa.*)
     log.info("results: %s\n%s", store.dir, paths["md"].read_text(encoding="utf-8"))
     return summary
