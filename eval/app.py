@@ -168,7 +168,7 @@ def run(cfg: DictConfig) -> float | None:
     log.info("run %s/%s: %d examples, rank %d of %d", cfg.name, store.run_id, len(examples), rank, world)
     systems = build.build_systems(cfg, cache_dir)
     caches = build.build_caches(cache_dir)
-    from htmlrag.evaluation.waterfall import resolve_rule
+    from htmlrag.evaluation.scoring.stages import resolve_rule
     from htmlrag_bench.eval.systems.refiners import (
         precompute_heavy,  # large refiner models run and are released before the reader
     )

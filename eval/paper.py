@@ -7,6 +7,7 @@ figure can be redrawn at any time without rerunning anything::
     htmlrag-paper info-loss results/paper_table5_info_loss   # Table 5: reference-text EM and tokens
     htmlrag-paper cost    results/paper_table4_cost          # Table 4: parameters, storage, tokens, skipped nodes
     htmlrag-paper figure5 results/paper_figure5_granularity  # Figure 5: metric vs block granularity (PNG)
+    htmlrag-paper report RUN_A RUN_B --out results/report    # frontiers, waterfalls, costs across runs
 
 The paper-experiment configs (``conf/experiment/paper/``) also attach :class:`PaperArtifacts` as a Hydra
 callback, which writes the same files when a run or a sweep ends.
@@ -473,17 +474,43 @@ class PaperArtifacts(_Callback):  # type: ignore[misc, valid-type]
 
 
 # ---------------------------------------------------------------- command line
+def report(folders: Sequence[str], out: Path | None, metric: str | None, ours: str | None) -> list[Path]:
+    """``htmlrag-paper report``: :func:`htmlrag.evaluation.report.write_runs_report` over the runs below
+    ``folders`` (one run: its own report, rewritten in place)."""
+    from htmlrag.evaluation.report import write_run_report, write_runs_report
+
+    runs = select([r.check() for r in find_runs(folders)])
+    if not runs:
+        raise FileNotFoundError(f"no runs (metrics.json) below {' '.join(folders)}")
+    if len(runs) == 1 and out is None:
+        return write_run_report(runs[0].dir, runs[0].summary, runs[0].rows())
+    return write_runs_report(runs, out or Path(folders[0]) / "report", [metric] if metric else None, ours)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``htmlrag-paper {table,info-loss,cost,figure5} FOLDER...``: artefacts from saved runs only."""
+    """``htmlrag-paper {table,info-loss,cost,figure5,report} FOLDER...``: artefacts from saved runs only."""
     ap = argparse.ArgumentParser(prog="htmlrag-paper", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=["table", "info-loss", "cost", "figure5"])
-    ap.add_argument("folder", help="results/<experiment> (or any folder holding runs)")
+    ap.add_argument("kind", choices=["table", "info-loss", "cost", "figure5", "report"])
+    ap.add_argument("folder", nargs="+", help="results/<experiment> (or any folder holding runs); report: several")
     ap.add_argument("--out", help="output folder (tables) or PNG path (figure5)")
     ap.add_argument("--caption", default="")
-    ap.add_argument("--metric", help="figure5: the metric to plot (default: the paper's first for the dataset)")
+    ap.add_argument("--metric", help="figure5/report: the metric to plot (default: the paper's first / every metric)")
+    ap.add_argument("--ours", help="report: the run label every other run is tested against (default: the last run)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.kind == "report":
+        try:
+            paths = report(args.folder, Path(args.out) if args.out else None, args.metric, args.ours)
+        except (FileNotFoundError, ValueError) as exc:
+            log.error("%s", exc)
+            return 2
+        for p in paths:
+            log.info("wrote %s", p)
+        return 0
+    if len(args.folder) != 1:
+        ap.error(f"{args.kind} takes one folder")
+    args.folder = args.folder[0]
     try:
         paths = write_artifacts(args.kind.replace("-", "_"), Path(args.folder), args.caption, args.metric,
                                 Path(args.out) if args.out else None)

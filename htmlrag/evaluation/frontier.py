@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,22 +31,11 @@ from htmlrag.evaluation.intervals import (
     mean_interval,
     sd_of_differences,
 )
+from htmlrag.evaluation.scoring.budgets import budget_name, split_name
 from htmlrag.evaluation.stats import paired_ttest
 
-_NAME = re.compile(r"^(?P<base>.+)@(?P<budget>\d+)$")
 AUC_DEFINITION = ("normalised area under the metric vs log2(budget) (trapezoid rule over the run's budgets, divided "
                   "by the log2 range): the metric's mean over the budget range on a log scale")
-
-
-def budget_name(system: str, budget: int) -> str:
-    """The row key of ``system`` at ``budget`` tokens: ``bm25@1024``."""
-    return f"{system}@{int(budget)}"
-
-
-def split_name(name: str) -> tuple[str, int | None]:
-    """``("bm25", 1024)`` for ``bm25@1024``; ``(name, None)`` for a system without a budget."""
-    m = _NAME.match(name)
-    return (m.group("base"), int(m.group("budget"))) if m else (name, None)
 
 
 def normalised_auc(budgets: Sequence[int], values: Sequence[float]) -> float:

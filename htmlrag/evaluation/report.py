@@ -142,7 +142,7 @@ def recorded_settings(summary: Mapping[str, Any]) -> IntervalSettings:
 def waterfall_grid(waterfall: Mapping[str, Mapping[str, Any]], caption: str = "") -> Grid:
     """Per system: the share of questions holding the gold answer through each stage, the stage that loses
     most (with its loss) and the answers right without the context holding the gold."""
-    from htmlrag.evaluation.waterfall import ORDER
+    from htmlrag.evaluation.scoring.stages import ORDER
 
     names = list(dict.fromkeys(st for w in waterfall.values() for st in w["stages"]))
     stages = [s for s in ORDER if s in names] + [s for s in names if s not in ORDER]

@@ -12,13 +12,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from htmlrag.evaluation.frontier import budget_name, budget_tests, split_name
+from htmlrag.evaluation.frontier import budget_tests
 from htmlrag.evaluation.intervals import (
     IntervalSettings,
     difference_interval,
     mean_interval,
     sd_of_differences,
 )
+from htmlrag.evaluation.scoring.budgets import budget_name, split_name
 from htmlrag.evaluation.scoring.metrics import aggregate, get_metric
 from htmlrag.evaluation.stats import compare_to, paired_scores
 from htmlrag.evaluation.store import atomic_write

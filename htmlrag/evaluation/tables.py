@@ -194,7 +194,7 @@ class Table:
         for c, r in family:
             t = self.tests[c.key][r]
             d = detectable_difference(t.get("sd_diff"), int(t.get("n") or 0), level, self.power)
-            if d is not None:
+            if d:  # None (undefined) or 0 (two systems equal on every question) say nothing about the table
                 mdes.append(d * c.scale)
         n_text = (f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}-{ns[-1]}" if ns else "n unrecorded")
         corr = "no correction" if self.correction == "none" else f"{self.correction} correction"
@@ -407,7 +407,7 @@ def _row_key(run: Mapping) -> Any:
     gets one row group per budget (``"1024 tokens"``), every other run the plain system name."""
     if not run.get("frontier"):
         return lambda name: ("", name)
-    from htmlrag.evaluation.frontier import split_name
+    from htmlrag.evaluation.scoring.budgets import split_name
 
     def key(name: str) -> RowKey:
         base, budget = split_name(name)

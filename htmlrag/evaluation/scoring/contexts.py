@@ -13,7 +13,6 @@ digests and, with a waterfall rule, the rule and the gold answers.
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -21,7 +20,8 @@ from typing import Any
 from htmlrag.core.cache import content_key
 from htmlrag.core.clock import Clock, usage_delta, usage_of
 from htmlrag.core.errors import HtmlRagError
-from htmlrag.evaluation.waterfall import StageCheck, example_stages
+from htmlrag.evaluation.scoring.budgets import run_at_budgets
+from htmlrag.evaluation.scoring.stages import StageCheck, example_stages
 
 #: Attributes of a pipeline whose objects may run a model (their ``token_usage`` enters the ledger).
 MODEL_ATTRS = ("ranker1", "ranker2", "ranker", "model_ranker")
@@ -31,26 +31,6 @@ def _fingerprint() -> str:
     from htmlrag.evaluation.scoring.loop import code_fingerprint
 
     return code_fingerprint()
-
-
-def run_at_budgets(pipeline: Any, question: str, pages: Sequence[str], budgets: Sequence[int]) -> dict[int, Any]:
-    """``{budget: PipelineResult}``: the pipeline's ``run_budgets`` (one ranking), else its ``run`` once per
-    budget on a shallow copy with ``budget`` (refiners) or ``budget2`` (pipelines) set to it.
-
-    Raises:
-        HtmlRagError: the pipeline has no budget to set.
-    """
-    if hasattr(pipeline, "run_budgets"):
-        return pipeline.run_budgets(question, pages, list(budgets))
-    attr = next((a for a in ("budget2", "budget") if hasattr(pipeline, a)), None)
-    if attr is None:
-        raise HtmlRagError(f"{type(pipeline).__name__} takes no budget: it cannot run a budget frontier")
-    out = {}
-    for b in budgets:
-        clone = copy.copy(pipeline)
-        setattr(clone, attr, int(b))
-        out[int(b)] = clone.run(question, pages)
-    return out
 
 
 def _models(pipeline: Any) -> list[Any]:

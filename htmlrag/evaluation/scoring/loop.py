@@ -92,13 +92,13 @@ class System:
 
     def row_names(self) -> list[str]:
         """The row keys this system fills: ``name``, or ``name@budget`` per budget of a frontier."""
-        from htmlrag.evaluation.frontier import budget_name
+        from htmlrag.evaluation.scoring.budgets import budget_name
 
         return [budget_name(self.name, b) for b in self.budgets] if self.budgets else [self.name]
 
     def slots(self) -> list[tuple[str, int | None, str]]:
         """``(row key, budget or None, cache fingerprint)`` of each record."""
-        from htmlrag.evaluation.frontier import budget_name
+        from htmlrag.evaluation.scoring.budgets import budget_name
 
         if not self.budgets:
             return [(self.name, None, self.fingerprint)]
@@ -211,7 +211,7 @@ def stage_check(ex: Example, rule: str | None) -> Any:
     """The waterfall's stage check of one example (``None`` without a waterfall rule)."""
     if not rule:
         return None
-    from htmlrag.evaluation.waterfall import StageCheck
+    from htmlrag.evaluation.scoring.stages import StageCheck
 
     return StageCheck(rule, ex.answers, ex.long_answers, ex.metadata.get("answer_groups", ()))
 
