@@ -4,8 +4,12 @@
   ``<paths.results>/mlruns`` by default: no server), in the experiment ``logger.experiment`` (default: the run's
   experiment name), named ``<experiment>-<run id>``. It logs the flattened config as params, every system's
   metric means with their interval bounds and frontier areas as metrics (``<system>/<metric>``,
-  ``<system>/<metric>/ci_low``, ``.../auc``), and the run folder's ``metrics.json``, ``cost.json``, ``tables/`` and
-  ``plots/`` as artifacts. View with ``mlflow ui --backend-store-uri results/mlruns``.
+  ``<system>/<metric>_ci_low``, ``_ci_high``, ``<system>/<metric>_auc``; a key is never a prefix path of another,
+  which the file store cannot hold), and the run folder's ``metrics.json``, ``cost.json``, ``tables/`` and
+  ``plots/`` as artifacts. View with ``MLFLOW_ALLOW_FILE_STORE=true mlflow ui --backend-store-uri results/mlruns``
+  (MLflow 3 keeps its file store in maintenance mode and refuses it unless ``MLFLOW_ALLOW_FILE_STORE`` is set;
+  this logger sets it for a local path. ``logger.tracking_uri=sqlite:///results/mlflow.db`` uses MLflow's
+  database store instead, also without a server).
 - ``logger=wandb`` (or ``wandb.enabled=true`` with any logger): the W&B run as before (project, entity, mode
   from ``wandb.*``), metric means logged.
 
@@ -15,7 +19,9 @@ folder is the record).
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -28,12 +34,12 @@ _KEY = re.compile(r"[^A-Za-z0-9_\-./ ]")
 
 
 def _key(text: str) -> str:
-    """An MLflow-safe metric/param name."""
+    """An MLflow-safe metric/param name (``bm25@1024/em`` -> ``bm25_1024/em``: MLflow refuses ``@``)."""
     return _KEY.sub("_", text)[:250]
 
 
 def flat_metrics(summary: Mapping[str, Any]) -> dict[str, float]:
-    """``{"<system>/<metric>": mean, ".../ci_low", ".../ci_high", ".../auc"}`` of a ``metrics.json``."""
+    """``{"<system>/<metric>": mean, "..._ci_low", "..._ci_high", "<system>/<metric>_auc"}`` of a ``metrics.json``."""
     out: dict[str, float] = {}
     for s, e in (summary.get("systems") or {}).items():
         for m, v in (e.get("metrics") or {}).items():
@@ -41,11 +47,11 @@ def flat_metrics(summary: Mapping[str, Any]) -> dict[str, float]:
                 out[_key(f"{s}/{m}")] = float(v)
             ci = (e.get("intervals") or {}).get(m)
             if ci:
-                out[_key(f"{s}/{m}/ci_low")], out[_key(f"{s}/{m}/ci_high")] = float(ci[0]), float(ci[1])
+                out[_key(f"{s}/{m}_ci_low")], out[_key(f"{s}/{m}_ci_high")] = float(ci[0]), float(ci[1])
     for s, by_metric in ((summary.get("frontier") or {}).get("systems") or {}).items():
         for m, c in by_metric.items():
             if c.get("auc") is not None:
-                out[_key(f"{s}/{m}/auc")] = float(c["auc"])
+                out[_key(f"{s}/{m}_auc")] = float(c["auc"])
     return out
 
 
@@ -55,7 +61,11 @@ def flat_params(cfg: DictConfig) -> dict[str, str]:
 
     node = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
     node = {k: v for k, v in node.items() if k not in ("paths", "hydra")}  # type: ignore[union-attr]
-    return {_key(k): v[:500] for k, v in flatten(node).items()}
+    out = {}
+    for k, v in flatten(node).items():  # values as JSON; strings shown as themselves
+        x = json.loads(v)
+        out[_key(k)] = (x if isinstance(x, str) else v)[:500]
+    return out
 
 
 def log_mlflow(cfg: DictConfig, run_dir: Path, summary: Mapping[str, Any]) -> str | None:
@@ -68,6 +78,8 @@ def log_mlflow(cfg: DictConfig, run_dir: Path, summary: Mapping[str, Any]) -> st
     uri = str(cfg.logger.tracking_uri)
     if "://" not in uri:
         uri = Path(uri).resolve().as_uri()
+    if uri.startswith("file:"):  # the local file store (see the module docstring)
+        os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
     mlflow.set_tracking_uri(uri)
     mlflow.set_experiment(str(cfg.logger.experiment or cfg.name))
     with mlflow.start_run(run_name=f"{cfg.name}-{summary.get('run_id', run_dir.name)}") as active:
