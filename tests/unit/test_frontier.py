@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from htmlrag.core.errors import BudgetError, InputError
-from htmlrag.evaluation.frontier import curve, frontier_groups, frontier_summary, normalised_auc, question_aucs
+from htmlrag.evaluation.frontier import (
+    curve,
+    frontier_groups,
+    frontier_summary,
+    normalised_auc,
+    question_aucs,
+)
 from htmlrag.evaluation.intervals import IntervalSettings, mean_interval
 from htmlrag.evaluation.scoring.budgets import budget_name, split_name
 from htmlrag.evaluation.stats import paired_ttest
