@@ -9,6 +9,10 @@ tests, the cost ledger) and ``cost.json`` / the price table given. Written per r
     tables/frontier_<metric>.{md,csv,tex,provenance.csv}   plots/frontier_<metric>.png
     tables/waterfall.{md,csv,tex}                            plots/waterfall.png
     tables/cost.{md,csv,tex}      cost.json                  plots/pareto.png
+
+A checker that re-derives a run's tables from its folder calls ``write_run_report(run.dir, run.summary,
+run.rows())`` (the price table is then the one ``cost.json`` recorded); the bootstrap seed and settings come from
+``metrics.json["intervals"]``, so the intervals come out the same.
 """
 
 from __future__ import annotations
@@ -267,10 +271,13 @@ def write_runs_report(runs: Sequence[Any], out: Path, metrics: Sequence[str] | N
         table.notes.append("Runs: " + "; ".join(f"{lb}: {r.dir}" for r, lb in zip(runs, labels, strict=True)))
         written += list(write_formats(table, out / "tables", f"frontier_{m}").values())
         written.append(plot_frontier(_lines(rows), m, out / "plots" / f"frontier_{m}.png"))
+    sources = "Runs: " + "; ".join(f"{lb}: {r.dir}" for r, lb in zip(runs, labels, strict=True))
     falls = {f"{s} ({lb})": w for r, lb in zip(runs, labels, strict=True)
              for s, w in (r.summary.get("waterfall") or {}).items()}
     if falls:
-        written += list(write_formats(waterfall_grid(falls), out / "tables", "waterfall").values())
+        grid = waterfall_grid(falls)
+        grid.notes.append(sources)
+        written += list(write_formats(grid, out / "tables", "waterfall").values())
         written.append(plot_waterfall(falls, out / "plots" / "waterfall.png"))
     costs = [(r.json("cost.json") or {}, lb) for r, lb in zip(runs, labels, strict=True)]
     costs = [(c, lb) for c, lb in costs if c.get("systems")]
@@ -280,5 +287,7 @@ def write_runs_report(runs: Sequence[Any], out: Path, metrics: Sequence[str] | N
         front = pareto_front({s: (rec["quality"], rec[merged["axis"]]) for s, rec in merged["systems"].items()})
         for s, rec in merged["systems"].items():
             rec["front"] = s in front
-        written += list(write_formats(cost_grid(merged), out / "tables", "cost").values())
+        grid = cost_grid(merged)
+        grid.notes.append(sources + " (each run's cost.json; its price table)")
+        written += list(write_formats(grid, out / "tables", "cost").values())
     return written
