@@ -59,7 +59,7 @@ def plot_waterfall(waterfall: Mapping[str, Mapping[str, Any]], out: Path, title:
     with each stage's loss in red above its bar."""
     plt = _plt()
     names = list(waterfall)
-    cols = min(3, len(names)) or 1
+    cols = min(5, len(names)) or 1  # a frontier system's five budgets on one line
     rows = math.ceil(len(names) / cols) or 1
     fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.2 * rows), squeeze=False)
     for ax in axes.flat[len(names):]:
@@ -78,7 +78,7 @@ def plot_waterfall(waterfall: Mapping[str, Mapping[str, Any]], out: Path, title:
         ax.set_title(f"{name} (n={w['n']})", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     fig.suptitle(title or "Gold answer held through each stage (blue); lost at that stage (red)", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (3.2 * rows)))  # room for the title above the panels
     return _save(fig, out)
 
 

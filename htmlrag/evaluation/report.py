@@ -188,6 +188,12 @@ def cost_grid(cost: Mapping[str, Any], caption: str = "") -> Grid:
     return Grid(header, rows, caption or "Quality and cost per question", notes)
 
 
+def _in_order(summary: Mapping[str, Any], names: Mapping[str, Any]) -> list[str]:
+    """``names`` in the run's system order (``metrics.json`` keeps its dictionaries sorted by name)."""
+    order = [s for s in summary.get("system_order") or [] if s in names]
+    return order + sorted(s for s in names if s not in order)
+
+
 def write_run_report(run_dir: Path, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
                      prices: PriceTable | None = None) -> list[Path]:
     """Every table and plot of this module for one run (see the module docstring); ``prices``: the price table
@@ -198,8 +204,7 @@ def write_run_report(run_dir: Path, summary: Mapping[str, Any], rows: Sequence[M
     tables, plots = run_dir / "tables", run_dir / "plots"
     out = write_frontiers(summary, tables, plots, str(run_dir))
     if summary.get("waterfall"):
-        order = [s for s in summary.get("system_order") or [] if s in summary["waterfall"]]
-        falls = {s: summary["waterfall"][s] for s in order + [s for s in summary["waterfall"] if s not in order]}
+        falls = {s: summary["waterfall"][s] for s in _in_order(summary, summary["waterfall"])}
         out += list(write_formats(waterfall_grid(falls), tables, "waterfall").values())
         out.append(plot_waterfall(falls, plots / "waterfall.png"))
     if prices is None:
@@ -272,8 +277,8 @@ def write_runs_report(runs: Sequence[Any], out: Path, metrics: Sequence[str] | N
         written += list(write_formats(table, out / "tables", f"frontier_{m}").values())
         written.append(plot_frontier(_lines(rows), m, out / "plots" / f"frontier_{m}.png"))
     sources = "Runs: " + "; ".join(f"{lb}: {r.dir}" for r, lb in zip(runs, labels, strict=True))
-    falls = {f"{s} ({lb})": w for r, lb in zip(runs, labels, strict=True)
-             for s, w in (r.summary.get("waterfall") or {}).items()}
+    falls = {f"{s} ({lb})": r.summary["waterfall"][s] for r, lb in zip(runs, labels, strict=True)
+             for s in _in_order(r.summary, r.summary.get("waterfall") or {})}
     if falls:
         grid = waterfall_grid(falls)
         grid.notes.append(sources)
