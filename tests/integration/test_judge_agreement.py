@@ -7,10 +7,7 @@ are flagged; the same through a whole run (judge.json, tables/judge_agreement.*)
 from __future__ import annotations
 
 import json
-import threading
-from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import krippendorff
@@ -22,56 +19,18 @@ from htmlrag.docqa.agreement import agreement, disagreements, krippendorff_alpha
 from htmlrag.docqa.judge import JudgeItem, LLMJudge, ReaderChat
 from htmlrag.readers import GenerationConfig
 from htmlrag.readers.openai import OpenAIReader
+from htmlrag.testing.judge_stub import FlipStub, serve
 
 PROMPT = "Question: {{question}}\nUser Answer: {{sys_ans}}\nReference Answer: {{ref_ans}}"
-
-
-class FlipStub:
-    """Per answer: ``FLIP`` answers get "1", "0", "1", ... on their successive requests (a judge that disagrees
-    with itself); ``BAD`` answers "0"; other answers "1". With ``parity=True`` every answer whose text has an
-    odd length flips (for whole runs, whose answers are not chosen here)."""
-
-    def __init__(self, parity: bool = False) -> None:
-        self.seen: Counter[str] = Counter()
-        self.lock = threading.Lock()
-        self.parity = parity
-        self.requests = 0
-
-    def reply(self, body: dict) -> str:
-        answer = body["messages"][-1]["content"].split("User Answer:", 1)[1].split("\n", 1)[0]
-        with self.lock:
-            self.requests += 1
-            self.seen[answer] += 1
-            n = self.seen[answer]
-        if "FLIP" in answer or (self.parity and len(answer) % 2):
-            return "1" if n % 2 else "0"
-        return "0" if "BAD" in answer else "1"
 
 
 @pytest.fixture
 def stub(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[FlipStub]:
     s = FlipStub(parity=getattr(request, "param", False))
-
-    class H(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            data = json.dumps({"choices": [{"message": {"role": "assistant", "content": s.reply(body)}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("FLIP_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
-    monkeypatch.setenv("FLIP_KEY", "sk-flip-test")
-    yield s
-    server.shutdown()
-    server.server_close()
+    with serve(s) as url:
+        monkeypatch.setenv("FLIP_URL", url)
+        monkeypatch.setenv("FLIP_KEY", "sk-flip-test")
+        yield s
 
 
 def _judge(cache: SqliteCache | None) -> LLMJudge:
