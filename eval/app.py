@@ -31,20 +31,25 @@ from pathlib import Path
 from typing import Any
 
 import hydra
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from htmlrag.core import redact
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.fingerprint import METRICS, fingerprint
 from htmlrag.core.logs import quiet_third_party
+from htmlrag.evaluation.costs import PriceTable
+from htmlrag.evaluation.report import write_run_report
 from htmlrag.evaluation.run_tables import run_tables
 from htmlrag.evaluation.runs import run_name
 from htmlrag.evaluation.scoring.loop import EvalSettings, evaluate
+from htmlrag.evaluation.scoring.stages import resolve_rule
 from htmlrag.evaluation.store import atomic_write, has_error, rows_record
 from htmlrag.evaluation.summary import summarize
 from htmlrag_bench.eval import portable
-from htmlrag_bench.eval.schemas import CONF_DIR, allow_errors, register_configs, validate
+from htmlrag_bench.eval.loggers import log_run
+from htmlrag_bench.eval.schemas import CONF_DIR, allow_errors, interval_settings, register_configs, validate
 from htmlrag_bench.eval.systems import build, docqa, fidelity
+from htmlrag_bench.eval.systems.common import plain
 from htmlrag_bench.eval.systems.refiners import precompute_heavy
 
 log = logging.getLogger("htmlrag-bench")
@@ -97,14 +102,16 @@ def _point_hydra_job_to(run_dir: Path, overrides: list[str]) -> None:
 def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str],
              reader: dict[str, Any] | None = None) -> dict[str, Any]:
     """Merge rows, write ``rows.sha256``, ``metrics.json`` (with the rows' checksum and the metric code's
-    fingerprint, for ``htmlrag-paper verify``) and ``tables/`` (rank 0, or the single process)."""
+    fingerprint, for ``htmlrag-paper verify``), ``tables/`` and ``plots/`` (rank 0, or the single process):
+    ``results.*`` (with intervals and corrected marks), and with budgets, stage checks or a cost ledger the
+    frontier, waterfall and cost tables (:mod:`htmlrag.evaluation.report`, the price table of the ``cost`` group)."""
     rows = store.merge()
     store.write_manifest(rows)
     record = rows_record(rows)  # the rows as saved: the judge below adds its scores in memory only
     rows, metrics = docqa.judge_rows(cfg, store, rows, metrics)  # LLM judge scores (judge.enabled)
     summary = summarize(rows, systems, metrics, ours=cfg.system_name, experiment=cfg.name, run_id=store.run_id,
                         dataset=cfg.dataset.name, alpha=cfg.metric.alpha, fidelity=fidelity.describe(cfg),
-                        reader=reader)
+                        reader=reader, intervals=interval_settings(cfg.metric))
     summary |= {"rows": record, "metric_code": fingerprint(METRICS)}
     store.write_json("metrics.json", summary)
     try:  # per type/domain tables and pairwise t-tests (docqa.*) come from the values the rows recorded
@@ -114,6 +121,8 @@ def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]
         docqa.close_handles()
     for rel, text in tables.items():
         atomic_write(store.dir / "tables" / rel, text)
+    write_run_report(store.dir, summary, rows, PriceTable.from_dict(plain(cfg.cost)))
+    docqa.write_judge_table(cfg, store, summary)  # judge.enabled: the judged score and its agreement
     log.info("results: %s\n%s", store.dir, tables["results.md"])
     return summary
 
@@ -179,8 +188,9 @@ def run(cfg: DictConfig) -> float | None:
     caches = build.build_caches(cache_dir)  # opened now: a cache that cannot work stops the run before any work
     systems = build.build_systems(cfg, cache_dir)
 
+    waterfall = resolve_rule(cfg.metric.waterfall, metrics)
     precompute_heavy(examples, systems, caches, store, rank=rank, world=world, retry_failed=cfg.run.retry_failed,
-                     progress=cfg.run.progress)
+                     progress=cfg.run.progress, waterfall=waterfall)
     reader = build.build_reader(cfg, cache_dir)
     if hasattr(reader, "max_consecutive_failures"):  # the retry bound of endpoint readers
         reader.max_consecutive_failures = cfg.run.max_consecutive_failures
@@ -189,7 +199,7 @@ def run(cfg: DictConfig) -> float | None:
                             progress=cfg.run.progress, save_contexts=cfg.run.save_contexts, rank=rank, world=world,
                             retry_failed=cfg.run.retry_failed,
                             max_consecutive_failures=cfg.run.max_consecutive_failures,
-                            row_metadata=tuple(str(k) for k in cfg.docqa.subsets))
+                            row_metadata=tuple(str(k) for k in cfg.docqa.subsets), waterfall=waterfall)
     stats = evaluate(examples, systems, reader, store, settings, caches)
     log.info("rank %d: %d evaluated (%d saved before), %d failed examples, %d failed system contexts, %.1fs",
              rank, stats.evaluated, stats.done_before, stats.failed_examples, stats.failed_systems, stats.seconds)
@@ -202,27 +212,23 @@ def run(cfg: DictConfig) -> float | None:
             if time.monotonic() > deadline:
                 raise HtmlRagError(f"{store.dir}: not every shard finished within {cfg.run.shard_timeout_s}s")
             time.sleep(0.5)
-    summary = finalize(cfg, store, [s.name for s in systems], metrics, build.reader_info(cfg, reader))
+    summary = finalize(cfg, store, build.row_names(systems), metrics, build.reader_info(cfg, reader))
     store.write_json("timings.json", {"seconds": round(time.perf_counter() - t0, 3), "rank0_eval_seconds":
                                       round(stats.seconds, 3), "cache_hits": stats.cache_hits, "world_size": world})
-    if cfg.wandb.enabled:
-        _wandb(cfg, summary)
+    log_run(cfg, store.dir, summary)  # logger=mlflow|wandb (and wandb.enabled)
     _check_failures(cfg, store)
-    first = summary["systems"][cfg.system_name]["metrics"].get(metrics[0]) if metrics else None
+    return _objective(summary, cfg.system_name, metrics)
+
+
+def _objective(summary: dict[str, Any], ours: str, metrics: list[str]) -> float | None:
+    """The system under test's first metric (for sweepers); for a budget frontier, its area under the frontier."""
+    if not metrics:
+        return None
+    if ours in summary["systems"]:
+        first = summary["systems"][ours]["metrics"].get(metrics[0])
+    else:
+        first = ((summary.get("frontier") or {}).get("systems", {}).get(ours, {}).get(metrics[0]) or {}).get("auc")
     return None if first is None else float(first)
-
-
-def _wandb(cfg: DictConfig, summary: dict[str, Any]) -> None:
-    try:
-        import wandb
-    except ImportError:
-        log.warning("wandb.enabled=true but wandb is not installed; skipped")
-        return
-    wb = wandb.init(project=cfg.wandb.project, entity=cfg.wandb.entity, mode=cfg.wandb.mode,
-                    name=f"{cfg.name}-{summary['run_id']}",
-                    config=OmegaConf.to_container(cfg, resolve=True, enum_to_str=True))
-    wb.log({f"{s}/{m}": v for s, e in summary["systems"].items() for m, v in e["metrics"].items() if v is not None})
-    wb.finish()
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")

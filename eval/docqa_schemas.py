@@ -160,7 +160,11 @@ class JudgeConfig:
     ``reader``: a reader option used as the judge model (``/reader@reader: openai`` or ``hf``); ``prompt``: the
     template with ``{{question}}``, ``{{sys_ans}}``, ``{{ref_ans}}``, ``{{ref_text}}``; ``prompt_file``: read
     the template from this file instead (e.g. DOCBENCH's ``evaluation_prompt.txt``); ``reference``: show the
-    gold evidence text (``metadata.evidence``); ``cache``: cache replies in ``<paths.cache>/judge.sqlite``.
+    gold evidence text (``metadata.evidence``); ``cache``: cache replies in ``<paths.cache>/judge.sqlite``;
+    ``draws``: judge every answer this many times (the score is the mean verdict; > 1: agreement as
+    Krippendorff's alpha, flagged answers, and no draw is served from the cache: :mod:`htmlrag.docqa.agreement`);
+    ``second``: a second judge model (a reader option, like ``reader``), judged with the same draws, for the
+    agreement between the two models (the score stays the first judge's).
     """
 
     enabled: bool = False
@@ -173,3 +177,5 @@ class JudgeConfig:
     max_reference_chars: int = rng(4000, ge=1)
     concurrency: int = rng(4, ge=1)
     cache: bool = True
+    draws: int = rng(1, ge=1)
+    second: Any = None

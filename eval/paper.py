@@ -8,6 +8,7 @@ figure can be redrawn at any time without rerunning anything::
     htmlrag-paper cost    results/paper_table4_cost          # Table 4: parameters, storage, tokens, skipped nodes
     htmlrag-paper figure5 results/paper_figure5_granularity  # Figure 5: metric vs block granularity (PNG)
     htmlrag-paper verify  results/                           # re-score every run, check metrics.json and tables/
+    htmlrag-paper report RUN_A RUN_B --out results/report    # frontiers, waterfalls, costs across runs
 
 The paper-experiment configs (``conf/experiment/paper/``) also attach :class:`PaperArtifacts` as a Hydra
 callback, which writes the same files when a run or a sweep ends.
@@ -54,7 +55,7 @@ from htmlrag.evaluation.runs import (
 from htmlrag.evaluation.scoring.metrics import get_metric
 from htmlrag.evaluation.store import atomic_write
 from htmlrag.evaluation.summary import fidelity_caption
-from htmlrag.evaluation.tables import Column, Table
+from htmlrag.evaluation.tables import Column, Table, recorded_correction
 
 log = logging.getLogger("htmlrag-paper")
 
@@ -164,6 +165,7 @@ def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str
     values: dict = {}
     tests: dict = {}
     prov: dict = {}
+    intervals: dict = {}
     by_group: dict[str, list[str]] = {}
     ours, alpha = None, 0.05
     for label, group, r in placed:
@@ -180,11 +182,15 @@ def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str
             for x, e in r.summary["systems"].items():
                 cell[(group, x)] = e.get("metrics", {}).get(m)
                 prov.setdefault(key, {})[(group, x)] = [r.name]
+                if (e.get("intervals") or {}).get(m):
+                    intervals.setdefault(key, {})[(group, x)] = tuple(e["intervals"][m])
             tests.setdefault(key, {}).update({(group, b): t for b, t in r.summary.get("tests", {}).get(m, {}).items()})
     rows = [(g, x) for g, names in by_group.items() for x in _order(names, ours)]
     fid = fidelity_caption([r.summary for *_, r in placed], [f"{lb} [{g}]" for lb, g, _ in placed])
+    correction, power = recorded_correction([r.summary for *_, r in placed])
     return Table(columns, rows, values, tests, ours=ours, caption=" ".join(x for x in (caption, fid) if x),
-                 alpha=alpha, notes=list(notes), provenance=prov)
+                 alpha=alpha, notes=list(notes), provenance=prov, intervals=intervals, correction=correction,
+                 power=power)
 
 
 def main_table(runs: Sequence[Run], caption: str = "", metrics: Sequence[str] | None = None) -> Any:
@@ -460,8 +466,21 @@ class PaperArtifacts(_Callback):  # type: ignore[misc, valid-type]
 
 
 # ---------------------------------------------------------------- command line
+def report(folders: Sequence[str], out: Path | None, metric: str | None, ours: str | None) -> list[Path]:
+    """``htmlrag-paper report``: :func:`htmlrag.evaluation.report.write_runs_report` over the runs below
+    ``folders`` (one run: its own report, rewritten in place)."""
+    from htmlrag.evaluation.report import write_run_report, write_runs_report
+
+    runs = select([r.check() for r in find_runs(folders)])
+    if not runs:
+        raise FileNotFoundError(f"no runs (metrics.json) below {' '.join(folders)}")
+    if len(runs) == 1 and out is None:
+        return write_run_report(runs[0].dir, runs[0].summary, runs[0].rows())
+    return write_runs_report(runs, out or Path(folders[0]) / "report", [metric] if metric else None, ours)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``htmlrag-paper {table,info-loss,cost,figure5} FOLDER``: artefacts from saved runs only;
+    """``htmlrag-paper {table,info-loss,cost,figure5,report} FOLDER...``: artefacts from saved runs only;
     ``htmlrag-paper verify RUN_DIR...``: check saved runs (:mod:`htmlrag_bench.eval.verify`)."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "verify":
@@ -470,14 +489,27 @@ def main(argv: list[str] | None = None) -> int:
         return verify_main(argv[1:])
     ap = argparse.ArgumentParser(prog="htmlrag-paper", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=["table", "info-loss", "cost", "figure5", "verify"],
+    ap.add_argument("kind", choices=["table", "info-loss", "cost", "figure5", "report", "verify"],
                     help="verify: htmlrag-paper verify RUN_DIR [RUN_DIR ...] (see htmlrag-paper verify --help)")
-    ap.add_argument("folder", help="results/<experiment> (or any folder holding runs)")
+    ap.add_argument("folder", nargs="+", help="results/<experiment> (or any folder holding runs); report: several")
     ap.add_argument("--out", help="output folder (tables) or PNG path (figure5)")
     ap.add_argument("--caption", default="")
-    ap.add_argument("--metric", help="figure5: the metric to plot (default: the paper's first for the dataset)")
+    ap.add_argument("--metric", help="figure5/report: the metric to plot (default: the paper's first / every metric)")
+    ap.add_argument("--ours", help="report: the run label every other run is tested against (default: the last run)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.kind == "report":
+        try:
+            paths = report(args.folder, Path(args.out) if args.out else None, args.metric, args.ours)
+        except (FileNotFoundError, ValueError) as exc:
+            log.error("%s", exc)
+            return 2
+        for p in paths:
+            log.info("wrote %s", p)
+        return 0
+    if len(args.folder) != 1:
+        ap.error(f"{args.kind} takes one folder")
+    args.folder = args.folder[0]
     try:
         paths = write_artifacts(args.kind.replace("-", "_"), Path(args.folder), args.caption, args.metric,
                                 Path(args.out) if args.out else None)

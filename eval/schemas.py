@@ -19,6 +19,7 @@ from typing import Any
 from omegaconf import II, MISSING, DictConfig, ListConfig, OmegaConf, open_dict
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.evaluation.intervals import IntervalSettings
 from htmlrag.evaluation.scoring.metrics import METRICS
 from htmlrag.readers.base import GenerationConfig
 from htmlrag_bench.eval.docqa_schemas import DATASET_SCHEMAS, DocQAConfig, GraphSystemConfig, JudgeConfig
@@ -294,6 +295,9 @@ class PrunerConfig:
     split_oversize: bool = II("fidelity.split_oversize")
     ranker2: Any = None
     refiner: Any = None  # a `refiner` group option replacing the block-tree pipeline (eval/systems/refiners.py)
+    # a budget frontier: every system's context at each of these final budgets from one ranking per question
+    # (rows name@budget; htmlrag.evaluation.frontier); null: the one budget above
+    budgets: list[int] | None = None
 
 
 @dataclass
@@ -313,14 +317,68 @@ class SystemConfig:
     split_oversize: bool = II("pruner.split_oversize")
     graph: GraphSystemConfig | None = None  # a SuperRAG graph system instead of block-tree pruning (eval/systems/docqa.py)
     refiner: Any = None  # a `refiner` group option (baselines of eval/systems/refiners.py)
+    budgets: Any = II("pruner.budgets")  # noqa: RUF009 - a budget frontier (list of budgets) or null
+
+
+_IV = IntervalSettings()
 
 
 @dataclass
 class MetricConfig:
-    """Metrics scored per example (``names``) and the significance level of the t-test daggers."""
+    """Metrics scored per example (``names``), the significance level of the t-test daggers (``alpha``), the
+    stage-loss waterfall's containment rule (``waterfall``: auto | none | ref_em | evidence_hit;
+    :mod:`htmlrag.evaluation.waterfall`), and how tables compute intervals and marks
+    (:class:`htmlrag.evaluation.intervals.IntervalSettings`: ``correction`` holm | bonferroni | fdr_bh | none,
+    ``confidence``, ``n_resamples``, ``ci_method`` percentile | basic | bca, ``bootstrap_seed``, ``power`` of the
+    smallest detectable difference). The interval settings do not enter the run id (:data:`VIEW_KEYS`): changing
+    one and rerunning rewrites ``metrics.json`` and the tables from the saved rows."""
 
     names: list[MetricName] = field(default_factory=lambda: [MetricName["ref_em"]])  # type: ignore[valid-type]
     alpha: float = rng(0.05, gt=0, le=1)
+    waterfall: str = "auto"
+    correction: str = _IV.correction
+    confidence: float = rng(_IV.confidence, gt=0, le=0.9999)
+    n_resamples: int = rng(_IV.n_resamples, ge=1)
+    ci_method: str = _IV.method
+    bootstrap_seed: int = II("seed")
+    power: float = rng(_IV.power, gt=0, le=0.9999)
+
+
+#: Keys of ``metric`` that only change how saved rows are summarised (not the rows): left out of the run id.
+VIEW_KEYS = ("correction", "confidence", "n_resamples", "ci_method", "bootstrap_seed", "power")
+
+
+def interval_settings(metric: Any) -> IntervalSettings:
+    """The :class:`~htmlrag.evaluation.intervals.IntervalSettings` of a ``metric`` config node."""
+    return IntervalSettings(confidence=float(metric.confidence), n_resamples=int(metric.n_resamples),
+                            method=str(metric.ci_method), seed=int(metric.bootstrap_seed),
+                            correction=str(metric.correction), power=float(metric.power))
+
+
+@dataclass
+class CostConfig:
+    """The price table of the cost ledger (``conf/cost/*.yaml``, user-editable; not part of the run id):
+    ``models``: per model (as named in the rows' ``cost.tokens``) ``{input, output}`` prices per million tokens;
+    ``gpu_hour``: price of one GPU-hour (GPU-seconds measured with CUDA events); ``cpu_hour``: price of one hour
+    of a stage's wall time where no GPU time was measured; ``currency``: the unit printed."""
+
+    name: str = "default"
+    currency: str = "USD"
+    models: dict[str, Any] = field(default_factory=dict)
+    gpu_hour: float = rng(0.0, ge=0)
+    cpu_hour: float = rng(0.0, ge=0)
+
+
+@dataclass
+class LoggerConfig:
+    """Experiment trackers fed after a run (``logger=none|mlflow|wandb``; not part of the run id). ``mlflow``
+    logs params, metrics, tables and plots to ``tracking_uri`` (a local ``mlruns/`` file store by default: no
+    server; view with ``mlflow ui --backend-store-uri results/mlruns``); ``wandb`` is the W&B logger (the
+    ``wandb`` settings; ``wandb.enabled=true`` still turns it on beside any logger)."""
+
+    name: str = "none"
+    tracking_uri: str = "${paths.results}/mlruns"
+    experiment: str | None = None
 
 
 @dataclass
@@ -397,10 +455,12 @@ class Config:
     docqa: DocQAConfig = field(default_factory=DocQAConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     fidelity: FidelityConfig = field(default_factory=FidelityConfig)  # the fidelity group: paper | ours
+    cost: CostConfig = field(default_factory=CostConfig)  # the cost group: price tables
+    logger: LoggerConfig = field(default_factory=LoggerConfig)  # the logger group: none | mlflow | wandb
 
 
 #: Config keys that do not change results: left out of the run id.
-NOT_HASHED = ("paths", "run", "wandb", "hydra", "caption")
+NOT_HASHED = ("paths", "run", "wandb", "hydra", "caption", "cost", "logger")
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
     "dataset": {"htmlrag_test_schema": HtmlRagTestDataset, "wtq_schema": WtqDataset, "pages_schema": PagesDataset,
@@ -509,6 +569,9 @@ def _two_step_problems(cfg: Any) -> list[str]:
     if p is not None and p.get("ranker2") is not None and p.budget1 < p.budget:
         out.append(f"pruner.budget1: the step-1 budget must be >= pruner.budget ({p.budget}) with a step-2 "
                    f"ranker, got {p.budget1}")
+    if p is not None and p.get("ranker2") is not None and p.get("budgets") and p.budget1 < max(p.budgets):
+        out.append(f"pruner.budget1: the step-1 budget must be >= the largest of pruner.budgets ({max(p.budgets)}) "
+                   f"with a step-2 ranker, got {p.budget1}")
     for name, b in (cfg.get("baselines") or {}).items():
         if b is not None and b.get("ranker2") is not None and b.get("refiner") is None and b.budget1 < b.budget:
             out.append(f"baselines.{name}.budget1: the step-1 budget must be >= its budget ({b.budget}) with a "

@@ -28,7 +28,7 @@ from htmlrag.pruning.tokens import load_tokenizer
 from htmlrag.rankers.embedding import EmbeddingCache, EmbeddingRanker
 from htmlrag.readers.base import ReadRequest, ensure_window
 from htmlrag_bench.eval.locations import source_root
-from htmlrag_bench.eval.schemas import NOT_HASHED
+from htmlrag_bench.eval.schemas import NOT_HASHED, VIEW_KEYS
 from htmlrag_bench.eval.systems import docqa
 from htmlrag_bench.eval.systems.common import build_reader, load_examples, plain  # noqa: F401 - the run builders, used by htmlrag_bench.eval.app
 from htmlrag_bench.eval.systems.refiners import make_refiner
@@ -59,6 +59,8 @@ def run_identity(cfg: DictConfig) -> dict[str, Any]:
     run never resumes into rows computed by different code)."""
     raw = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
     ident = {k: v for k, v in raw.items() if k not in NOT_HASHED}
+    if isinstance(ident.get("metric"), dict):  # how saved rows are summarised is not part of the run
+        ident["metric"] = {k: v for k, v in ident["metric"].items() if k not in VIEW_KEYS}
     ident["_code"] = code_fingerprint()
     ident.update(docqa.run_identity_extra(cfg))  # PDF datasets / graph systems: the SuperRAG code too
     return ident
@@ -95,7 +97,7 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
                                "max_words1": p.max_words, "max_words2": p.max_words2, "budget1": p.budget1,
                                "budget": p.budget, "fmt": p.fmt, "refiner": p.refiner,
                                "pack_siblings": p.pack_siblings, "split_to_fill": p.split_to_fill,
-                               "split_oversize": p.split_oversize}}
+                               "split_oversize": p.split_oversize, "budgets": p.budgets}}
     for name, sys_cfg in cfg.baselines.items():
         if name in specs:
             raise HtmlRagError(f"baseline {name!r} has the name of the system under test; rename one")
@@ -106,9 +108,10 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
     for name, s in specs.items():
         spec = {k: plain(v) for k, v in s.items()}
         spec["fmt"] = str(getattr(s["fmt"], "value", s["fmt"]))
+        budgets = tuple(sorted({int(b) for b in spec.pop("budgets", None) or ()}))  # a frontier: every budget
         graph = spec.pop("graph", None)  # popped when None: fingerprints of other systems stay unchanged
         if graph is not None:  # a SuperRAG graph system (eval/systems/docqa.py)
-            systems.append(docqa.graph_system(cfg, name, spec, graph, tokenizer, cache_dir))
+            systems.append(docqa.graph_system(cfg, name, spec, graph, tokenizer, cache_dir, budgets))
             continue
         if spec.get("refiner") is None:
             spec.pop("refiner", None)  # keeps the fingerprints of refiner-less systems unchanged
@@ -125,11 +128,18 @@ def build_systems(cfg: DictConfig, cache_dir: Path | None) -> list[System]:
                                 fill=p.fill)
             spec["fmt"] = str(getattr(pipe, "fmt", spec["fmt"]))
         keep_hidden = bool(cfg.cleaner.get("keep_hidden", False))
-        # everything that shapes the context keys its cache entry: the cleaning too (keep_hidden)
+        # everything that shapes the context keys its cache entry: the cleaning too (keep_hidden); a frontier's
+        # budget b shares its entries with the one-budget system at b
         fp = content_key(spec, p.tokenizer, p.fill, {"keep_hidden": keep_hidden})
+        fps = {b: content_key({**spec, "budget": b}, p.tokenizer, p.fill, {"keep_hidden": keep_hidden}) for b in budgets}
         systems.append(System(name=name, pipeline=pipe, clean=bool(spec["clean"]), fmt=spec["fmt"], fingerprint=fp,
-                              keep_hidden=keep_hidden))
+                              keep_hidden=keep_hidden, budgets=budgets, fingerprints=fps))
     return systems
+
+
+def row_names(systems: list[System]) -> list[str]:
+    """The systems' row keys in order (``name@budget`` per budget of a frontier)."""
+    return [n for s in systems for n in s.row_names()]
 
 
 
@@ -139,6 +149,7 @@ def fit_reader_window(cfg: DictConfig, reader: Any, systems: list[System], examp
     budget, the longest question and the answer length (:func:`htmlrag.readers.base.ensure_window`)."""
     question = max((ex.question for ex in examples), key=len, default="")
     budgets = {cfg.system_name: cfg.pruner.budget, **{n: b.budget for n, b in cfg.baselines.items()}}
+    budgets |= {s.name: max(s.budgets) for s in systems if s.budgets}  # a frontier: its largest budget
     needs = []
     for s in systems:
         fmt = s.fmt if s.fmt in ("html", "text", "markdown") else "html"

@@ -105,8 +105,9 @@ def _reflect_reader(cfg: DictConfig, mode: str, cache_dir: Path | None) -> Any:
 
 
 def graph_system(cfg: DictConfig, name: str, spec: dict[str, Any], graph: dict[str, Any], tokenizer: Any,
-                 cache_dir: Path | None) -> System:
-    """A SuperRAG graph system from a baseline entry (``budget``/``fmt`` from the entry, stages from ``graph``)."""
+                 cache_dir: Path | None, budgets: tuple[int, ...] = ()) -> System:
+    """A SuperRAG graph system from a baseline entry (``budget``/``fmt`` from the entry, stages from ``graph``;
+    ``budgets``: a budget frontier from one retrieval)."""
     from htmlrag.superrag.settings import GraphSetting
     from htmlrag.superrag.system import GraphContextPipeline
 
@@ -124,9 +125,12 @@ def graph_system(cfg: DictConfig, name: str, spec: dict[str, Any], graph: dict[s
                                 reader=_reflect_reader(cfg, mode, cache_dir),
                                 toc_reader=_reflect_reader(cfg, "reader", cache_dir) if toc_llm else None)
     reader_id = plain(cfg.reader) if mode == "reader" or toc_llm else mode
-    fp = content_key("graph", graph, mode, reader_id, spec["budget"], fmt, plain(cfg.docqa.corpus),
-                     fingerprint(PDF_ROWS), cfg.pruner.tokenizer)
-    return System(name=name, pipeline=pipe, clean=False, fmt=fmt, fingerprint=fp)
+    def key(budget: int) -> str:
+        return content_key("graph", graph, mode, reader_id, budget, fmt, plain(cfg.docqa.corpus),
+                           fingerprint(PDF_ROWS), cfg.pruner.tokenizer)
+
+    return System(name=name, pipeline=pipe, clean=False, fmt=fmt, fingerprint=key(spec["budget"]), budgets=budgets,
+                  fingerprints={b: key(b) for b in budgets})
 
 
 # ------------------------------------------------------------------------------------- after the run
@@ -143,15 +147,16 @@ def _examples(cfg: DictConfig) -> dict[str, Any]:
     return _EXAMPLES[key]
 
 
-def make_judge(cfg: DictConfig, cache_dir: Path | None) -> Any:
-    """The :class:`~htmlrag.docqa.judge.LLMJudge` of ``cfg.judge``."""
+def make_judge(cfg: DictConfig, cache_dir: Path | None, reader: Any = None) -> Any:
+    """The :class:`~htmlrag.docqa.judge.LLMJudge` of ``cfg.judge`` (``reader``: another judge model's reader
+    config, e.g. ``judge.second``; default ``judge.reader``)."""
     from hydra.utils import instantiate
 
     from htmlrag.core.cache import SqliteCache
     from htmlrag.docqa.judge import LLMJudge, ReaderChat
 
     j = cfg.judge
-    spec = plain(j.reader)
+    spec = plain(reader if reader is not None else j.reader)
     spec["cache"] = None  # the judge keeps its own cache (judge.sqlite)
     chat = ReaderChat(instantiate(spec, _convert_="all"))
     cache = SqliteCache(cache_dir / "judge.sqlite", "judge").open() if cache_dir is not None and j.cache else None
@@ -173,8 +178,7 @@ def judge_rows(cfg: DictConfig, store: Any, rows: list[dict[str, Any]], metrics:
     memory; ``predictions.jsonl`` is not rewritten), write ``judgments.jsonl`` and ``judge.json``."""
     if not cfg.judge.enabled:
         return rows, metrics
-    from htmlrag.docqa.judge import JudgeItem, summarize_verdicts
-    from htmlrag.evaluation.store import atomic_write
+    from htmlrag.docqa.judge import JudgeItem
 
     check(cfg)
     exs = _examples(cfg)
@@ -193,17 +197,83 @@ def judge_rows(cfg: DictConfig, store: Any, rows: list[dict[str, Any]], metrics:
                 continue
             items.append(JudgeItem(r["question"], e.get("response") or "", gold, ref))
             slots.append((r["id"], s, e))
-    log.info("judge %s: %d answers", cfg.judge.name, len(items))
-    verdicts = judge.judge(items)
-    lines, per_system = [], {}
-    for (rid, s, e), v in zip(slots, verdicts, strict=True):
-        e["scores"]["judge"], e["scores"]["judge_invalid"] = v.judge, v.invalid
-        per_system.setdefault(s, []).append(v)
-        lines.append(json.dumps({"id": rid, "system": s, "status": v.status, "score": v.score, "reply": v.raw,
-                                 "cached": v.cached}, ensure_ascii=False))
-    atomic_write(store.dir / "judgments.jsonl", "\n".join(lines) + ("\n" if lines else ""))
-    report = {"judge": cfg.judge.name, "model": judge.chat.name, "overall": summarize_verdicts(verdicts),
-              "systems": {s: summarize_verdicts(v) for s, v in per_system.items()}}
-    store.write_json("judge.json", report)
-    log.info("judge: %s", json.dumps(report["overall"]))
+    log.info("judge %s: %d answers x %d draws", cfg.judge.name, len(items), cfg.judge.draws)
+    draws = judge.judge_draws(items, int(cfg.judge.draws))
+    second = (make_judge(cfg, cache_dir, cfg.judge.second).judge_draws(items, int(cfg.judge.draws))
+              if cfg.judge.get("second") is not None else None)
+    _judge_scores(slots, draws)
+    _write_judgments(cfg, store, slots, draws, second, judge.chat.name)
     return rows, [*metrics, *(m for m in JUDGE_METRICS if m not in metrics)]
+
+
+def _judge_scores(slots: list[tuple[str, str, dict[str, Any]]], draws: list[list[Any]]) -> None:
+    """``judge`` = the mean verdict over the draws (no verdict counts 0), ``judge_invalid`` = the share of draws
+    without a verdict, into each answer's scores (in memory; ``predictions.jsonl`` is not rewritten)."""
+    for (_, _, e), vs in zip(slots, draws, strict=True):
+        e["scores"]["judge"] = sum(v.judge for v in vs) / len(vs)
+        e["scores"]["judge_invalid"] = sum(v.invalid for v in vs) / len(vs)
+
+
+def _write_judgments(cfg: DictConfig, store: Any, slots: list[tuple[str, str, dict[str, Any]]],
+                     draws: list[list[Any]], second: list[list[Any]] | None, model: str) -> None:
+    """``judgments.jsonl`` (one line per answer, its draws and the second judge's) and ``judge.json`` (counts per
+    status, the agreement of the draws and of the two models, the flagged answers)."""
+    from htmlrag.docqa.agreement import agreement, disagreements
+    from htmlrag.docqa.judge import summarize_verdicts
+    from htmlrag.evaluation.store import atomic_write
+
+    lines, per_system = [], {}
+    for i, ((rid, s, _), vs) in enumerate(zip(slots, draws, strict=True)):
+        per_system.setdefault(s, []).append(i)
+        rec = {"id": rid, "system": s, "status": vs[0].status, "score": vs[0].score, "reply": vs[0].raw,
+               "cached": vs[0].cached}
+        if len(vs) > 1:
+            rec["draws"] = [{"score": v.score, "status": v.status, "reply": v.raw} for v in vs]
+        if second is not None:
+            rec["second"] = [{"score": v.score, "status": v.status, "reply": v.raw} for v in second[i]]
+        lines.append(json.dumps(rec, ensure_ascii=False))
+    atomic_write(store.dir / "judgments.jsonl", "\n".join(lines) + ("\n" if lines else ""))
+    flat = [v for vs in draws for v in vs]
+    matrix = [[v.score for v in vs] for vs in draws]
+    both = [m + [v.score for v in w] for m, w in zip(matrix, second, strict=True)] if second is not None else None
+    report: dict[str, Any] = {
+        "judge": cfg.judge.name, "model": model, "draws": int(cfg.judge.draws), "overall": summarize_verdicts(flat),
+        "systems": {s: summarize_verdicts([v for i in idx for v in draws[i]]) for s, idx in per_system.items()},
+        "agreement": {"draws": {"all": agreement(matrix),
+                                **{s: agreement([matrix[i] for i in idx]) for s, idx in per_system.items()}}},
+        "flagged": [{"id": slots[i][0], "system": slots[i][1], "verdicts": matrix[i]} for i in disagreements(matrix)],
+    }
+    if both is not None:
+        report["agreement"]["models"] = {"all": agreement(both),
+                                         **{s: agreement([both[i] for i in idx]) for s, idx in per_system.items()}}
+        report["second_model"] = str(plain(cfg.judge.second).get("model", ""))
+    store.write_json("judge.json", report)
+    log.info("judge: %s; agreement of the draws: %s", json.dumps(report["overall"]),
+             json.dumps(report["agreement"]["draws"]["all"]))
+
+
+def write_judge_table(cfg: DictConfig, store: Any, summary: dict[str, Any]) -> None:
+    """``tables/judge_agreement.{md,csv,tex}``: per system the judged score with its interval, the verdicts'
+    agreement (Krippendorff's alpha of the draws, and of the two models) and the answers flagged."""
+    if not cfg.judge.enabled or not (store.dir / "judge.json").is_file():
+        return
+    from htmlrag.evaluation.grid import Grid, cell, write_formats
+
+    report = json.loads((store.dir / "judge.json").read_text(encoding="utf-8"))
+    draws, models = report["agreement"]["draws"], report["agreement"].get("models") or {}
+    header = ["system", "judge (%)", "95% interval", "draws", "alpha (draws)", "flagged", "alpha (two models)"]
+    rows = []
+    for s in [*summary.get("system_order", []), "all"]:
+        if s not in draws:
+            continue
+        e = summary["systems"].get(s, {})
+        ci = (e.get("intervals") or {}).get("judge")
+        rows.append([cell(s), cell((e.get("metrics") or {}).get("judge"), "{:.2f}", 100),
+                     cell(f"[{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]" if ci else None), cell(report["draws"], "{:d}"),
+                     cell(draws[s]["alpha"], "{:.3f}"), cell(draws[s]["disagreements"], "{:d}"),
+                     cell((models.get(s) or {}).get("alpha"), "{:.3f}")])
+    notes = [f"Judge {report['judge']} ({report['model']}), {report['draws']} draw(s) per answer; alpha: "
+             "Krippendorff's alpha (nominal) over the verdicts, draws as raters (htmlrag.docqa.agreement); flagged: "
+             "answers whose draws disagree (listed in judge.json). The judged score is the mean verdict over the draws, "
+             "its interval the run's bootstrap over questions."]
+    write_formats(Grid(header, rows, "LLM judge: score and agreement", notes), store.dir / "tables", "judge_agreement")

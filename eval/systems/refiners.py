@@ -30,7 +30,8 @@ from omegaconf import II, MISSING
 
 from htmlrag.core.cache import SqliteCache
 from htmlrag.core.errors import HtmlRagError, ServiceError
-from htmlrag.evaluation.scoring.loop import ContextBuilder
+from htmlrag.evaluation.scoring.contexts import Builder
+from htmlrag.evaluation.scoring.loop import stage_check
 
 log = logging.getLogger(__name__)
 
@@ -161,9 +162,11 @@ def make_refiner(spec: dict[str, Any], *, ranker1: Any, ranker2: Any, tokenizer:
 
 
 def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: Any, store: Any, *, rank: int = 0,
-                     world: int = 1, retry_failed: bool = False, progress: bool = False) -> int:
+                     world: int = 1, retry_failed: bool = False, progress: bool = False,
+                     waterfall: str | None = None) -> int:
     """Build the contexts of every system whose pipeline has ``release()`` (a refiner with a large model) for
-    this process's pending examples, store them in the context cache, then release the model.
+    this process's pending examples (every budget of a frontier; with the run's ``waterfall`` rule, so the cache
+    entries carry the stage checks the loop looks for), store them in the context cache, then release the model.
 
     Runs before the reader is built, so the refiner's model and the reader never sit on the device together.
     ``caches.contexts`` is created in a temporary folder when caching is off. A context that fails here is
@@ -176,7 +179,7 @@ def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: An
         caches.contexts = SqliteCache(Path(tempfile.mkdtemp(prefix="htmlrag-contexts-")) / "contexts.sqlite", "contexts")
     done = store.done_ids(include_failed=not retry_failed)
     todo = [ex for i, ex in enumerate(examples) if i % world == rank and ex.id not in done]
-    builder = ContextBuilder(caches)
+    builder = Builder(caches, waterfall)
     built = 0
     from tqdm.auto import tqdm
 
@@ -189,7 +192,8 @@ def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: An
             digests = [hashlib.sha256(p.encode("utf-8", "surrogatepass") if isinstance(p, str) else p).hexdigest()
                        for p in pages]
             try:
-                _, cached = builder.context(system, ex.question, pages, digests)
+                records = builder.contexts(system, ex.question, pages, digests, stage_check(ex, waterfall))
+                cached = all(c for *_, c in records)
             except ServiceError:  # a cache that does not work: stop now (the loop would stop too)
                 raise
             except Exception as exc:

@@ -78,8 +78,12 @@ def _titles(summary: dict[str, Any]) -> Any:
         value = ((systems.get(row) or {}).get("metrics") or {}).get(metric)
         if not isinstance(value, int | float) or isinstance(value, bool):
             return None
-        shown = cell.replace("**", "").replace("<u>", "").replace("</u>", "").rstrip("†")
-        return repr(value) if shown == printed(metric, float(value)) else None
+        shown = cell.replace("**", "").replace("<u>", "").replace("</u>", "").split(" [", 1)[0].strip().rstrip("†")
+        if shown != printed(metric, float(value)):
+            return None
+        ci = ((systems.get(row) or {}).get("intervals") or {}).get(metric)
+        return repr(value) + (f" (95% interval {ci[0]!r} to {ci[1]!r})" if isinstance(ci, list) and len(ci) == 2
+                              else "")
     return title
 
 
@@ -195,7 +199,9 @@ class Results:
                          if f["kind"] == "csv" and f["path"].split("/")[2:3] == ["tables"]]
         out["markdown"] = [{**f, "text": (self.root / f["path"]).read_text(encoding="utf-8", errors="replace")}
                            for f in out["files"] if f["name"].endswith(".md")]
-        out["images"] = [f for f in out["files"] if f["kind"] == "image"]
+        out["plots"] = plots(out["files"])
+        shown = {p["path"] for p in out["plots"]}
+        out["images"] = [f for f in out["files"] if f["kind"] == "image" and f["path"] not in shown]
         return out
 
     def page(self, rel: str) -> dict[str, Any]:
@@ -306,6 +312,25 @@ def _all_metrics(rows: list[dict[str, Any]]) -> list[str]:
     return sorted({m for r in rows for s in (r.get("systems") or {}).values() for m in (s.get("scores") or {})})
 
 
+#: The run page shows these plots first, in this order (budget frontiers, stage-loss waterfall, quality vs cost).
+PLOT_ORDER = ("frontier", "waterfall", "pareto")
+
+
+def plots(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The run's ``plots/*.png`` (written by :mod:`htmlrag.evaluation.report`): frontiers, the waterfall and the
+    Pareto plot first, then any other, each with a title."""
+    found = [f for f in files if f["kind"] == "image" and f["path"].split("/")[2:3] == ["plots"]]
+
+    def rank(f: dict[str, Any]) -> tuple[int, str]:
+        stem = f["name"].rsplit(".", 1)[0]
+        return next((i for i, p in enumerate(PLOT_ORDER) if stem.startswith(p)), len(PLOT_ORDER)), f["name"]
+
+    titles = {"frontier": "Budget frontier", "waterfall": "Stage-loss waterfall", "pareto": "Quality vs cost"}
+    return [{**f, "title": next((t for k, t in titles.items() if f["name"].startswith(k)), f["name"])
+             + (f" ({f['name'].rsplit('.', 1)[0].split('_', 1)[1]})" if f["name"].startswith("frontier_") else "")}
+            for f in sorted(found, key=rank)]
+
+
 def csv_rows(path: Path, limit: int = MAX_CSV_ROWS) -> list[list[str]]:
     """The first ``limit`` rows of a CSV file (header first)."""
     text = path.read_text(encoding="utf-8", errors="replace")
@@ -317,4 +342,4 @@ def csv_rows(path: Path, limit: int = MAX_CSV_ROWS) -> list[list[str]]:
     return out
 
 
-__all__ = ["PathRefused", "Results", "csv_rows", "fidelity_of"]
+__all__ = ["PathRefused", "Results", "csv_rows", "fidelity_of", "plots"]

@@ -24,7 +24,6 @@ from htmlrag.baselines.base import cost_keys, model_size
 from htmlrag.baselines.chunk_rerank import ranker_costs
 from htmlrag.html.blocktree import BlockTree
 from htmlrag.pruning.pipeline import HtmlRagPipeline, PipelineResult
-from htmlrag.pruning.prune import PruneResult
 from htmlrag.pruning.tokens import TokenCounter
 from htmlrag.rankers.base import Ranker
 
@@ -56,9 +55,9 @@ class CostedPipeline(HtmlRagPipeline):
                          split_to_fill=split_to_fill, split_oversize=split_oversize)
         self._costs: dict[str, float] = {}
 
-    def _step(self, question: str, pages: Sequence[str], ranker: Ranker, max_words: int, budget: int,
-              fmt: str, roots: Sequence[object] | None = None) -> tuple[PruneResult, list[BlockTree]]:
-        pr, trees = super()._step(question, pages, ranker, max_words, budget, fmt, roots)
+    def _rank(self, question: str, pages: Sequence[str], ranker: Ranker, max_words: int,
+              roots: Sequence[object] | None = None) -> tuple[list[BlockTree], list]:
+        trees, scores = super()._rank(question, pages, ranker, max_words, roots)
         role = "step1" if ranker is self.ranker1 and "cost:step1.input_tokens" not in self._costs else "step2"
         if getattr(ranker, "needs_paths", False):
             counters = generative_costs(ranker)
@@ -67,11 +66,13 @@ class CostedPipeline(HtmlRagPipeline):
                      for x in (t.rank_texts() if getattr(ranker, "contextual", False) else [b.text for b in t.blocks])]
             counters = ranker_costs(ranker, question, texts)
         self._costs.update(cost_keys(role, counters))
-        return pr, trees
+        return trees, scores
 
-    def run(self, question: str, pages: Sequence[str | bytes]) -> PipelineResult:
-        """As :meth:`HtmlRagPipeline.run`, with ``cost:step1.*``/``cost:step2.*`` in ``stage_tokens``."""
+    def run_budgets(self, question: str, pages: Sequence[str | bytes], budgets: Sequence[int]
+                    ) -> dict[int, PipelineResult]:
+        """As :meth:`HtmlRagPipeline.run_budgets`, with ``cost:step1.*``/``cost:step2.*`` in ``stage_tokens``."""
         self._costs = {}
-        res = super().run(question, pages)
-        res.stage_tokens.update(self._costs)
-        return res
+        results = super().run_budgets(question, pages, budgets)
+        for res in results.values():
+            res.stage_tokens.update(self._costs)
+        return results

@@ -190,7 +190,7 @@ def _registry() -> dict[str, Dataset]:
                   "built from the WikiTableQuestions v1.0.2 release, which ships the pages' HTML",
             source="https://github.com/ppasupat/WikiTableQuestions/releases/tag/v1.0.2", license="CC BY-SA 4.0",
             size="release zip (~220 MB of pages inside); 300 questions kept, 5 MB",
-            needed_by=("wtq_html_qa", "fidelity_wtq", "real_small_wtq", "paper/table5_wtq_offline",
+            needed_by=("wtq_html_qa", "fidelity_wtq", "frontier_wtq", "real_small_wtq", "paper/table5_wtq_offline",
                        "paper/figure5_offline"),
             folder="wtq-html-qa", files=(Remote(_WTQ_ZIP, "WikiTableQuestions-1.0.2.zip"),), build="wtq",
             options={"questions": 300, "seed": 0, "distractors": 4, "training_sha256": WTQ_TRAINING_SHA256},
@@ -200,7 +200,7 @@ def _registry() -> dict[str, Dataset]:
             title="SEC 10-Q filings of AAPL, AMZN, INTC, MSFT, NVDA (2022 Q3-2023 Q3) with 195 questions (docugami "
                   "KG-RAG-datasets v1)",
             source="https://github.com/docugami/KG-RAG-datasets/tree/main/sec-10-q", license="MIT",
-            size="25 MB (20 PDFs, pinned)", needed_by=("superrag_settings",),
+            size="25 MB (20 PDFs, pinned)", needed_by=("superrag_settings", "superrag_settings_more"),
             folder="pdf/sec-10-q",
             files=(*(Remote(f"{_SEC}/sec-10-q/data/v1/{quote(p)}", p, h, n) for p, (h, n) in _SEC_FILES.items()),
                    Remote(f"{_SEC}/LICENSE", "LICENSE", *_SEC_LICENSE)),

@@ -19,7 +19,9 @@ A judged answer has a ``status``: ``ok`` (a verdict), ``unparsable`` (the reply 
 verdicts is a metric of its own, and the counts per status are reported.
 
 Replies are cached (SQLite) by model, endpoint identity, messages and generation settings; failed requests
-are not cached, sampled judges (temperature > 0) are never cached. Error texts and log lines go through
+are not cached, sampled judges (temperature > 0) are never cached, and the repeated draws of
+:meth:`LLMJudge.judge_draws` (``judge.draws`` > 1, the judge's self-agreement: :mod:`htmlrag.docqa.agreement`)
+never read or write the cache, so no draw is a copy of another's cached reply. Error texts and log lines go through
 :mod:`htmlrag.core.redact` (no key in ``judgments.jsonl`` or the log); a :class:`~htmlrag.core.errors.ServiceError`
 (endpoint down, key refused) is not recorded per answer: it stops the judging at once.
 """
@@ -159,9 +161,9 @@ class LLMJudge:
     def _key(self, msgs: list[dict[str, str]]) -> str:
         return content_key("judge", self.chat.name, self.chat.identity(), msgs, self.chat.settings())
 
-    def _one(self, item: JudgeItem) -> Verdict:
+    def _one(self, item: JudgeItem, cache: bool = True) -> Verdict:
         msgs = self.messages(item)
-        use_cache = self.cache is not None and not getattr(self.chat, "sampled", False)
+        use_cache = cache and self.cache is not None and not getattr(self.chat, "sampled", False)
         key = self._key(msgs) if use_cache else ""
         hit = self.cache.get(key) if use_cache else None  # type: ignore[union-attr]
         if hit is not None:
@@ -190,6 +192,24 @@ class LLMJudge:
             log.warning("judge %s: %d of %d answers without a valid verdict (%d unparsable, %d failed)",
                         self.chat.name, bad, len(out), sum(v.status == "unparsable" for v in out),
                         sum(v.status == "failed" for v in out))
+        return out
+
+
+    def judge_draws(self, items: Sequence[JudgeItem], draws: int) -> list[list[Verdict]]:
+        """``draws`` verdicts per item (``result[item][draw]``). With one draw this is :meth:`judge` (cached);
+        with more, every draw is a fresh request: the cache is neither read nor written."""
+        if draws < 1:
+            raise ValueError(f"draws must be >= 1, got {draws}")
+        if draws == 1:
+            return [[v] for v in self.judge(items)]
+        if not items:
+            return []
+        jobs = [(i, d) for i in range(len(items)) for d in range(draws)]
+        with ThreadPoolExecutor(max_workers=max(1, self.concurrency)) as pool:
+            got = list(pool.map(lambda job: self._one(items[job[0]], cache=False), jobs))
+        out: list[list[Verdict]] = [[] for _ in items]
+        for (i, _), v in zip(jobs, got, strict=True):
+            out[i].append(v)
         return out
 
 

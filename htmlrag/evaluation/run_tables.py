@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
+from htmlrag.evaluation.intervals import IntervalSettings, adjust
+from htmlrag.evaluation.stats import paired_scores, paired_ttest
 from htmlrag.evaluation.summary import TABLE_FILES, summarize, table_texts
 
 Rows = Sequence[Mapping[str, Any]]
@@ -40,11 +42,11 @@ def subset_groups(rows: Rows, keys: Sequence[str]) -> list[tuple[str, list[Mappi
 
 
 def pairwise_tests(groups: Sequence[tuple[str, Rows]], systems: Sequence[str], metrics: Sequence[str],
-                   alpha: float = 0.05) -> tuple[str, list[dict[str, Any]]]:
+                   alpha: float = 0.05, correction: str = "holm") -> tuple[str, list[dict[str, Any]]]:
     """Paired t-tests (:func:`htmlrag.evaluation.stats.paired_ttest`, ids scored by both) of every two systems,
-    per group and metric. Returns the Markdown table and the records."""
-    from htmlrag.evaluation.stats import paired_scores, paired_ttest
-
+    per group and metric, corrected over all of them as one family (``correction``,
+    :func:`htmlrag.evaluation.intervals.adjust`); †: adjusted p < alpha. Returns the Markdown table and the
+    records."""
     recs: list[dict[str, Any]] = []
     for label, rows in groups:
         for m in metrics:
@@ -61,15 +63,28 @@ def pairwise_tests(groups: Sequence[tuple[str, Rows]], systems: Sequence[str], m
                 if not xa:
                     continue
                 t = paired_ttest(xa, xb)
-                recs.append({"group": label, "metric": m, "a": a, "b": b, **t.to_dict(),
-                             "significant": t.significant(alpha)})
-    lines = [f"Paired two-sided t-tests between systems (ids both scored; † p < {alpha}). Means x100.", "",
-             "| group | metric | a | b | n | mean a | mean b | p |", "|---|---|---|---|---:|---:|---:|---:|"]
+                recs.append({"group": label, "metric": m, "a": a, "b": b, **t.to_dict()})
+    for r, pa in zip(recs, adjust([r["p"] for r in recs], correction, alpha), strict=True):
+        r["p_adjusted"], r["significant"] = pa, pa is not None and pa < alpha
+    lines = [f"Paired two-sided t-tests between systems (ids both scored; † {correction}-adjusted p < {alpha} over "
+             f"the {sum(r['p'] is not None for r in recs)} tests of this table). Means x100.", "",
+             "| group | metric | a | b | n | mean a | mean b | p | adjusted p |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|"]
     for r in recs:
-        p = "-" if r["p"] is None else f"{r['p']:.3g}{' †' if r['significant'] else ''}"
+        p = "-" if r["p"] is None else f"{r['p']:.3g}"
+        pa = "-" if r["p_adjusted"] is None else f"{r['p_adjusted']:.3g}{' †' if r['significant'] else ''}"
         lines.append(f"| {r['group']} | {r['metric']} | {r['a']} | {r['b']} | {r['n']} | {100 * r['mean_a']:.1f} | "
-                     f"{100 * r['mean_b']:.1f} | {p} |")
+                     f"{100 * r['mean_b']:.1f} | {p} | {pa} |")
     return "\n".join(lines) + "\n", recs
+
+
+def recorded_settings(summary: Mapping[str, Any]) -> IntervalSettings | None:
+    """The interval settings a run recorded (``metrics.json["intervals"]``), ``None`` for runs from before."""
+    rec = summary.get("intervals")
+    if not isinstance(rec, Mapping):
+        return None
+    names = IntervalSettings.__dataclass_fields__
+    return IntervalSettings(**{k: v for k, v in rec.items() if k in names})
 
 
 def _subset_tables(summary: Mapping[str, Any], rows: Rows, key: str, caption: str, run: str) -> dict[str, str]:
@@ -79,7 +94,8 @@ def _subset_tables(summary: Mapping[str, Any], rows: Rows, key: str, caption: st
     parts = subset_groups(rows, [key])
     summaries = [summarize(part, systems, metrics, ours=str(summary.get("ours")),
                            experiment=str(summary.get("experiment", "")), run_id=str(summary.get("run_id", "")),
-                           dataset=label, alpha=float(summary.get("alpha", 0.05)), fidelity=summary.get("fidelity"))
+                           dataset=label, alpha=float(summary.get("alpha", 0.05)), fidelity=summary.get("fidelity"),
+                           intervals=recorded_settings(summary))
                  for label, part in parts]
     texts = table_texts(summaries, metrics, caption=f"{caption} (by {key})".strip(), run_dirs=[run] * len(summaries))
     return {f"by_{key}/{TABLE_FILES[k]}": v for k, v in texts.items()}
@@ -105,7 +121,8 @@ def run_tables(summary: Mapping[str, Any], rows: Rows, *, run: str, caption: str
         order = list(summary.get("system_order") or summary["systems"])
         systems = [o for o in order if o == summary.get("ours")] + [o for o in order if o != summary.get("ours")]
         md, data = pairwise_tests(subset_groups(rows, subsets), systems, list(summary["metric_names"]),
-                                  alpha=float(summary.get("alpha", 0.05)))
+                                  alpha=float(summary.get("alpha", 0.05)),
+                                  correction=(recorded_settings(summary) or IntervalSettings()).correction)
         out["pairwise.md"] = md
         out["pairwise.json"] = json.dumps(data, indent=1)
     return out

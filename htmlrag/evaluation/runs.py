@@ -40,7 +40,7 @@ from htmlrag.evaluation.store import RunStore
 log = logging.getLogger(__name__)
 
 #: Config keys that do not change results (as htmlrag_bench.eval.schemas.NOT_HASHED).
-IGNORED = ("paths", "run", "wandb", "hydra", "caption")
+IGNORED = ("paths", "run", "wandb", "hydra", "caption", "cost", "logger")
 #: Short names of common keys in labels.
 SHORT = {"pruner.budget": "budget", "pruner.budget1": "budget1", "reader.window": "window",
          "fidelity.name": "fidelity", "reader.model": "reader", "pruner.max_words": "max_words",

@@ -76,15 +76,26 @@ def dump_json(obj: Any) -> str:
 #: hit): left out of :func:`row_digest`, so that a resumed or sharded run records the checksum of an
 #: uninterrupted one and ``metrics.json`` stays byte-identical.
 VOLATILE = ("seconds", "cached")
+#: Clock readings of a record's cost ledger (``cost.seconds``, ``cost.gpu_seconds``): left out as well (its
+#: token counts stay in).
+VOLATILE_COST = ("seconds", "gpu_seconds")
+
+
+def _stable(rec: Any) -> Any:
+    if not isinstance(rec, Mapping):
+        return rec
+    out = {f: v for f, v in rec.items() if f not in VOLATILE}
+    if isinstance(out.get("cost"), Mapping):
+        out["cost"] = {f: v for f, v in out["cost"].items() if f not in VOLATILE_COST}
+    return out
 
 
 def row_digest(row: Mapping[str, Any]) -> str:
-    """SHA-256 (hex) of one row's canonical JSON (sorted keys, no spaces), :data:`VOLATILE` fields left out:
-    what ``rows.sha256`` lists."""
+    """SHA-256 (hex) of one row's canonical JSON (sorted keys, no spaces), :data:`VOLATILE` fields and the
+    ledger's clock readings left out: what ``rows.sha256`` lists."""
     systems = row.get("systems")
     if isinstance(systems, Mapping):
-        row = {**row, "systems": {k: {f: v for f, v in rec.items() if f not in VOLATILE} if isinstance(rec, Mapping)
-                                  else rec for k, rec in systems.items()}}
+        row = {**row, "systems": {k: _stable(rec) for k, rec in systems.items()}}
     blob = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

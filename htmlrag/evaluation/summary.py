@@ -12,8 +12,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from htmlrag.evaluation.frontier import budget_tests
+from htmlrag.evaluation.intervals import (
+    IntervalSettings,
+    difference_interval,
+    mean_interval,
+    sd_of_differences,
+)
+from htmlrag.evaluation.scoring.budgets import budget_name, split_name
 from htmlrag.evaluation.scoring.metrics import aggregate, get_metric
-from htmlrag.evaluation.stats import compare_to
+from htmlrag.evaluation.stats import compare_to, paired_scores
 from htmlrag.evaluation.store import atomic_write
 from htmlrag.evaluation.tables import UNSCALED, build_table
 
@@ -40,6 +48,7 @@ def summarize(
     alpha: float = 0.05,
     fidelity: Mapping[str, Any] | None = None,
     reader: Mapping[str, Any] | None = None,
+    intervals: IntervalSettings | None = None,
 ) -> dict[str, Any]:
     """The content of ``metrics.json``.
 
@@ -51,32 +60,29 @@ def summarize(
     against each other system over the ids both scored (on the per-example scores; for BLEU, sentence BLEU).
     ``fidelity`` (:func:`htmlrag_bench.eval.systems.fidelity.describe`) and ``reader`` (model, parameters, storage) are recorded
     as given.
+
+    Intervals (:mod:`htmlrag.evaluation.intervals`, settings ``intervals``, recorded under ``"intervals"``):
+    ``systems[s]["intervals"][metric]`` is the bootstrap interval of the mean over the questions (``None`` for
+    corpus-level metrics such as BLEU, whose run value is not a mean); each test adds ``sd_diff`` (SD of the
+    per-question differences) and ``diff_ci`` (interval of the mean difference). With budget frontiers
+    (systems ``name@budget``) ``frontier`` holds each system's curve and its area (:mod:`htmlrag.evaluation.frontier`);
+    rows with stage checks give ``waterfall`` (:mod:`htmlrag.evaluation.waterfall`).
     """
+    settings = intervals or IntervalSettings()
     rows = sorted(rows, key=lambda r: (r.get("index", 0), r["id"]))
     scores: dict[str, dict[str, dict[str, float]]] = {m: {s: {} for s in systems} for m in metrics}
     out_sys: dict[str, Any] = {}
     for s in systems:
-        ok = [r for r in rows if s in r.get("systems", {}) and not r["systems"][s].get("error") and not r.get("error")]
-        errors = len(rows) - len(ok)
-        entry: dict[str, Any] = {"n": len(ok), "n_errors": errors, "metrics": {}}
+        out_sys[s], per = _system_entry(rows, s, metrics, settings)
         for m in metrics:
-            vals = [r["systems"][s]["scores"][m] for r in ok]
-            scores[m][s] = {r["id"]: r["systems"][s]["scores"][m] for r in ok}
-            stats = [(r["systems"][s].get("metric_stats") or {}).get(m) for r in ok]
-            entry["metrics"][m] = aggregate(m, vals, stats) if vals else None
-        toks = [r["systems"][s]["tokens"] for r in ok]
-        entry["metrics"]["tokens"] = sum(toks) / len(toks) if toks else None
-        rt = [r["systems"][s].get("reader_tokens") or {} for r in ok]
-        for k in ("input", "output"):
-            got = [x[k] for x in rt if x.get(k) is not None]
-            if got and len(got) == len(ok):
-                entry.setdefault("reader_tokens", {})[k] = sum(got) / len(got)
-        stage_names = sorted({k for r in ok for k in r["systems"][s].get("stage_tokens", {})})
-        entry["stage_tokens"] = {
-            k: sum(r["systems"][s]["stage_tokens"].get(k, 0) for r in ok) / len(ok) for k in stage_names
-        }
-        out_sys[s] = entry
-    tests = compare_to(scores, ours, metrics) if ours in systems and len(systems) > 1 else {}
+            scores[m][s] = per[m]
+    if ours in systems:
+        tests = compare_to(scores, ours, metrics) if len(systems) > 1 else {}
+    else:  # a budget frontier: ours@b against every other system at the same budget b
+        tests = budget_tests(scores, systems, ours, metrics)
+    test_dicts = {m: {b: {**t.to_dict(), **_difference(scores[m], _opponent(ours, b, systems), b, settings)}
+                      for b, t in by.items()} for m, by in tests.items()}
+    extra = _sections(rows, systems, metrics, settings, ours)
     return _clean({
         "experiment": experiment,
         "run_id": run_id,
@@ -88,7 +94,9 @@ def summarize(
         "metric_names": list(metrics),
         "systems": out_sys,
         "system_order": [s for s in systems if s != ours] + ([ours] if ours in systems else []),
-        "tests": {m: {b: t.to_dict() for b, t in by.items()} for m, by in tests.items()},
+        "tests": test_dicts,
+        "intervals": settings.to_dict(),
+        **extra,
         **({"fidelity": dict(fidelity)} if fidelity is not None else {}),
         **({"reader": dict(reader)} if reader is not None else {}),
     })
@@ -120,6 +128,63 @@ def table_texts(summaries: Sequence[Mapping[str, Any]], metrics: Sequence[str] |
 
 #: File names of :func:`table_texts`' keys.
 TABLE_FILES = {"md": "results.md", "csv": "results.csv", "tex": "results.tex", "provenance": "provenance.csv"}
+def _system_entry(rows: Sequence[Mapping[str, Any]], s: str, metrics: Sequence[str], settings: IntervalSettings
+                  ) -> tuple[dict[str, Any], dict[str, dict[str, float]]]:
+    """One system's entry of ``metrics.json`` (see :func:`summarize`) and its scores ``{metric: {id: score}}``."""
+    ok = [r for r in rows if s in r.get("systems", {}) and not r["systems"][s].get("error") and not r.get("error")]
+    entry: dict[str, Any] = {"n": len(ok), "n_errors": len(rows) - len(ok), "metrics": {}, "intervals": {}}
+    scores: dict[str, dict[str, float]] = {}
+    for m in metrics:
+        vals = [r["systems"][s]["scores"][m] for r in ok]
+        scores[m] = {r["id"]: r["systems"][s]["scores"][m] for r in ok}
+        stats = [(r["systems"][s].get("metric_stats") or {}).get(m) for r in ok]
+        entry["metrics"][m] = aggregate(m, vals, stats) if vals else None
+        ci = mean_interval(vals, settings) if get_metric(m).corpus is None else None
+        entry["intervals"][m] = list(ci) if ci is not None else None
+    toks = [r["systems"][s]["tokens"] for r in ok]
+    entry["metrics"]["tokens"] = sum(toks) / len(toks) if toks else None
+    rt = [r["systems"][s].get("reader_tokens") or {} for r in ok]
+    for k in ("input", "output"):
+        got = [x[k] for x in rt if x.get(k) is not None]
+        if got and len(got) == len(ok):
+            entry.setdefault("reader_tokens", {})[k] = sum(got) / len(got)
+    stage_names = sorted({k for r in ok for k in r["systems"][s].get("stage_tokens", {})})
+    entry["stage_tokens"] = {
+        k: sum(r["systems"][s]["stage_tokens"].get(k, 0) for r in ok) / len(ok) for k in stage_names
+    }
+    return entry, scores
+
+
+def _difference(scores: Mapping[str, Mapping[str, float]], a: str, b: str,
+                settings: IntervalSettings) -> dict[str, Any]:
+    """``sd_diff`` and ``diff_ci`` of system ``a`` minus ``b`` on the questions both scored."""
+    xa, xb = paired_scores(scores, a, b)
+    ci = difference_interval(xa, xb, settings) if xa else None
+    return {"sd_diff": sd_of_differences(xa, xb), "diff_ci": list(ci) if ci is not None else None}
+
+
+def _opponent(ours: str, other: str, systems: Sequence[str]) -> str:
+    """The row key of the system under test that ``other`` was tested against (``ours@b`` in frontiers)."""
+    if ours in systems:
+        return ours
+    _, budget = split_name(other)
+    return budget_name(ours, budget) if budget is not None else ours
+
+
+def _sections(rows: Sequence[Mapping[str, Any]], systems: Sequence[str], metrics: Sequence[str],
+              settings: IntervalSettings, ours: str) -> dict[str, Any]:
+    """The frontier and waterfall sections of ``metrics.json`` (present only where the rows have them)."""
+    from htmlrag.evaluation.frontier import frontier_summary
+    from htmlrag.evaluation.waterfall import waterfall_summary
+
+    out: dict[str, Any] = {}
+    frontier = frontier_summary(rows, systems, metrics, settings, ours)
+    if frontier:
+        out["frontier"] = frontier
+    waterfall = waterfall_summary(rows, systems)
+    if waterfall:
+        out["waterfall"] = waterfall
+    return out
 
 
 def write_tables(summaries: Sequence[Mapping[str, Any]], out_dir: Path, metrics: Sequence[str] | None = None,

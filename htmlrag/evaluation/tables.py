@@ -7,10 +7,16 @@ metrics under them. Scores in [0, 1] are printed x100.
 Marks, in every column and within each row group:
 
 - the best value is **bold** and the second best underlined (by the metric's direction);
-- † (the paper's rule, Table 1's caption): on the system under test's cell, when its paired two-sided
-  t-test against *every* other system of the row group that has a value in that column gives p < alpha
-  *and* the system under test has the better mean (by the metric's direction). It is never put on a
-  baseline. The CSV keeps every p-value.
+- † (the paper's rule, Table 1's caption, with a correction for multiple comparisons): on the system under
+  test's cell, when its paired two-sided t-test against *every* other system of the row group that has a value
+  in that column gives an *adjusted* p < alpha *and* the system under test has the better mean (by the
+  metric's direction). The family is every comparison of the table (``correction``: ``holm`` by default,
+  ``none`` is the paper's uncorrected rule; :mod:`htmlrag.evaluation.intervals`). It is never put on a
+  baseline. The CSV keeps every p-value, raw and adjusted.
+
+Each cell prints its 95% bootstrap interval over questions where the run recorded one
+(``metrics.json["systems"][s]["intervals"]``), and under the table a line states n, the test, the correction
+and the smallest difference the table could detect at that n (:func:`htmlrag.evaluation.intervals.detectable_difference`).
 
 Where a cell comes from is part of the table: :attr:`Table.provenance` names the run (or runs, for cells
 averaged over runs) behind each cell, and :meth:`Table.provenance_csv` writes it. A column group is one key:
@@ -25,6 +31,7 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 #: A row key: (row group, system). The row group is "" when the table has none.
 RowKey = tuple[str, str]
@@ -94,6 +101,11 @@ class Table:
         alpha: significance level of the dagger.
         notes: sentences printed under the table (and appended to the LaTeX caption).
         provenance: ``provenance[(column group, metric)][row key]``: the runs the cell was read from.
+        intervals: ``intervals[(column group, metric)][row key] = (low, high)``: the cell's interval (same
+            scale as the value).
+        correction: the multiple-comparison correction over the table's comparisons (``holm``, ``bonferroni``,
+            ``fdr_bh``, ``none``).
+        power: the power of the smallest detectable difference printed under the table.
     """
 
     columns: list[Column]
@@ -105,6 +117,9 @@ class Table:
     alpha: float = 0.05
     notes: list[str] = field(default_factory=list)
     provenance: dict[tuple[str, str], dict] = field(default_factory=dict)
+    intervals: dict[tuple[str, str], dict] = field(default_factory=dict)
+    correction: str = "holm"
+    power: float = 0.8
 
     def __post_init__(self) -> None:
         self.rows = [r if isinstance(r, tuple) else ("", r) for r in self.rows]
@@ -115,7 +130,8 @@ class Table:
                              "setting's); label the column groups apart")
         if len(set(self.rows)) != len(self.rows):
             raise ValueError("a row key appears twice")
-        for store in (self.values, self.tests, self.provenance):
+        self._adjusted: dict[tuple[tuple[str, str], RowKey], float] | None = None
+        for store in (self.values, self.tests, self.provenance, self.intervals):
             for k in list(store):
                 store[k] = {(r if isinstance(r, tuple) else ("", r)): v for r, v in store[k].items()}
 
@@ -143,14 +159,78 @@ class Table:
         if not others:
             return False
         tests = self.tests.get(col.key, {})
+        adjusted = self.adjusted()
         for r in others:
             t = tests.get(r) or {}
-            p, a, b = t.get("p"), t.get("mean_a"), t.get("mean_b")
+            p, a, b = adjusted.get((col.key, r)), t.get("mean_a"), t.get("mean_b")
             if p is None or a is None or b is None or not p < self.alpha:
                 return False
             if not (a > b if col.higher_is_better else a < b):
                 return False
         return True
+
+    def comparisons(self) -> list[tuple[Column, RowKey]]:
+        """The table's family of comparisons: per column, the system under test of each row group against every
+        other system of its row group with a value and a test p-value."""
+        out = []
+        for col in self.columns:
+            tests = self.tests.get(col.key, {})
+            for row in self.rows:
+                if row[1] == self.ours or self.value(col, row) is None:
+                    continue
+                if self.value(col, (row[0], self.ours or "")) is None:
+                    continue
+                if (tests.get(row) or {}).get("p") is not None:
+                    out.append((col, row))
+        return out
+
+    def adjusted(self) -> dict[tuple[tuple[str, str], RowKey], float]:
+        """Adjusted p-value of each comparison (:meth:`comparisons`), by ``(column key, row)``."""
+        if self._adjusted is None:
+            from htmlrag.evaluation.intervals import adjust
+
+            family = self.comparisons()
+            raw = [float(self.tests[c.key][r]["p"]) for c, r in family]
+            adj = adjust(raw, self.correction, self.alpha)
+            self._adjusted = {(c.key, r): float(p) for (c, r), p in zip(family, adj, strict=True) if p is not None}
+        return self._adjusted
+
+    def interval_text(self, col: Column, row: RowKey, latex: bool = False) -> str:
+        """`` [low, high]`` of the cell (scaled as its value), or ``""``."""
+        ci = self.intervals.get(col.key, {}).get(row)
+        if not ci or ci[0] is None or ci[1] is None:
+            return ""
+        lo, hi = (f"{float(x) * col.scale:.{col.digits}f}" for x in ci)
+        return f"\\,{{\\scriptsize [{lo}, {hi}]}}" if latex else f" [{lo}, {hi}]"
+
+    def stats_note(self) -> str:
+        """n, the test, the correction and the smallest detectable difference (power, alpha) of the table."""
+        from htmlrag.evaluation.intervals import detectable_difference, per_test_alpha
+
+        family = self.comparisons()
+        if not family:
+            return ""
+        ns = sorted({int(self.tests[c.key][r].get("n") or 0) for c, r in family} - {0})
+        level = per_test_alpha(self.alpha, self.correction, len(family))
+        mdes = []
+        for c, r in family:
+            t = self.tests[c.key][r]
+            d = detectable_difference(t.get("sd_diff"), int(t.get("n") or 0), level, self.power)
+            if d:  # None (undefined) or 0 (two systems equal on every question) say nothing about the table
+                mdes.append(d * c.scale)
+        n_text = (f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}-{ns[-1]}" if ns else "n unrecorded")
+        corr = "no correction" if self.correction == "none" else f"{self.correction} correction"
+        note = (f"{n_text} questions per comparison; paired two-sided t-test; {corr} over the table's "
+                f"{len(family)} comparisons (alpha {self.alpha}).")
+        if mdes:
+            mdes.sort()
+            mid = mdes[len(mdes) // 2]
+            note += (f" Smallest detectable difference (power {self.power}, paired t-test at alpha {level:.3g}, "
+                     f"observed SD of the per-question differences): {mid:.2f} points (median over comparisons; "
+                     f"range {mdes[0]:.2f}-{mdes[-1]:.2f}).")
+        if any(self.intervals.values()):
+            note += " Brackets: 95% bootstrap interval over questions."
+        return note
 
     def cells(self) -> list[list[tuple[str, int | None, bool]]]:
         """Per row and column: (formatted number, rank 0/1 or None, dagger)."""
@@ -187,8 +267,9 @@ class Table:
     def legend(self, latex: bool = False) -> str:
         """The marks' rules in words (printed under every table)."""
         best = "Best in bold, second underlined" if latex else "Best **bold**, second <u>underlined</u>"
+        corr = "" if self.correction == "none" else f", {self.correction}-adjusted over the table"
         return (f"{best} (per column{' and row group' if self._grouped() else ''}); "
-                f"† on {self.ours or 'the system under test'}: its paired two-sided t-test (p < {self.alpha}) "
+                f"† on {self.ours or 'the system under test'}: its paired two-sided t-test (p < {self.alpha}{corr}) "
                 f"against every other system{' of its row group' if self._grouped() else ''} with a value in that "
                 f"column shows it better.")
 
@@ -207,11 +288,11 @@ class Table:
                 lines.append(f"| *{group or '-'}* |" + " |" * len(self.columns))
                 last = group
             out = []
-            for text, rank, dagger in row:
+            for col, (text, rank, dagger) in zip(self.columns, row, strict=True):
                 t = f"**{text}**" if rank == 0 else f"<u>{text}</u>" if rank == 1 else text
-                out.append(t + ("†" if dagger else ""))
+                out.append(t + ("†" if dagger else "") + self.interval_text(col, (group, sys)))
             lines.append("| " + " | ".join([sys, *out]) + " |")
-        notes = "\n".join([self.legend(), *self.notes])
+        notes = "\n".join(x for x in [self.legend(), self.stats_note(), *self.notes] if x)
         return (f"**{self.caption}**\n\n" if self.caption else "") + "\n".join(lines) + "\n\n" + notes + "\n"
 
     def to_csv(self) -> str:
@@ -219,15 +300,20 @@ class Table:
         and the dagger."""
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["row_group", "system", "dataset", "metric", "value", "p_vs_ours", "rank", "dagger"])
+        w.writerow(["row_group", "system", "dataset", "metric", "value", "p_vs_ours", "rank", "dagger", "ci_low",
+                    "ci_high", "p_adjusted", "correction"])
         ranks = [self._ranks(c) for c in self.columns]
+        adjusted = self.adjusted()
         for row in self.rows:
             for col, rk in zip(self.columns, ranks, strict=True):
                 v = self.value(col, row)
                 p = (self.tests.get(col.key, {}).get(row) or {}).get("p")
+                ci = self.intervals.get(col.key, {}).get(row) or (None, None)
+                pa = adjusted.get((col.key, row))
                 w.writerow([row[0], row[1], col.dataset, col.metric, "" if v is None else repr(float(v)),
                             "" if p is None else repr(float(p)), "" if row not in rk else rk[row] + 1,
-                            int(self.dagger(col, row))])
+                            int(self.dagger(col, row)), *("" if x is None else repr(float(x)) for x in ci),
+                            "" if pa is None else repr(pa), self.correction if pa is not None else ""])
         return buf.getvalue()
 
     def provenance_csv(self) -> str:
@@ -270,12 +356,12 @@ class Table:
                 lines.append(f"\\multicolumn{{{len(self.columns) + 1}}}{{l}}{{\\textit{{{esc(group or '-')}}}}} \\\\")
                 last = group
             out = []
-            for text, rank, dagger in row:
+            for col, (text, rank, dagger) in zip(self.columns, row, strict=True):
                 t = f"\\textbf{{{text}}}" if rank == 0 else f"\\underline{{{text}}}" if rank == 1 else text
-                out.append(t + ("$^\\dagger$" if dagger else ""))
+                out.append(t + ("$^\\dagger$" if dagger else "") + self.interval_text(col, (group, sys), latex=True))
             lines.append(esc(sys) + " & " + " & ".join(out) + " \\\\")
         lines += ["\\bottomrule", "\\end{tabular}"]
-        text = " ".join(esc(x) for x in [self.caption, self.legend(latex=True), *self.notes] if x)
+        text = " ".join(esc(x) for x in [self.caption, self.legend(latex=True), self.stats_note(), *self.notes] if x)
         lines.append("\\caption{" + text.replace("†", "$^\\dagger$").replace(" < ", " $<$ ") + "}")
         lines.append("\\end{table}")
         return "\n".join(lines) + "\n"
@@ -317,21 +403,69 @@ def build_table(
         raise ValueError(f"two runs would fill the column group {seen[0]!r}: give each run its own label "
                          "(e.g. by the settings that differ: htmlrag-bench-table does this)")
     sources = list(sources) if sources is not None else [str(r.get("run_id", "?")) for r in runs]
-    columns, rows, values, tests, prov = [], [], {}, {}, {}
+    columns, rows, values, tests, prov, intervals = [], [], {}, {}, {}, {}
     ours = None
     for run, label, src in zip(runs, labels, sources, strict=True):
-        ours = ours or run.get("ours")
+        key = _row_key(run)
+        ours = ours or key(run.get("ours") or "")[1] or None
         for sys in run.get("system_order") or run["systems"]:
-            if sys not in rows:
-                rows.append(sys)
+            if key(sys) not in rows:
+                rows.append(key(sys))
         for m in metrics:
             col = Column(label, m, higher_is_better=directions.get(m, True), scale=scales.get(m, 100.0),
                          digits=0 if scales.get(m, 100.0) == 1 else 2, rank=m not in unranked)
             columns.append(col)
-            values[col.key] = {s: v["metrics"].get(m) for s, v in run["systems"].items()}
-            tests[col.key] = dict(run.get("tests", {}).get(m, {}))
-            prov[col.key] = {s: [src] for s in run["systems"]}
-    if ours in rows:
-        rows = [s for s in rows if s != ours] + [ours]
+            values[col.key] = {key(s): v["metrics"].get(m) for s, v in run["systems"].items()}
+            tests[col.key] = {key(s): t for s, t in run.get("tests", {}).get(m, {}).items()}
+            prov[col.key] = {key(s): [src] for s in run["systems"]}
+            intervals[col.key] = {key(s): tuple(v["intervals"][m]) for s, v in run["systems"].items()
+                                  if (v.get("intervals") or {}).get(m)}
+    rows = _order_rows(rows, ours)
+    correction, power = recorded_correction(runs)
     return Table(columns, rows, values, tests, ours=ours, caption=caption, alpha=alpha, notes=list(notes),
-                 provenance=prov)
+                 provenance=prov, intervals=intervals, correction=correction, power=power)
+
+
+def _row_key(run: Mapping) -> Any:
+    """``name -> (row group, system)``: a budget-frontier run (systems ``name@budget``, a ``frontier`` section)
+    gets one row group per budget (``"1024 tokens"``), every other run the plain system name."""
+    if not run.get("frontier"):
+        return lambda name: ("", name)
+    from htmlrag.evaluation.scoring.budgets import split_name
+
+    def key(name: str) -> RowKey:
+        base, budget = split_name(name)
+        return (f"{budget} tokens", base) if budget is not None else ("", name)
+
+    return key
+
+
+def _order_rows(rows: list[RowKey], ours: str | None) -> list[RowKey]:
+    """Row groups in order of appearance (budgets ascending), the system under test last in each."""
+    def budget(g: str) -> int:
+        head = g.split(" ", 1)[0]
+        return int(head) if head.isdigit() else -1
+
+    groups = sorted(dict.fromkeys(g for g, _ in rows), key=budget)
+    out = []
+    for g in groups:
+        names = [r for r in rows if r[0] == g]
+        out += [r for r in names if r[1] != ours] + [r for r in names if r[1] == ours]
+    return out
+
+
+def recorded_correction(runs: Sequence[Mapping]) -> tuple[str, float]:
+    """The correction and power the runs recorded (``metrics.json["intervals"]``; the first run's when they
+    differ, which is logged), else the defaults of :class:`htmlrag.evaluation.intervals.IntervalSettings`."""
+    from htmlrag.evaluation.intervals import IntervalSettings
+
+    default = IntervalSettings()
+    recs = [r.get("intervals") or {} for r in runs]
+    methods = [str(x.get("correction", default.correction)) for x in recs]
+    if len(set(methods)) > 1:
+        import logging
+
+        logging.getLogger(__name__).warning("runs recorded different corrections %s; the table uses %s",
+                                            sorted(set(methods)), methods[0])
+    return (methods[0] if methods else default.correction,
+            float(recs[0].get("power", default.power)) if recs else default.power)

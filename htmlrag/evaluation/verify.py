@@ -35,6 +35,7 @@ from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.evaluation.rescore import Rescored, judgments, rescore
+from htmlrag.evaluation.run_tables import recorded_settings
 from htmlrag.evaluation.runs import Run, find_runs, is_run, open_run
 from htmlrag.evaluation.store import MANIFEST, PREDICTIONS, RunStore, read_manifest, row_digest, rows_record
 from htmlrag.evaluation.table_diff import close, diff_table
@@ -218,7 +219,8 @@ def recompute(run: Run, res: Rescored) -> dict[str, Any]:
     systems = list(stored.get("system_order") or sorted(stored.get("systems") or {}))
     new = summarize(res.rows, systems, names, ours=str(stored.get("ours")), experiment=str(stored.get("experiment", "")),
                     run_id=str(stored.get("run_id", "")), dataset=str(stored.get("dataset", "")),
-                    alpha=float(stored.get("alpha", 0.05)), fidelity=stored.get("fidelity"), reader=stored.get("reader"))
+                    alpha=float(stored.get("alpha", 0.05)), fidelity=stored.get("fidelity"), reader=stored.get("reader"),
+                    intervals=recorded_settings(stored))
     new = json.loads(json.dumps(new))  # as read back from the file (NaN -> null, ints stay ints)
     for key in IDENTITY:
         if key in stored:

@@ -10,17 +10,19 @@ Either ranker may be ``None`` to skip its step (the paper's ablations). Every nu
 from __future__ import annotations
 
 import hashlib
+import numbers
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from htmlrag.core.clock import Clock, add_usage, usage_delta, usage_of
 from htmlrag.core.errors import InputError
 from htmlrag.html.blocktree import BlockTree, build_block_tree
 from htmlrag.html.clean import clean_page_counted
 from htmlrag.html.formats import FORMATS, convert
-from htmlrag.pruning.prune import PruneResult, prune_to_budget
+from htmlrag.pruning.prune import PruneResult, WalkMemo, prune_to_budget
 from htmlrag.pruning.tokens import TokenCounter
 from htmlrag.rankers.base import Ranker
 
@@ -38,6 +40,11 @@ class PipelineResult:
         stage_tokens: tokens of each stage's HTML.
         stage_seconds: wall time per stage (``clean``, ``step1``, ``step2``, ``format``).
         errors: pages that could not be cleaned (index -> message); they are left out, the rest go on.
+        ranker_stats: the step-2 ranker's counters of this question (the generative ranker's ``last_stats``).
+        stage_gpu_seconds: GPU seconds per stage where CUDA was used (:class:`htmlrag.core.clock.Clock`).
+        model_tokens: ``{model: {"input", "output"}}`` tokens the stages' models read and wrote (the cost ledger).
+        stage_formats: the format of each entry of ``stages`` that is not HTML (``text``), for the stage-loss
+            waterfall (:mod:`htmlrag.evaluation.waterfall`).
     """
 
     context: str
@@ -48,6 +55,9 @@ class PipelineResult:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     errors: dict[int, str] = field(default_factory=dict)
     ranker_stats: dict = field(default_factory=dict)
+    stage_gpu_seconds: dict[str, float] = field(default_factory=dict)
+    model_tokens: dict[str, dict[str, int]] = field(default_factory=dict)
+    stage_formats: dict[str, str] = field(default_factory=dict)
 
 
 class HtmlRagPipeline:
@@ -135,8 +145,10 @@ class HtmlRagPipeline:
             self._cache.popitem(last=False)
         return value
 
-    def _step(self, question: str, pages: Sequence[str], ranker: Ranker, max_words: int, budget: int,
-              fmt: str, roots: Sequence[object] | None = None) -> tuple[PruneResult, list[BlockTree]]:
+    def _rank(self, question: str, pages: Sequence[str], ranker: Ranker, max_words: int,
+              roots: Sequence[object] | None = None) -> tuple[list[BlockTree], list]:
+        """The block trees of ``pages`` at ``max_words`` and the ranker's scores: the ranking every budget of
+        :meth:`run_budgets` is filled from."""
         needs_paths = bool(getattr(ranker, "needs_paths", False))
         pack = self.pack_siblings and not needs_paths
 
@@ -160,9 +172,20 @@ class HtmlRagPipeline:
             return self._cached(key, make)
 
         trees = [tree(i, p) for i, p in enumerate(pages)]
-        scores = ranker.score(question, trees)
+        return trees, ranker.score(question, trees)
+
+    def _fill(self, question: str, trees: Sequence[BlockTree], scores: Sequence, ranker: Ranker, budget: int,
+              fmt: str, memo: WalkMemo | None = None) -> PruneResult:
+        """The greedy budget walk over one ranking (:func:`~htmlrag.pruning.prune.prune_to_budget`)."""
+        needs_paths = bool(getattr(ranker, "needs_paths", False))
         return prune_to_budget(trees, scores, budget, self.tokenizer, fmt=fmt, ranker=ranker, question=question,
-                               **self.walk_options(needs_paths)), trees
+                               memo=memo, **self.walk_options(needs_paths))
+
+    def _step(self, question: str, pages: Sequence[str], ranker: Ranker, max_words: int, budget: int,
+              fmt: str, roots: Sequence[object] | None = None) -> tuple[PruneResult, list[BlockTree]]:
+        """Rank, then fill one budget."""
+        trees, scores = self._rank(question, pages, ranker, max_words, roots)
+        return self._fill(question, trees, scores, ranker, budget, fmt), trees
 
     def walk_options(self, needs_paths: bool = False) -> dict[str, Any]:
         """The options of the budget walk (:func:`~htmlrag.pruning.prune.prune_to_budget`) this pipeline uses;
@@ -173,60 +196,148 @@ class HtmlRagPipeline:
 
     def run(self, question: str, pages: Sequence[str | bytes]) -> PipelineResult:
         """Build the context for ``question`` from its retrieved ``pages`` (HTML ``str`` or ``bytes``)."""
+        return self.run_budgets(question, pages, [self.budget2])[self.budget2]
+
+    def run_budgets(self, question: str, pages: Sequence[str | bytes], budgets: Sequence[int]
+                    ) -> dict[int, PipelineResult]:
+        """The context at every final budget of ``budgets`` from one ranking (a budget frontier).
+
+        Pages are cleaned once, step 1 (with a step-2 ranker) runs once at ``budget1``, the last step's blocks
+        are ranked once (the generative ranker's scores too), and the greedy walk fills each budget from that
+        ranking. Each result equals :meth:`run` of a pipeline whose ``budget2`` is that budget; its
+        ``stage_seconds`` count the shared stages in full plus its own walk (the cost of that budget alone).
+
+        Raises:
+            BudgetError: a budget is not a positive integer.
+            InputError: with two steps, a budget above ``budget1`` (step 1 would not leave it enough).
+        """
+        wanted = sorted({self._budget(b) for b in budgets})
+        if self.ranker1 is not None and self.ranker2 is not None and wanted[-1] > self.budget1:
+            raise InputError(f"budget {wanted[-1]} exceeds the step-1 budget budget1={self.budget1}: raise budget1 "
+                             "to at least the largest budget")
+        before = usage_of((self.ranker1, self.ranker2))
+        shared = PipelineResult("", 0, 0.0)
         t0 = time.perf_counter()
-        res = PipelineResult("", 0, 0.0)
-        cleaned: list[str] = []
-        roots: list[object] | None = [] if self.clean else None
-        # The cleaned HTML is needed for the stages, as cache keys, and by rankers that parse it (paths).
-        r1 = self.ranker1 if self.ranker1 is not None else self.ranker2
-        need_html = (self.keep_stages or self.cache_pages > 0 or r1 is None
-                     or bool(getattr(r1, "needs_paths", False)))
-        for i, page in enumerate(pages):
-            try:
-                if not self.clean:
-                    cleaned.append(page.decode("utf-8", "replace") if isinstance(page, bytes) else page)
-                    continue
-                html, root, counts = self._cached(
-                    lambda page=page: ("clean", self.keep_hidden, hashlib.sha1(page if isinstance(page, bytes) else
-                                                             page.encode("utf-8", "surrogatepass")).digest()),
-                    lambda page=page, i=i: clean_page_counted(page, name=f"page {i}", serialize_html=need_html,
+        current, roots = self._clean_pages(pages, shared)
+        last = self._last_step(question, current, roots, shared)
+        if last is None:
+            results = {b: self._truncated(shared, b) for b in wanted}
+        else:
+            results = self._fill_budgets(question, shared, last, wanted)
+        shared_tokens = usage_delta(before, usage_of((self.ranker1, self.ranker2)))
+        counted = {k: self.tokenizer.count(v) for k, v in shared.stages.items()} if self.count_stages else {}
+        for res in results.values():
+            if self.count_stages:
+                res.stage_tokens = {k: counted[k] if res.stages[k] is shared.stages.get(k)
+                                    else self.tokenizer.count(v) for k, v in res.stages.items()}
+            for model, rec in shared_tokens.items():
+                add_usage(res.model_tokens, model, rec["input"], rec["output"])
+            res.seconds = sum(res.stage_seconds.values()) or time.perf_counter() - t0
+        return results
+
+    def _budget(self, b: Any) -> int:
+        from htmlrag.core.errors import BudgetError
+
+        if isinstance(b, bool) or not isinstance(b, numbers.Integral) or b <= 0:
+            raise BudgetError(f"budget must be a positive number of tokens, got {b!r}")
+        return int(b)
+
+    def _clean_pages(self, pages: Sequence[str | bytes], res: PipelineResult
+                     ) -> tuple[list[str], list[object] | None]:
+        """Cleaned pages (and their trees when cleaning here), recorded in ``res`` (stage, errors, seconds)."""
+        with Clock() as clock:
+            cleaned: list[str] = []
+            roots: list[object] | None = [] if self.clean else None
+            # The cleaned HTML is needed for the stages, as cache keys, and by rankers that parse it (paths).
+            r1 = self.ranker1 if self.ranker1 is not None else self.ranker2
+            need_html = (self.keep_stages or self.cache_pages > 0 or r1 is None
+                         or bool(getattr(r1, "needs_paths", False)))
+            for i, page in enumerate(pages):
+                try:
+                    if not self.clean:
+                        cleaned.append(page.decode("utf-8", "replace") if isinstance(page, bytes) else page)
+                        continue
+                    html, root, counts = self._cached(
+                        lambda page=page: ("clean", self.keep_hidden, hashlib.sha1(
+                            page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")).digest()),
+                        lambda page=page, i=i: clean_page_counted(page, name=f"page {i}", serialize_html=need_html,
                                                                   keep_hidden=self.keep_hidden))
-                cleaned.append(html if html is not None else "")  # "" = not serialised (never read then)
-                roots.append((root, counts) if root is not None else None)
-            except InputError as exc:
-                res.errors[i] = str(exc)
-                cleaned.append("")
-                if roots is not None:
-                    roots.append(None)
-        if need_html:
-            res.stages["cleaned"] = "\n".join(p for p in cleaned if p)
-        t1 = time.perf_counter()
-        res.stage_seconds["clean"] = t1 - t0
-        current = cleaned
-        if self.ranker1 is not None:
-            last = self.ranker2 is None
-            pr, _ = self._step(question, current, self.ranker1, self.max_words1,
-                               self.budget2 if last else self.budget1, self.fmt if last else "html", roots)
-            current = pr.pages
-            res.stages["step1"] = "\n".join(p for p in current if p)
-            res.stage_seconds["step1"] = time.perf_counter() - t1
-            if last:
-                res.context, res.tokens = pr.context, pr.tokens
-        t2 = time.perf_counter()
-        if self.ranker2 is not None:
-            pr, _ = self._step(question, current, self.ranker2, self.max_words2, self.budget2, self.fmt,
-                               roots if self.ranker1 is None else None)
-            res.stages["step2"] = "\n".join(p for p in pr.pages if p)
+                    cleaned.append(html if html is not None else "")  # "" = not serialised (never read then)
+                    roots.append((root, counts) if root is not None else None)
+                except InputError as exc:
+                    res.errors[i] = str(exc)
+                    cleaned.append("")
+                    if roots is not None:
+                        roots.append(None)
+            if need_html:
+                res.stages["cleaned"] = "\n".join(p for p in cleaned if p)
+        _record(res, "clean", clock)
+        return cleaned, roots
+
+    def _last_step(self, question: str, current: list[str], roots: list[object] | None, shared: PipelineResult
+                   ) -> tuple[str, Ranker, list[BlockTree], list, float, float | None] | None:
+        """Step 1 when a step 2 follows (recorded in ``shared``), then the ranking of the last step:
+        ``(stage, ranker, trees, scores, seconds, gpu seconds)``; ``None`` without rankers."""
+        if self.ranker1 is not None and self.ranker2 is not None:
+            with Clock() as clock:
+                pr, _ = self._step(question, current, self.ranker1, self.max_words1, self.budget1, "html", roots)
+                current = pr.pages
+                shared.stages["step1"] = "\n".join(p for p in current if p)
+            _record(shared, "step1", clock)
+            roots = None
+        if self.ranker1 is None and self.ranker2 is None:
+            return None
+        stage, ranker, words = (("step2", self.ranker2, self.max_words2) if self.ranker2 is not None
+                                else ("step1", self.ranker1, self.max_words1))
+        with Clock() as clock:
+            trees, scores = self._rank(question, current, ranker, words, roots)
+        stats = getattr(ranker, "last_stats", None) if ranker is self.ranker2 else None
+        if stats is not None:
+            shared.ranker_stats = stats if isinstance(stats, dict) else getattr(stats, "__dict__", {})
+        return stage, ranker, trees, scores, clock.seconds, clock.gpu_seconds
+
+    def _fill_budgets(self, question: str, shared: PipelineResult, last: tuple, budgets: Sequence[int]
+                      ) -> dict[int, PipelineResult]:
+        """One result per budget: the shared stages, and the walk over the last step's ranking (largest budget
+        first: the smaller ones reuse the token counts it made, :class:`~htmlrag.pruning.prune.WalkMemo`)."""
+        stage, ranker, trees, scores, rank_s, rank_gpu = last
+        memo = WalkMemo(trees) if len(budgets) > 1 else None
+        out = {}
+        for b in sorted(budgets, reverse=True):
+            res = _copy_shared(shared)
+            before = usage_of((ranker,))
+            with Clock() as clock:
+                pr = self._fill(question, trees, scores, ranker, b, self.fmt, memo)
+            add_tokens = usage_delta(before, usage_of((ranker,)))  # split parts ranked by a model
+            for model, rec in add_tokens.items():
+                add_usage(res.model_tokens, model, rec["input"], rec["output"])
+            res.stages[stage] = "\n".join(p for p in pr.pages if p)
             res.context, res.tokens = pr.context, pr.tokens
-            res.stage_seconds["step2"] = time.perf_counter() - t2
-            stats = getattr(self.ranker2, "last_stats", None)
-            if stats is not None:
-                res.ranker_stats = stats if isinstance(stats, dict) else getattr(stats, "__dict__", {})
-        if self.ranker1 is None and self.ranker2 is None:  # no pruning: cut the cleaned pages to the budget
+            res.stage_seconds[stage] = rank_s + clock.seconds
+            if rank_gpu is not None or clock.gpu_seconds is not None:
+                res.stage_gpu_seconds[stage] = (rank_gpu or 0.0) + (clock.gpu_seconds or 0.0)
+            out[b] = res
+        return {b: out[b] for b in budgets}
+
+    def _truncated(self, shared: PipelineResult, budget: int) -> PipelineResult:
+        """No pruning: the cleaned pages cut to ``budget``."""
+        res = _copy_shared(shared)
+        with Clock() as clock:
             text = convert(res.stages["cleaned"], self.fmt)
-            res.context = self.tokenizer.truncate(text, self.budget2)
+            res.context = self.tokenizer.truncate(text, budget)
             res.tokens = self.tokenizer.count(res.context)
-        if self.count_stages:
-            res.stage_tokens = {k: self.tokenizer.count(v) for k, v in res.stages.items()}
-        res.seconds = time.perf_counter() - t0
+        _record(res, "format", clock)
         return res
+
+
+def _record(res: PipelineResult, stage: str, clock: Clock) -> None:
+    res.stage_seconds[stage] = clock.seconds
+    if clock.gpu_seconds is not None:
+        res.stage_gpu_seconds[stage] = clock.gpu_seconds
+
+
+def _copy_shared(shared: PipelineResult) -> PipelineResult:
+    """A result holding the shared stages (the same strings: they are counted once)."""
+    return PipelineResult("", 0, 0.0, stages=dict(shared.stages), stage_seconds=dict(shared.stage_seconds),
+                          errors=dict(shared.errors), ranker_stats=dict(shared.ranker_stats),
+                          stage_gpu_seconds=dict(shared.stage_gpu_seconds))

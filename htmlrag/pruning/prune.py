@@ -82,6 +82,29 @@ class PruneResult:
     scores: list[np.ndarray] = field(default_factory=list, repr=False)
 
 
+class WalkMemo:
+    """Token costs, markups and segment bounds of the blocks of one set of trees, shared by several walks over
+    them (the budgets of a frontier): a later walk does not tokenize a block an earlier one counted. Only the
+    trees' own blocks are kept (parts of split blocks live for one walk: their ids may be reused later).
+    Entries are per context format."""
+
+    def __init__(self, trees: Sequence[BlockTree]) -> None:
+        self.trees = list(trees)  # keeps the blocks, hence their ids, alive
+        self.allowed = {id(b) for t in self.trees for b in t.blocks}
+        self.tables: dict[str, tuple[dict[int, int], dict[int, str], dict[int, int]]] = {}
+
+    def get(self, fmt: str) -> tuple[dict[int, int], dict[int, str], dict[int, int]]:
+        """Copies of the (cost, markup, segments) tables of ``fmt``."""
+        cost, markups, segments = self.tables.get(fmt, ({}, {}, {}))
+        return dict(cost), dict(markups), dict(segments)
+
+    def keep(self, fmt: str, cost: dict[int, int], markups: dict[int, str], segments: dict[int, int]) -> None:
+        """Remember a walk's entries of the trees' own blocks."""
+        mine = self.tables.setdefault(fmt, ({}, {}, {}))
+        for table, new in zip(mine, (cost, markups, segments), strict=True):
+            table.update((k, v) for k, v in new.items() if k in self.allowed)
+
+
 def rank_blocks(trees: Sequence[BlockTree], scores: Sequence[np.ndarray]) -> list[tuple[int, int]]:
     """``(page, block index)`` pairs ordered by score (descending), ties by page then document order."""
     if len(scores) != len(trees):
@@ -422,6 +445,7 @@ def prune_to_budget(
     split_min_room: float = 0.5,
     split_to_fill: int = 0,
     split_fill_min_room: int = 16,
+    memo: WalkMemo | None = None,
 ) -> PruneResult:
     """Keep the best blocks of ``trees`` within ``budget`` tokens of ``tokenizer`` (see module docstring).
 
@@ -451,6 +475,8 @@ def prune_to_budget(
         split_fill_min_room: such a split is only tried with at least this many tokens free.
         count_batch: blocks tokenized by the first batched call (then twice as many per call, up to 32x);
             blocks are counted lazily, in rank order, and only while they could still fit.
+        memo: token counts shared with other walks over the same ``trees`` (:class:`WalkMemo`; the result is
+            the same with or without it, and with a tokenizer that counts the same text the same way).
 
     Raises:
         BudgetError: ``budget`` is not a positive integer.
@@ -470,7 +496,11 @@ def prune_to_budget(
                  question=question, count_batch=count_batch, split_room=max(1, math.ceil(budget * split_min_room)),
                  split_to_fill=split_to_fill, split_fill_min_room=split_fill_min_room,
                  max_exact_checks=max_exact_checks)
+    if memo is not None:
+        walk.cost, walk.markups, walk.segments = memo.get(fmt)
     walk.run(fill)
+    if memo is not None:
+        memo.keep(fmt, walk.cost, walk.markups, walk.segments)
     return walk.result(oversize)
 
 
@@ -607,7 +637,9 @@ class _Walk:
                 continue
             if lb <= budget and id(block) not in cost:
                 self.count_ahead(i, reach)
-            c = cost.get(id(block), budget + 1)  # lb > budget: certainly too big
+            # lb > budget: certainly too big (a count a shared WalkMemo holds is not used then: a walk of its own
+            # never counts such a block, and the near-miss check below must see what it would see)
+            c = cost.get(id(block), budget + 1) if lb <= budget else budget + 1
             if c > budget and can_split and self.split_in_place(i):
                 continue
             if self.keep_if_fits(ti, block, c):

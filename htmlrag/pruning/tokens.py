@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -66,8 +68,44 @@ def pieces_respect_segments(pieces: Sequence[str]) -> bool:
     return all(segment_count(p.replace("\u2581", " ")) <= 1 for p in pieces)
 
 
+class _RecentCounts:
+    """The token counts of the last few long texts (a context is counted by the walk that verifies it, then by
+    the reader that fits it to its window and by the stage counts: one tokenization instead of three)."""
+
+    MIN_CHARS = 2048
+    KEEP = 32
+
+    def _recent(self) -> tuple[OrderedDict[str, int], threading.Lock]:
+        memo = self.__dict__.get("_memo")
+        if memo is None:
+            memo = self.__dict__["_memo"] = (OrderedDict(), threading.Lock())
+        return memo
+
+    def __getstate__(self) -> dict[str, Any]:  # the lock does not pickle; a copy starts with an empty memo
+        return {k: v for k, v in self.__dict__.items() if k != "_memo"}
+
+    def _remembered(self, text: str) -> int | None:
+        if len(text) < self.MIN_CHARS:
+            return None
+        table, lock = self._recent()
+        with lock:
+            n = table.get(text)
+            if n is not None:
+                table.move_to_end(text)
+            return n
+
+    def _remember(self, text: str, n: int) -> int:
+        if len(text) >= self.MIN_CHARS:
+            table, lock = self._recent()
+            with lock:
+                table[text] = n
+                while len(table) > self.KEEP:
+                    table.popitem(last=False)
+        return n
+
+
 @dataclass
-class SentencePieceCounter:
+class SentencePieceCounter(_RecentCounts):
     """A SentencePiece model file (the offline default)."""
 
     path: str
@@ -93,7 +131,10 @@ class SentencePieceCounter:
         return segment_count(text) if self.segments_lower_bound else 0
 
     def count(self, text: str) -> int:
-        return len(self._sp.EncodeAsIds(text)) if text else 0
+        if not text:
+            return 0
+        n = self._remembered(text)
+        return n if n is not None else self._remember(text, len(self._sp.EncodeAsIds(text)))
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         # One text at a time, on this thread: SentencePiece's batch call spreads a list over a pool of every
@@ -104,6 +145,9 @@ class SentencePieceCounter:
     def truncate(self, text: str, max_tokens: int) -> str:
         if max_tokens <= 0:
             return ""
+        known = self._remembered(text)
+        if known is not None and known <= max_tokens:
+            return text
         ids = self._sp.encode(text)
         if len(ids) <= max_tokens:
             return text
@@ -114,7 +158,7 @@ class SentencePieceCounter:
 
 
 @dataclass
-class HFCounter:
+class HFCounter(_RecentCounts):
     """A Hugging Face tokenizer (``AutoTokenizer``)."""
 
     tokenizer: Any
@@ -130,7 +174,10 @@ class HFCounter:
                                                                                add_special_tokens=False)) >= 8
 
     def count(self, text: str) -> int:
-        return len(self.tokenizer.encode(text, add_special_tokens=False)) if text else 0
+        if not text:
+            return 0
+        n = self._remembered(text)
+        return n if n is not None else self._remember(text, len(self.tokenizer.encode(text, add_special_tokens=False)))
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         if not texts:
@@ -141,6 +188,9 @@ class HFCounter:
     def truncate(self, text: str, max_tokens: int) -> str:
         if max_tokens <= 0:
             return ""
+        known = self._remembered(text)
+        if known is not None and known <= max_tokens:
+            return text
         ids = self.tokenizer.encode(text, add_special_tokens=False)
         if len(ids) <= max_tokens:
             return text

@@ -296,6 +296,7 @@ class EmbeddingRanker:
                                        or candidates < 1):
             raise HtmlRagError(f"candidates must be a whole number >= 1 or None (every block), got {candidates!r}")
         self.candidates = candidates
+        self.token_usage = {"input": 0, "output": 0}  # model tokens read, cumulative (the cost ledger)
         self._pool = None
         self._pool_threads = (0, 0)
         self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
@@ -402,6 +403,20 @@ class EmbeddingRanker:
             torch.set_num_threads(outer)  # the process default, for threads started later
         return np.concatenate(parts[::-1], axis=0)
 
+    @property
+    def usage_name(self) -> str:
+        """The model's name in the cost ledger."""
+        return self.model_name
+
+    def _count(self, queries: Sequence[str], texts: Sequence[str]) -> None:
+        """Add the tokens the model reads for ``queries`` (with the query instruction) and ``texts`` (each cut at
+        the model's input length) to :attr:`token_usage`: what ranking them costs, cached embeddings or not."""
+        model = self._load()
+        cap = int(model.max_seq_length or 512)
+        ids = model.tokenizer([self.query_instruction + q for q in queries] + list(texts), add_special_tokens=True,
+                              truncation=True, max_length=cap)["input_ids"]
+        self.token_usage["input"] += sum(len(x) for x in ids)
+
     def score(self, question: str, trees: Sequence[BlockTree]) -> list[np.ndarray]:
         """Cosine similarity of every block of ``trees`` with ``question`` (with ``candidates``: of BM25's
         best blocks; the rest below them, in BM25's order)."""
@@ -414,6 +429,7 @@ class EmbeddingRanker:
         if self.candidates is not None and len(texts) > self.candidates:
             scores = self._rerank_candidates(question, texts, q)
         else:
+            self._count([question], texts)
             scores = self.embed(texts) @ q
         out, start = [], 0
         for n in sizes:
@@ -427,6 +443,7 @@ class EmbeddingRanker:
         query = tokenize(question)
         lexical = (bm25_scores(tokenize_many(texts), query) if query else np.zeros(len(texts))).astype(np.float64)
         top = np.argsort(-lexical, kind="stable")[: self.candidates]
+        self._count([question], [texts[i] for i in top])
         scores = -3.0 + lexical / (lexical.max() + 1.0)
         scores[top] = self.embed([texts[i] for i in top]) @ q
         return scores

@@ -247,6 +247,8 @@ class GenerativeRanker:
         self.length_normalize = length_normalize
         self.revision = revision
         self.last_stats: TreeStats | None = None
+        self.token_usage = {"input": 0, "output": 0}  # prompt and path tokens, cumulative (the cost ledger)
+        self.usage_name = self.model_name_or_path
         self._model: Any = None
         self._tokenizer: Any = None
 
@@ -328,6 +330,8 @@ class GenerativeRanker:
                 scores = scores / float(np.mean([len(p) for p in paths]))
         stats.seconds = time.perf_counter() - start
         self.last_stats = stats
+        self.token_usage["input"] += int(stats.prompt_tokens)
+        self.token_usage["output"] += int(stats.tree_tokens)
         logger.debug("%s: %s", self.name, stats)
         bounds = np.cumsum([len(t.blocks) for t in trees])[:-1]
         return [np.asarray(s, dtype=np.float64) for s in np.split(scores, bounds)]

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from htmlrag.core.cache import SqliteCache, content_key
+from htmlrag.core.clock import Clock
 from htmlrag.core.errors import BudgetError
 from htmlrag.pruning.tokens import load_tokenizer
 from htmlrag.readers.prompts import SYSTEM, chat_messages
@@ -63,13 +64,17 @@ class ReadRequest:
 class ReaderOutput:
     """A reader's answer. ``context`` is the context actually shown (after cutting), ``context_tokens`` its
     length and ``prompt_tokens`` the prompt's length in the reader's tokens, ``cached`` whether the answer
-    came from the response cache."""
+    came from the response cache. ``seconds`` / ``gpu_seconds``: the generation's wall and GPU time (a call's
+    time shared evenly among its prompts; ``gpu_seconds`` ``None`` without CUDA), as measured when the answer
+    was generated (kept in the response cache with it)."""
 
     text: str
     context: str
     prompt_tokens: int = 0
     cached: bool = False
     context_tokens: int = 0
+    seconds: float = 0.0
+    gpu_seconds: float | None = None
 
 
 @runtime_checkable
@@ -184,17 +189,22 @@ class BaseReader:
         for i, m in enumerate(msgs):
             hit = self.cache.get(self.cache_key(m)) if use_cache else None  # type: ignore[union-attr]
             if hit is not None:
-                outs[i] = ReaderOutput(hit["text"], fitted[i].context, hit.get("prompt_tokens", 0), cached=True)
+                outs[i] = ReaderOutput(hit["text"], fitted[i].context, hit.get("prompt_tokens", 0), cached=True,
+                                       seconds=float(hit.get("seconds", 0.0)), gpu_seconds=hit.get("gpu_seconds"))
             else:
                 todo.append(i)
         step = self.store_every or len(todo) or 1
         for start in range(0, len(todo), step):  # stored as they come: a killed run keeps what was answered
             part = todo[start : start + step]
-            results = self._generate([msgs[i] for i in part])
+            with Clock() as clock:
+                results = self._generate([msgs[i] for i in part])
+            secs = clock.seconds / len(part)
+            gpu = None if clock.gpu_seconds is None else clock.gpu_seconds / len(part)
             for i, (text, ptoks) in zip(part, results, strict=True):
-                outs[i] = ReaderOutput(text, fitted[i].context, ptoks)
+                outs[i] = ReaderOutput(text, fitted[i].context, ptoks, seconds=secs, gpu_seconds=gpu)
                 if use_cache:
-                    self.cache.put(self.cache_key(msgs[i]), {"text": text, "prompt_tokens": ptoks})  # type: ignore[union-attr]
+                    self.cache.put(self.cache_key(msgs[i]), {"text": text, "prompt_tokens": ptoks,  # type: ignore[union-attr]
+                                                             "seconds": secs, "gpu_seconds": gpu})
         done = [o for o in outs if o is not None]
         for o in done:
             o.context_tokens = self.tokenizer.count(o.context)

@@ -74,11 +74,27 @@ class FusedRetriever:
         return [replace(first[i], score=s, retriever=self.name) for i, s in fused]
 
 
-def setting_retriever(corpus: Any, setting: GraphSetting, *, reader: Any = None, toc_reader: Any = None) -> Retriever:
+class TracedRetriever:
+    """A retriever that also keeps its last answer in ``trace[key]`` (the stage-loss waterfall's ``retrieved``)."""
+
+    def __init__(self, base: Retriever, trace: dict[str, Any], key: str = "retrieved") -> None:
+        self.base, self.trace, self.key = base, trace, key
+        self.name = getattr(base, "name", "?")
+
+    def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
+        out = self.base(question, k, doc_ids)
+        self.trace[self.key] = list(out)
+        return out
+
+
+def setting_retriever(corpus: Any, setting: GraphSetting, *, reader: Any = None, toc_reader: Any = None,
+                      trace: dict[str, Any] | None = None) -> Retriever:
     """The retriever of ``setting`` over ``corpus``: a callable ``(question, k, doc_ids) -> evidence``.
 
     ``reader``: the self-reflection model (None: the keyword heuristic); ``toc_reader``: the model that picks
-    sections from the contents with ``toc_select="reader"`` (``prompt -> reply``).
+    sections from the contents with ``toc_select="reader"`` (``prompt -> reply``); ``trace``: a dict that gets
+    the first stage's evidence (hybrid/ToC search, before merging, reranking and expansion) under
+    ``"retrieved"`` on every call.
     """
     from htmlrag.core.errors import HtmlRagError
 
@@ -93,6 +109,8 @@ def setting_retriever(corpus: Any, setting: GraphSetting, *, reader: Any = None,
     if setting.toc:
         selector = LLMTocSelector(corpus, toc_reader) if setting.toc_select == "reader" else None
         base = FusedRetriever([base, TocRetriever(corpus, selector=selector)], depth=max(setting.pool, setting.k))
+    if trace is not None:
+        base = TracedRetriever(base, trace)
     if setting.merge:
         base = CrossPageMerge(corpus, base)
     if setting.rerank:

@@ -163,10 +163,34 @@ class GraphContextPipeline:
         self.handle, self.setting, self.tokenizer = handle, setting, tokenizer
         self.budget, self.fmt, self.reader, self.toc_reader = budget, fmt, reader, toc_reader
         self._retriever: Any = None
+        self._trace: dict[str, Any] = {}
+        self._chunks: dict[tuple[str, ...], str] = {}
         self.last_evidence: list[Evidence] = []
+        # the stage-loss waterfall: the non-layout setting chunks the PDFs' text layer, not the layout parse
+        self.waterfall_inputs = ("pdf_text",) if setting.flat else None
 
     def run(self, question: str, pages: Sequence[str | bytes]) -> PipelineResult:
         """Retrieve from the documents the pages came from; the context is the rendered evidence."""
+        return self.run_budgets(question, pages, [self.budget])[self.budget]
+
+    def chunk_text(self, doc_ids: Sequence[str]) -> str:
+        """The text of every chunk of ``doc_ids`` this setting searches (the waterfall's ``chunks`` stage)."""
+        from htmlrag.superrag.graph.schema import CONTENT, FLAT
+
+        key = tuple(doc_ids)
+        if key not in self._chunks:
+            kinds = FLAT if self.setting.flat else CONTENT
+            texts = [str(r.get("text") or "") for d in doc_ids for kind in kinds
+                     for r in self.handle.corpus.store.query(
+                         f"MATCH (n:`{kind}`) WHERE n.doc_id = $doc RETURN n.text AS text", {"doc": d})]
+            self._chunks = {key: "\n".join(texts)}  # the last question's documents only
+        return self._chunks[key]
+
+    def run_budgets(self, question: str, pages: Sequence[str | bytes], budgets: Sequence[int]
+                    ) -> dict[int, PipelineResult]:
+        """One retrieval, its evidence cut to each budget (a budget frontier); see :meth:`run`. The stages of
+        the waterfall are ``chunks``, ``retrieved`` (the first stage's evidence) and ``reranked`` (the final
+        evidence before cutting)."""
         from htmlrag.html.formats import convert
 
         t0 = time.perf_counter()
@@ -182,15 +206,24 @@ class GraphContextPipeline:
         t1 = time.perf_counter()
         if self._retriever is None:
             self._retriever = setting_retriever(self.handle.corpus, self.setting, reader=self.reader,
-                                                toc_reader=self.toc_reader)
+                                                toc_reader=self.toc_reader, trace=self._trace)
         doc_ids = list(dict.fromkeys(d for d, _ in sources))
+        self._trace.clear()
         self.last_evidence = self._retriever(question, self.setting.k, doc_ids)
         page = render_evidence(self.last_evidence, self.handle.source_name)
         full = convert(page, self.fmt) if self.fmt != "html" else page
-        context = self.tokenizer.truncate(full, self.budget)
-        res = PipelineResult(context=context, tokens=self.tokenizer.count(context), seconds=0.0)
-        res.stages = {"evidence": full}
-        res.stage_tokens = {"evidence": self.tokenizer.count(full)}
-        res.stage_seconds = {"build": t1 - t0, "retrieve": time.perf_counter() - t1}
-        res.seconds = time.perf_counter() - t0
-        return res
+        t2 = time.perf_counter()
+        stages = {"chunks": self.chunk_text(doc_ids),
+                  "retrieved": "\n".join(e.text for e in self._trace.get("retrieved", [])), "reranked": full}
+        full_tokens = self.tokenizer.count(full)
+        out = {}
+        for b in sorted({int(x) for x in budgets}):
+            context = self.tokenizer.truncate(full, b)
+            res = PipelineResult(context=context, tokens=self.tokenizer.count(context), seconds=0.0)
+            res.stages = dict(stages)
+            res.stage_formats = {"chunks": "text", "retrieved": "text", "reranked": self.fmt}
+            res.stage_tokens = {"evidence": full_tokens}
+            res.stage_seconds = {"build": t1 - t0, "retrieve": t2 - t1}
+            res.seconds = t2 - t0
+            out[b] = res
+        return out

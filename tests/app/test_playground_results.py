@@ -107,6 +107,19 @@ def test_run_detail_tables_and_questions(client: TestClient) -> None:
     assert "provenance" in client.get("/results/run/demo/aaaaaaaaaaa1").text
 
 
+def test_run_page_shows_the_frontier_waterfall_and_pareto_plots(client: TestClient) -> None:
+    d = client.get("/api/results/runs/demo/aaaaaaaaaaa1").json()
+    assert [p["name"] for p in d["plots"]] == ["frontier_ref_em.png", "waterfall.png", "pareto.png"]
+    page = client.get("/results/run/demo/aaaaaaaaaaa1").text
+    section = page.split('id="plots"', 1)[1].split("</section>", 1)[0]
+    srcs = [x.split('"', 1)[0] for x in section.split('<img src="')[1:]]
+    assert srcs == [f"/results/files/demo/aaaaaaaaaaa1/plots/{n}" for n in
+                    ("frontier_ref_em.png", "waterfall.png", "pareto.png")]
+    assert "Budget frontier (ref_em)" in section and "Stage-loss waterfall" in section and "Quality vs cost" in section
+    assert client.get(srcs[0]).headers["content-type"] == "image/png"
+    assert 'id="plots"' not in client.get("/results/run/demo/bbbbbbbbbbb2").text  # a run without plots
+
+
 def test_diff_finds_the_flipped_questions(client: TestClient) -> None:
     d = client.get("/api/results/diff", params={"a": "demo/aaaaaaaaaaa1", "b": "demo/bbbbbbbbbbb2"}).json()
     assert d["metric"] == "ref_em" and d["shared"] == 3

@@ -39,7 +39,7 @@ def _tmp_paths(tmp_path: Path) -> list[str]:
 
 def test_groups_have_options() -> None:
     for group in ("dataset", "cleaner", "ranker", "pruner", "reader", "metric", "experiment", "paths", "run",
-                  "launcher", "hydra"):
+                  "launcher", "hydra", "cost", "logger"):
         assert options(group), group
 
 
@@ -75,7 +75,7 @@ def test_reader_options_instantiate(option: str) -> None:
         assert reader.window == 0  # derived at run start (htmlrag_bench.eval.systems.build.fit_reader_window)
 
 
-@pytest.mark.parametrize("group", ["cleaner", "pruner", "metric", "paths", "run"])
+@pytest.mark.parametrize("group", ["cleaner", "pruner", "metric", "paths", "run", "cost", "logger"])
 def test_single_shape_groups_compose(group: str) -> None:
     for option in options(group):
         cfg = _compose([f"{group}={option}"])
@@ -184,6 +184,8 @@ def test_every_experiment_runs_on_3_examples_with_fake_reader(experiment: str, t
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["n_examples"] == 3 and metrics["n_failed_examples"] == 0
     systems = [cfg.system_name, *cfg.baselines]
+    if cfg.pruner.budgets:  # a budget frontier: one record per system and budget
+        systems = [f"{s}@{b}" for s in systems for b in cfg.pruner.budgets]
     assert set(metrics["systems"]) == set(systems)
     for s in systems:
         assert metrics["systems"][s]["n"] == 3, (s, metrics["systems"][s])

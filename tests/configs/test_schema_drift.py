@@ -67,6 +67,8 @@ MIRRORS: dict[str, Target] = {
     "CorpusSchema": Target("htmlrag.superrag.build.corpus.CorpusConfig"),
     "GraphSystemConfig": Target("htmlrag.superrag.settings.GraphSetting"),
     "JudgeConfig": Target("htmlrag.docqa.judge.LLMJudge"),
+    # the cost group is the price table of the ledger: PriceTable.from_dict(cfg.cost)
+    "CostConfig": Target("htmlrag.evaluation.costs.PriceTable"),
 }
 
 #: Schemas of the harness's own settings, with no library constructor behind them.
@@ -78,6 +80,7 @@ HARNESS_ONLY: dict[str, str] = {
     "PathsConfig": "locations on this machine",
     "RunConfig": "how to run (chunks, caches, failures)",
     "WandbConfig": "logging",
+    "LoggerConfig": "which experiment tracker a finished run is logged to (htmlrag_bench.eval.loggers)",
     "DocQAConfig": "corpus folders and tables; its corpus is checked",
     "FidelityConfig": "the fidelity knobs; checked where they land (the interpolations of the other schemas)",
     "TrainConfig": "htmlrag-train's own settings (transformers' Trainer arguments, data files, DeepSpeed)",
@@ -144,6 +147,13 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("JudgeConfig.prompt", "default"): "set by the judge option (judge=docbench_gpt4); judge=none needs none",
     ("JudgeConfig.cache", "type"): "a switch: the harness passes a SqliteCache (<cache>/judge.sqlite) or None",
     ("JudgeConfig.cache", "default"): "as its type",
+    # budget frontiers and judge draws: settings of the evaluation loop around the constructor
+    ("PrunerConfig.budgets", "name"): "a frontier's budgets: the loop fills each from one ranking "
+        "(htmlrag.evaluation.scoring.budgets.run_at_budgets), the pipeline is built at one budget",
+    ("SystemConfig.budgets", "name"): "as PrunerConfig.budgets",
+    ("JudgeConfig.draws", "name"): "the harness judges each answer this many times (LLMJudge.judge_draws(items, k))",
+    ("JudgeConfig.second", "name"): "a second judge model's reader config, built as another LLMJudge",
+    ("CostConfig.models", "type"): "OmegaConf cannot type nested dicts; PriceTable.from_dict reads each price as float",
 }
 
 #: Schema annotations that stand for a library type.

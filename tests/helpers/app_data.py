@@ -61,6 +61,10 @@ def make_results(root: Path, experiment: str = "demo") -> dict[str, str]:
         (d / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
         (d / "tables" / "results.csv").write_text("system,metric,value\nbm25,ref_em,0.5\n", encoding="utf-8")
         (d / "tables" / "provenance.csv").write_text(f"cell,run\nbm25/ref_em,{d}\n", encoding="utf-8")
+        if name == "A":  # the plots a run writes (htmlrag.evaluation.report)
+            (d / "plots").mkdir()
+            for plot in ("pareto.png", "waterfall.png", "frontier_ref_em.png"):
+                (d / "plots" / plot).write_bytes(png_bytes())
         out[name] = f"{experiment}/{RUN_IDS[name]}"
     (root / experiment / "figure5.png").write_bytes(png_bytes())
     return out

@@ -61,9 +61,12 @@ def rows(results: Path) -> list[dict]:
 
 
 def strip_timing(row: dict) -> dict:
-    """A row without wall-clock and cache-hit fields (they differ between runs by nature)."""
+    """A row without wall-clock and cache-hit fields (they differ between runs by nature; the cost ledger's
+    tokens stay)."""
     row = json.loads(json.dumps(row))
     for rec in row["systems"].values():
         rec.pop("seconds", None)
         rec.pop("cached", None)
+        for key in ("seconds", "gpu_seconds"):
+            (rec.get("cost") or {}).pop(key, None)
     return row

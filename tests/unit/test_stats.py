@@ -56,7 +56,8 @@ def _runs():
 
 
 def test_table_marks_best_second_and_dagger() -> None:
-    t = build_table(_runs(), ["em", "tokens"], directions={"tokens": False}, scales={"tokens": 1.0}, unranked=["tokens"])
+    runs = [{**r, "intervals": {"correction": "none"}} for r in _runs()]  # the paper's uncorrected rule
+    t = build_table(runs, ["em", "tokens"], directions={"tokens": False}, scales={"tokens": 1.0}, unranked=["tokens"])
     md = t.to_markdown()
     lines = {line.split("|")[1].strip(): line for line in md.splitlines() if line.startswith("| ") and "---" not in line}
     assert lines["text"].split("|")[2].strip() == "<u>35.00</u>"     # ASQA second
@@ -72,7 +73,31 @@ def test_table_marks_best_second_and_dagger() -> None:
     assert "40.00}$^\\dagger$" in tex and "\\cmidrule(lr){2-3}" in tex
     rows = list(csv.DictReader(io.StringIO(t.to_csv())))
     assert {"row_group": "", "system": "bm25", "dataset": "ASQA", "metric": "em", "value": "0.3", "p_vs_ours": "0.01",
-            "rank": "3", "dagger": "0"} in rows
+            "rank": "3", "dagger": "0", "ci_low": "", "ci_high": "", "p_adjusted": "0.01", "correction": "none"} in rows
+
+
+def test_table_marks_use_holm_adjusted_p_values_over_the_whole_table() -> None:
+    """The family is every comparison of the table (4 here); the mark needs the adjusted p below alpha. Holm by
+    default: ASQA's p = 0.01 and 0.03 become 0.04 and 0.09, so ours loses its mark there."""
+    from statsmodels.stats.multitest import multipletests
+
+    t = build_table(_runs(), ["em"])
+    assert t.correction == "holm"
+    family = t.comparisons()
+    raw = [t.tests[c.key][r]["p"] for c, r in family]
+    assert sorted(raw) == [0.01, 0.03, 0.04, 0.5]
+    expected = multipletests(raw, alpha=0.05, method="holm")[1]
+    assert [t.adjusted()[(c.key, r)] for c, r in family] == pytest.approx(list(expected))
+    assert not t.dagger(t.columns[0], ("", "htmlrag"))  # 0.09 for text: not significant after correction
+    strong = _runs()
+    strong[0]["tests"]["em"] = {"bm25": {"p": 0.001, "mean_a": 0.40, "mean_b": 0.30},
+                                "text": {"p": 0.002, "mean_a": 0.40, "mean_b": 0.35}}
+    t = build_table(strong, ["em"])
+    assert t.dagger(t.columns[0], ("", "htmlrag"))  # 0.004 and 0.006 adjusted
+    bonf = build_table([{**r, "intervals": {"correction": "bonferroni"}} for r in _runs()], ["em"])
+    assert bonf.adjusted()[(bonf.columns[0].key, ("", "bm25"))] == pytest.approx(0.04)
+    md = t.to_markdown()
+    assert "holm correction over the table's 4 comparisons (alpha 0.05)" in md
 
 
 def test_lower_is_better_direction() -> None:

@@ -28,16 +28,32 @@ Row format (one JSON line per example)::
                         "metric_stats": {metric: [float]},  # corpus-level metrics only (BLEU)
                         "reader_tokens": {"input", "output"},  # prompt and answer tokens of the reader
                         "fmt",                                 # the context's format (html, text, markdown)
+                        "waterfall": [[stage, 0|1], ...],  # did each stage hold the answer (waterfall rule)
+                        "cost": {"seconds": {stage: s}, "gpu_seconds": {stage: s},  # the cost ledger
+                                 "tokens": {model: {"input", "output"}}},
+                        ["budget"],                       # budget frontiers: the row key is name@budget
                         "seconds", "cached", "error": null | "...", ["page_errors": {page index: "..."}],
                         ["context"]}}}
 
 A row holds every input of its scores except the context (kept only with ``save_contexts``), so that
 ``htmlrag-paper verify`` can re-score it: metrics that read the context (reference-text EM, evidence recall)
 are re-scored only from rows that saved it.
+
+**Budget frontiers.** A :class:`System` with ``budgets`` builds its context at every budget from one ranking
+(the pipeline's ``run_budgets``; pipelines without it are run once per budget with the budget changed) and
+adds one record per budget, ``name@budget`` (:func:`htmlrag.evaluation.frontier.budget_name`), each read and
+scored like a system of its own.
+
+**Cost ledger.** ``cost.seconds`` holds the wall seconds of each stage of this record (``clean`` for the page
+cleaning, the pipeline's stages, ``read`` for the reader: its call's time shared evenly among the call's
+prompts), ``cost.gpu_seconds`` the same where CUDA was used (:class:`htmlrag.core.clock.Clock`), and
+``cost.tokens`` the tokens each model read and wrote (rankers' models, the reader). A context or an answer
+taken from a cache keeps the ledger of the run that computed it (the system's cost, not the cache's).
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import time
@@ -45,15 +61,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from htmlrag.core.cache import SqliteCache, content_key
-from htmlrag.core.errors import HtmlRagError, InputError, ServiceError
+from htmlrag.core.cache import SqliteCache
+from htmlrag.core.errors import HtmlRagError, ServiceError
 from htmlrag.core.fingerprint import ROWS, fingerprint
 from htmlrag.core.redact import error_text
 from htmlrag.data.schema import Example
+from htmlrag.evaluation.scoring.contexts import Builder, PageErrors
 from htmlrag.evaluation.scoring.metrics import MetricInput, example_stats, score_example
+from htmlrag.evaluation.scoring.stages import StageCheck
 from htmlrag.evaluation.store import RunStore
-from htmlrag.html.clean import clean_html
-from htmlrag.html.encoding import to_text
 from htmlrag.html.formats import convert
 from htmlrag.readers.base import Reader, ReaderOutput, ReadRequest
 
@@ -78,6 +94,10 @@ class System:
         keep_hidden: cleaning keeps text hidden by markup (:func:`htmlrag.html.clean.is_hidden`; dropped by default).
         fmt: the context format the pipeline produces (selects the reader prompt).
         fingerprint: a string identifying the system's configuration (part of the context cache key).
+        budgets: a budget frontier: the context at each of these budgets from one ranking (row keys
+            ``name@budget``); empty: one context at the pipeline's own budget (row key ``name``).
+        fingerprints: the fingerprint of each budget of a frontier (that budget's one-budget system, so the
+            two share cached contexts).
     """
 
     name: str
@@ -86,6 +106,22 @@ class System:
     fmt: str = "html"
     fingerprint: str = ""
     keep_hidden: bool = False
+    budgets: tuple[int, ...] = ()
+    fingerprints: dict[int, str] = field(default_factory=dict)
+
+    def row_names(self) -> list[str]:
+        """The row keys this system fills: ``name``, or ``name@budget`` per budget of a frontier."""
+        from htmlrag.evaluation.scoring.budgets import budget_name
+
+        return [budget_name(self.name, b) for b in self.budgets] if self.budgets else [self.name]
+
+    def slots(self) -> list[tuple[str, int | None, str]]:
+        """``(row key, budget or None, cache fingerprint)`` of each record."""
+        from htmlrag.evaluation.scoring.budgets import budget_name
+
+        if not self.budgets:
+            return [(self.name, None, self.fingerprint)]
+        return [(budget_name(self.name, b), b, self.fingerprints.get(b, "")) for b in self.budgets]
 
 
 @dataclass
@@ -112,6 +148,8 @@ class EvalSettings:
             subset tables group by (``docqa.subsets``), so they can be recomputed from the rows alone.
         max_consecutive_failures: stop (ServiceError) after this many examples in a row whose reader calls all
             failed (0: never).
+        waterfall: the containment metric of the stage-loss waterfall (``ref_em``, ``evidence_hit``; ``None``:
+            no stage checks; :mod:`htmlrag.evaluation.waterfall`).
     """
 
     metrics: list[str]
@@ -124,6 +162,7 @@ class EvalSettings:
     retry_failed: bool = True
     max_consecutive_failures: int = 8
     row_metadata: tuple[str, ...] = ()
+    waterfall: str | None = None
 
 
 @dataclass
@@ -150,78 +189,6 @@ def context_text(context: str, fmt: str) -> str:
     return convert(context, "text")
 
 
-class PageErrors(InputError):
-    """Some of an example's pages could not be read or cleaned, so the system's context is not built.
-
-    Attributes:
-        pages: page index (as a string) -> the error message.
-    """
-
-    def __init__(self, pages: dict[str, str], total: int) -> None:
-        self.pages = pages
-        first = next(iter(pages))
-        more = f" (and {len(pages) - 1} more)" if len(pages) > 1 else ""
-        super().__init__(f"page {first} of {total}: {pages[first]}{more}; no context is built from the other "
-                         "pages (an error row, retried on a rerun)")
-
-
-class ContextBuilder:
-    """Builds one system's context for one example through the caches (cleaned pages, contexts; errors are never
-    stored); also used to precompute the contexts of systems with a large model before the reader is loaded
-    (:func:`htmlrag_bench.eval.systems.refiners.precompute_heavy`)."""
-
-    def __init__(self, caches: Caches) -> None:
-        self.caches = caches
-
-    def clean(self, page: str | bytes, digest: str, keep_hidden: bool = False) -> str:
-        key = content_key("clean", code_fingerprint(), digest, *(("keep_hidden",) if keep_hidden else ()))
-        hit = self.caches.pages.get(key) if self.caches.pages is not None else None
-        if isinstance(hit, str):
-            return hit
-        cleaned = clean_html(page, name=f"page {digest[:12]}", keep_hidden=keep_hidden)  # raises: nothing stored
-        if self.caches.pages is not None:
-            self.caches.pages.put(key, cleaned)
-        return cleaned
-
-    def _inputs(self, system: System, pages: Sequence[str | bytes], digests: Sequence[str]) -> list[str]:
-        """The pages as the pipeline takes them (cleaned, or decoded); raises :class:`PageErrors`."""
-
-        inputs, page_errors = [], {}
-        for i, (page, digest) in enumerate(zip(pages, digests, strict=True)):
-            try:
-                inputs.append(self.clean(page, digest, system.keep_hidden) if system.clean
-                              else to_text(page, name=f"page {i}"))
-            except ServiceError:  # a cache that does not work (CacheError): stop the run, not this page
-                raise
-            except HtmlRagError as exc:
-                page_errors[str(i)] = str(exc)
-        if page_errors:
-            raise PageErrors(page_errors, len(pages))
-        return inputs
-
-    def context(self, system: System, question: str, pages: Sequence[str | bytes], digests: Sequence[str]
-                ) -> tuple[dict[str, Any], bool]:
-        """``(entry, cached)``: the context, its stage tokens and build seconds.
-
-        Raises:
-            PageErrors: a page could not be read or cleaned.
-            CacheError: a cache does not work.
-        """
-        use_cache = self.caches.contexts is not None and bool(system.fingerprint)
-        key = content_key("context", code_fingerprint(), system.fingerprint, question, list(digests))
-        hit = self.caches.contexts.get(key) if use_cache else None  # type: ignore[union-attr]
-        if isinstance(hit, dict) and not hit.get("page_errors") and "context" in hit:  # older caches held errors
-            return hit, True
-        res = system.pipeline.run(question, self._inputs(system, pages, digests))
-        if getattr(res, "errors", None):  # a pipeline that reads pages itself and left some out
-            raise PageErrors({str(k): str(v) for k, v in res.errors.items()}, len(pages))
-        stages = dict(res.stage_tokens)
-        if not system.clean and "cleaned" in stages:
-            stages["raw"] = stages.pop("cleaned")
-        entry = {"context": res.context, "stage_tokens": stages, "seconds": round(float(res.seconds), 4)}
-        if use_cache:
-            self.caches.contexts.put(key, entry)  # type: ignore[union-attr]
-        return entry, False
 
 
 def _answer_tokens(reader: Reader, text: str) -> int | None:
@@ -266,9 +233,17 @@ def _new_row(index: int, ex: Example, settings: EvalSettings) -> dict[str, Any]:
     return row
 
 
-def _chunk_rows(chunk: Sequence[tuple[int, Example]], systems: Sequence[System], builder: ContextBuilder,
+def stage_check(ex: Example, rule: str | None) -> StageCheck | None:
+    """The waterfall's stage check of one example (``None`` without a waterfall rule)."""
+    if not rule:
+        return None
+    return StageCheck(rule, ex.answers, ex.long_answers, ex.metadata.get("answer_groups", ()))
+
+
+def _chunk_rows(chunk: Sequence[tuple[int, Example]], systems: Sequence[System], builder: Builder,
                 settings: EvalSettings) -> tuple[list[dict[str, Any]], list[ReadRequest], list[tuple[Any, ...]]]:
-    """Rows of a chunk with every system's context built: ``(rows, reader requests, (row, example, system))``."""
+    """Rows of a chunk with every system's context built: ``(rows, reader requests, slots)``, a slot
+    ``(row, example, row key, format, stage check)`` per request."""
     rows, requests, slots = [], [], []
     for index, ex in chunk:
         row = _new_row(index, ex, settings)
@@ -280,22 +255,55 @@ def _chunk_rows(chunk: Sequence[tuple[int, Example]], systems: Sequence[System],
             continue
         digests = [hashlib.sha256(p.encode("utf-8", "surrogatepass") if isinstance(p, str) else p).hexdigest()
                    for p in pages]
+        check = stage_check(ex, settings.waterfall)
         for system in systems:
             ts = time.perf_counter()
             try:
-                entry, cached = builder.context(system, ex.question, pages, digests)
+                built = builder.contexts(system, ex.question, pages, digests, check)
             except ServiceError:  # a cache (or a service) that does not work stops the run
                 raise
             except Exception as exc:
-                row["systems"][system.name] = {"error": _error(exc)}
-                if isinstance(exc, PageErrors):
-                    row["systems"][system.name]["page_errors"] = exc.pages
+                for name in system.row_names():
+                    row["systems"][name] = {"error": _error(exc)}
+                    if isinstance(exc, PageErrors):
+                        row["systems"][name]["page_errors"] = exc.pages
                 continue
-            row["systems"][system.name] = {"stage_tokens": entry["stage_tokens"], "cached": cached, "fmt": system.fmt,
-                                           "seconds": round(time.perf_counter() - ts, 4), "error": None}
-            requests.append(ReadRequest(ex.question, entry["context"], system.fmt, settings.short_answer))
-            slots.append((row, ex, system))
+            took = round((time.perf_counter() - ts) / len(built), 4)
+            for name, budget, entry, cached in built:
+                rec = {"stage_tokens": entry["stage_tokens"], "cached": cached, "fmt": system.fmt, "seconds": took,
+                       "error": None, "cost": copy.deepcopy(entry.get("cost") or {})}
+                if budget is not None:
+                    rec["budget"] = budget
+                if "waterfall" in entry:
+                    rec["waterfall"] = [list(x) for x in entry["waterfall"]]
+                row["systems"][name] = rec
+                requests.append(ReadRequest(ex.question, entry["context"], system.fmt, settings.short_answer))
+                slots.append((row, ex, name, system.fmt, check))
     return rows, requests, slots
+
+
+def _ledger(rec: dict[str, Any], reader: Reader, out: ReaderOutput) -> None:
+    """The reader's part of the record's cost ledger (seconds, GPU seconds, tokens)."""
+    cost = rec.setdefault("cost", {})
+    cost.setdefault("seconds", {})["read"] = round(float(getattr(out, "seconds", 0.0) or 0.0), 4)
+    gpu = getattr(out, "gpu_seconds", None)
+    if gpu is not None:
+        cost.setdefault("gpu_seconds", {})["read"] = round(float(gpu), 4)
+    name = str(getattr(reader, "name", "") or "")
+    if name and name != "none":
+        tokens = cost.setdefault("tokens", {}).setdefault(name, {"input": 0, "output": 0})
+        tokens["input"] += int(out.prompt_tokens or 0)
+        tokens["output"] += int(rec["reader_tokens"].get("output") or 0)
+
+
+def _stages_after(rec: dict[str, Any], check: Any, out: ReaderOutput, fmt: str, reader: Reader) -> None:
+    """The waterfall's last stages: the context the reader was shown, and its answer (with a reader)."""
+    if check is None or "waterfall" not in rec:
+        return
+    scored = (rec.get("scores") or {}).get(check.rule)  # the rule is a metric of the run: its score is the check
+    rec["waterfall"].append(["context", int(scored >= 1.0 if scored is not None else check.holds(out.context, fmt))])
+    if str(getattr(reader, "name", "")) != "none":
+        rec["waterfall"].append(["answer", int(check.holds(out.text, "text"))])
 
 
 def _score(slots: list[tuple[Any, ...]], outputs: list[ReaderOutput | BaseException], settings: EvalSettings,
@@ -303,8 +311,8 @@ def _score(slots: list[tuple[Any, ...]], outputs: list[ReaderOutput | BaseExcept
     """Put each answer and its scores into its row; returns the reader's error per row id that got only errors."""
     failed: dict[str, BaseException] = {}
     answered: set[str] = set()
-    for (row, ex, system), out in zip(slots, outputs, strict=True):
-        rec = row["systems"][system.name]
+    for (row, ex, name, fmt, check), out in zip(slots, outputs, strict=True):
+        rec = row["systems"][name]
         if isinstance(out, BaseException):
             rec["error"] = _error(out)
             failed[row["id"]] = out
@@ -313,16 +321,19 @@ def _score(slots: list[tuple[Any, ...]], outputs: list[ReaderOutput | BaseExcept
         rec["response"] = out.text
         rec["tokens"] = out.context_tokens
         rec["reader_tokens"] = {"input": out.prompt_tokens, "output": _answer_tokens(reader, out.text)}
+        _ledger(rec, reader, out)
         if settings.save_contexts:
             rec["context"] = out.context
         x = MetricInput(response=out.text, context=out.context, answers=ex.answers, long_answers=ex.long_answers,
                         answer_groups=ex.metadata.get("answer_groups", ()),
-                        context_text=context_text(out.context, system.fmt))
+                        context_text=check.plain(out.context, fmt) if check is not None
+                        else context_text(out.context, fmt))
         try:
             rec["scores"] = score_example(settings.metrics, x)
             corpus_stats = example_stats(settings.metrics, x)
             if corpus_stats:
                 rec["metric_stats"] = corpus_stats
+            _stages_after(rec, check, out, fmt, reader)
         except Exception as exc:
             rec["error"] = _error(exc)
     return {k: v for k, v in failed.items() if k not in answered}
@@ -346,7 +357,7 @@ def evaluate(
     """
     t0 = time.perf_counter()
     stats = EvalStats()
-    builder = ContextBuilder(caches or Caches())
+    builder = Builder(caches or Caches(), settings.waterfall)
     mine = [(i, ex) for i, ex in enumerate(examples) if i % settings.world == settings.rank]
     from tqdm.auto import tqdm
 

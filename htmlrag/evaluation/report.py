@@ -1,0 +1,298 @@
+"""The tables and plots beside ``results.md``: budget frontiers, the stage-loss waterfall, the cost/Pareto table,
+for one run (:func:`write_run_report`, called when a run ends, and again by anything that re-derives a run's
+tables from its folder) or across runs (:func:`write_runs_report`, ``htmlrag-paper report``).
+
+Everything is read from the run folders: ``metrics.json`` (means, intervals, tests, the frontier and waterfall
+sections, the interval settings and seed), the rows (``predictions.jsonl``: per-question scores for cross-run
+tests, the cost ledger) and ``cost.json`` / the price table given. Written per run::
+
+    tables/frontier_<metric>.{md,csv,tex,provenance.csv}   plots/frontier_<metric>.png
+    tables/waterfall.{md,csv,tex}                            plots/waterfall.png
+    tables/cost.{md,csv,tex}      cost.json                  plots/pareto.png
+
+A checker that re-derives a run's tables from its folder calls ``write_run_report(run.dir, run.summary,
+run.rows())`` (the price table is then the one ``cost.json`` recorded); the bootstrap seed and settings come from
+``metrics.json["intervals"]``, so the intervals come out the same.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from htmlrag.evaluation.costs import PriceTable, cost_summary
+from htmlrag.evaluation.frontier import (
+    AUC_DEFINITION,
+    budget_name,
+    compare,
+    curve,
+    frontier_groups,
+    scores_by_id,
+)
+from htmlrag.evaluation.grid import Grid, cell, write_formats
+from htmlrag.evaluation.intervals import IntervalSettings
+from htmlrag.evaluation.tables import Column, Table
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class FrontierRow:
+    """One line of a frontier table: its row group and label, its curve (``Curve.to_dict()``), the run it was
+    read from, and its tests against the system under test of its group (key: budget, or ``"AUC"``)."""
+
+    group: str
+    label: str
+    curve: Mapping[str, Any]
+    source: str
+    tests: dict[Any, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def frontier_table(rows: Sequence[FrontierRow], metric: str, ours: str, *, caption: str = "", alpha: float = 0.05,
+                   settings: IntervalSettings | None = None, higher_is_better: bool = True) -> Table:
+    """A :class:`~htmlrag.evaluation.tables.Table`: per budget the metric (with its interval) and the mean context
+    tokens, then the area under the frontier; † on ``ours`` where it beats every other line of its row group
+    (adjusted over every comparison of the table)."""
+    s = settings or IntervalSettings()
+    budgets = sorted({int(b) for r in rows for b in r.curve["budgets"]})
+    cols: list[Column] = []
+    for b in budgets:
+        cols += [Column(str(b), metric, higher_is_better=higher_is_better),
+                 Column(str(b), "tokens", higher_is_better=False, scale=1.0, digits=0, rank=False)]
+    cols.append(Column("AUC", metric, label="area", higher_is_better=higher_is_better))
+    values: dict = {c.key: {} for c in cols}
+    intervals: dict = {c.key: {} for c in cols}
+    tests: dict = {c.key: {} for c in cols}
+    prov: dict = {c.key: {} for c in cols}
+    for r in rows:
+        key = (r.group, r.label)
+        c = r.curve
+        for i, b in enumerate(c["budgets"]):
+            values[(str(b), metric)][key] = c["means"][i]
+            values[(str(b), "tokens")][key] = c["tokens"][i]
+            if c["intervals"][i]:
+                intervals[(str(b), metric)][key] = tuple(c["intervals"][i])
+        values[("AUC", metric)][key] = c.get("auc")
+        if c.get("auc_interval"):
+            intervals[("AUC", metric)][key] = tuple(c["auc_interval"])
+        for k, t in r.tests.items():
+            tests[(str(k), metric)][key] = t
+        for col in cols:
+            prov[col.key][key] = [r.source]
+    notes = [f"Columns per budget: {metric} (%) with its 95% bootstrap interval, and the mean context tokens. "
+             f"area: {AUC_DEFINITION} (x100)."]
+    return Table(cols, [(r.group, r.label) for r in rows], values, tests, ours=ours, caption=caption, alpha=alpha,
+                 notes=notes, provenance=prov, intervals=intervals, correction=s.correction, power=s.power)
+
+
+def _run_rows(summary: Mapping[str, Any], metric: str, source: str) -> list[FrontierRow]:
+    """The frontier lines of one run: its systems, the system under test last, with the run's tests."""
+    fr = summary.get("frontier") or {}
+    ours = fr.get("ours")
+    names = [n for n in fr.get("systems", {}) if n != ours] + ([ours] if ours in fr.get("systems", {}) else [])
+    out = []
+    for base in names:
+        c = fr["systems"][base].get(metric)
+        if c is None:
+            continue
+        tests: dict[Any, Mapping[str, Any]] = {}
+        if base != ours:
+            for b in c["budgets"]:
+                t = summary.get("tests", {}).get(metric, {}).get(budget_name(base, b))
+                if t:
+                    tests[b] = t
+            if (fr.get("auc_tests", {}).get(metric) or {}).get(base):
+                tests["AUC"] = fr["auc_tests"][metric][base]
+        out.append(FrontierRow("", base, c, source, tests))
+    return out
+
+
+def _lines(rows: Sequence[FrontierRow]) -> list[dict[str, Any]]:
+    return [{"label": " ".join(x for x in (r.group, r.label) if x), **r.curve} for r in rows]
+
+
+def write_frontiers(summary: Mapping[str, Any], tables: Path, plots: Path, source: str, caption: str = "") -> list[Path]:
+    """``tables/frontier_<metric>.*`` and ``plots/frontier_<metric>.png`` of one run (nothing without budgets)."""
+    from htmlrag.evaluation.plots import plot_frontier
+    from htmlrag.evaluation.scoring.metrics import get_metric
+
+    if not summary.get("frontier"):
+        return []
+    settings = recorded_settings(summary)
+    out: list[Path] = []
+    for m in summary.get("metric_names") or []:
+        rows = _run_rows(summary, m, source)
+        if not rows:
+            continue
+        table = frontier_table(rows, m, summary["frontier"]["ours"], alpha=float(summary.get("alpha", 0.05)),
+                               caption=caption or f"{m} at each context budget, from one ranking per question",
+                               settings=settings, higher_is_better=get_metric(m).higher_is_better)
+        out += list(write_formats(table, tables, f"frontier_{m}").values())
+        out.append(plot_frontier(_lines(rows), m, plots / f"frontier_{m}.png"))
+    return out
+
+
+def recorded_settings(summary: Mapping[str, Any]) -> IntervalSettings:
+    """The interval settings a run recorded (``metrics.json["intervals"]``), else the defaults."""
+    rec = summary.get("intervals") or {}
+    keys = ("confidence", "n_resamples", "method", "seed", "correction", "power")
+    return IntervalSettings(**{k: rec[k] for k in keys if k in rec})
+
+
+def waterfall_grid(waterfall: Mapping[str, Mapping[str, Any]], caption: str = "") -> Grid:
+    """Per system: the share of questions holding the gold answer through each stage, the stage that loses
+    most (with its loss) and the answers right without the context holding the gold."""
+    from htmlrag.evaluation.scoring.stages import ORDER
+
+    names = list(dict.fromkeys(st for w in waterfall.values() for st in w["stages"]))
+    stages = [s for s in ORDER if s in names] + [s for s in names if s not in ORDER]
+    header = ["system", "n", *stages, "loses most at", "loss", "answer w/o context"]
+    rows = []
+    for name, w in waterfall.items():
+        n = w["n"] or 1
+        held = dict(zip(w["stages"], w["held"], strict=True))
+        lost = dict(zip(w["stages"], w["lost"], strict=True))
+        worst = w.get("worst")
+        rows.append([cell(name), cell(w["n"], "{:d}"), *(cell(held[s] / n if s in held else None, "{:.1f}", 100)
+                                                          for s in stages),
+                     cell(worst or "(none)"), cell(lost[worst] / n if worst else 0.0, "{:.1f}", 100),
+                     cell(w.get("answer_without_context", 0), "{:d}")])
+    notes = ["Held through a stage (%): every stage up to it holds the gold answer (the run's containment rule, "
+             "htmlrag.evaluation.waterfall). loss: the share of questions lost at the stage that loses most."]
+    return Grid(header, rows, caption or "Where the gold answer is lost: stage-loss waterfall", notes)
+
+
+def cost_grid(cost: Mapping[str, Any], caption: str = "") -> Grid:
+    """Quality and cost per system (means per question) with the Pareto front marked."""
+    prices = cost["prices"]
+    models = sorted({m for rec in cost["systems"].values() for m in rec["tokens"]})
+    header = ["system", f"{cost['metric']} (%)", "95% interval", "s/question", "GPU-s/question",
+              *(f"{m} {k}" for m in models for k in ("in", "out")), f"{prices['currency']}/1k questions", "Pareto"]
+    rows = []
+    for name, rec in cost["systems"].items():
+        ci = rec.get("interval")
+        tok = [cell((rec["tokens"].get(m) or {}).get(k), "{:.0f}") for m in models for k in ("input", "output")]
+        rows.append([cell(name), cell(rec["quality"], "{:.2f}", 100),
+                     cell(f"[{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]" if ci else None),
+                     cell(rec["seconds"], "{:.3f}"), cell(rec["gpu_seconds"], "{:.3f}"), *tok,
+                     cell(rec["money"], "{:.4f}", 1000), cell("yes" if rec["front"] else "")])
+    unpriced = sorted({m for rec in cost["systems"].values() for m in rec["unpriced"]})
+    notes = [f"Price table {prices['name']!r}: per million tokens {json.dumps(prices['models'], sort_keys=True)}, "
+             f"GPU-hour {prices['gpu_hour']}, CPU-hour {prices['cpu_hour']} ({prices['currency']}). Pareto: on the "
+             f"front of {cost['metric']} against {cost['axis']} per question. Tokens and seconds: means per question.",
+             *([f"Unpriced models (tokens reported, not priced): {', '.join(unpriced)}."] if unpriced else [])]
+    return Grid(header, rows, caption or "Quality and cost per question", notes)
+
+
+def _in_order(summary: Mapping[str, Any], names: Mapping[str, Any]) -> list[str]:
+    """``names`` in the run's system order (``metrics.json`` keeps its dictionaries sorted by name)."""
+    order = [s for s in summary.get("system_order") or [] if s in names]
+    return order + sorted(s for s in names if s not in order)
+
+
+def write_run_report(run_dir: Path, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                     prices: PriceTable | None = None) -> list[Path]:
+    """Every table and plot of this module for one run (see the module docstring); ``prices``: the price table
+    (``None``: the one the run's ``cost.json`` recorded, else none)."""
+    from htmlrag.evaluation.plots import plot_pareto, plot_waterfall
+    from htmlrag.evaluation.store import atomic_write, dump_json
+
+    tables, plots = run_dir / "tables", run_dir / "plots"
+    out = write_frontiers(summary, tables, plots, str(run_dir))
+    if summary.get("waterfall"):
+        falls = {s: summary["waterfall"][s] for s in _in_order(summary, summary["waterfall"])}
+        out += list(write_formats(waterfall_grid(falls), tables, "waterfall").values())
+        out.append(plot_waterfall(falls, plots / "waterfall.png"))
+    if prices is None:
+        recorded = json.loads((run_dir / "cost.json").read_text()) if (run_dir / "cost.json").is_file() else {}
+        prices = PriceTable.from_dict(recorded.get("prices"))
+    cost = cost_summary(rows, summary, prices)
+    if cost:
+        atomic_write(run_dir / "cost.json", dump_json(cost))
+        out += [run_dir / "cost.json", *write_formats(cost_grid(cost), tables, "cost").values()]
+        axis = "money" if cost["axis"] == "money" else "seconds"
+        points = [{"label": s, "cost": r[axis], "quality": r["quality"], "interval": r["interval"], "front": r["front"]}
+                  for s, r in cost["systems"].items()]
+        unit = f"{cost['prices']['currency']} per question" if axis == "money" else "seconds per question"
+        out.append(plot_pareto(points, plots / "pareto.png", cost["metric"], unit))
+    return out
+
+
+def cross_run_frontier(runs: Sequence[Any], labels: Sequence[str], metric: str, ours: str,
+                       settings: IntervalSettings) -> list[FrontierRow]:
+    """Frontier lines of several runs (``runs``: :class:`htmlrag.evaluation.runs.Run`), one row group per system
+    and one line per run (its label); each run's line is tested against the ``ours`` run's line of the same
+    system, budget by budget and on the area, paired by question id."""
+    lines: dict[str, dict[str, tuple[Any, dict[int, dict[str, float]], str]]] = {}
+    for run, label in zip(runs, labels, strict=True):
+        rows = run.rows()
+        for base, pts in frontier_groups(list(run.summary.get("systems") or [])).items():
+            c = curve(rows, pts, metric, settings)
+            by_budget = {b: scores_by_id(rows, name, metric) for b, name in pts}
+            lines.setdefault(base, {})[label] = (c, by_budget, str(run.dir))
+    out = []
+    for base, by_label in lines.items():
+        mine = by_label.get(ours)
+        for label, (c, scores, src) in sorted(by_label.items(), key=lambda kv: kv[0] == ours):
+            tests: dict[Any, Mapping[str, Any]] = {}
+            if mine is not None and label != ours:
+                for b in c.budgets:
+                    if b in mine[1]:
+                        tests[b] = compare(mine[1][b], scores[b], settings)
+                tests["AUC"] = compare(mine[0].auc_scores, c.auc_scores, settings)
+            out.append(FrontierRow(base, label, c.to_dict(), src, tests))
+    return out
+
+
+def write_runs_report(runs: Sequence[Any], out: Path, metrics: Sequence[str] | None = None,
+                      ours: str | None = None) -> list[Path]:
+    """The frontier, waterfall and cost tables and plots over several runs (``htmlrag-paper report``): the runs
+    are labelled by the settings that tell them apart (``fidelity=paper``); frontiers get one row group per
+    system and one line per run, each tested against the ``ours`` run (default: the last run given) with the
+    first run's recorded interval settings; waterfalls and costs list ``system (run label)``."""
+    from htmlrag.evaluation.costs import pareto_front
+    from htmlrag.evaluation.plots import plot_frontier, plot_waterfall
+    from htmlrag.evaluation.runs import label_apart
+    from htmlrag.evaluation.scoring.metrics import get_metric
+
+    named = label_apart(runs, lambda r: "")
+    labels = [named[r] or r.run_id for r in runs]
+    ours = ours or labels[-1]
+    if ours not in labels:
+        raise ValueError(f"--ours {ours!r} is not a run label; labels: {labels}")
+    settings = recorded_settings(runs[0].summary)
+    written: list[Path] = []
+    for m in metrics or runs[0].summary.get("metric_names") or []:
+        rows = cross_run_frontier(runs, labels, m, ours, settings)
+        if not rows:
+            continue
+        table = frontier_table(rows, m, ours, alpha=float(runs[0].summary.get("alpha", 0.05)), settings=settings,
+                               caption=f"{m} at each context budget; each run against {ours}",
+                               higher_is_better=get_metric(m).higher_is_better)
+        table.notes.append("Runs: " + "; ".join(f"{lb}: {r.dir}" for r, lb in zip(runs, labels, strict=True)))
+        written += list(write_formats(table, out / "tables", f"frontier_{m}").values())
+        written.append(plot_frontier(_lines(rows), m, out / "plots" / f"frontier_{m}.png"))
+    sources = "Runs: " + "; ".join(f"{lb}: {r.dir}" for r, lb in zip(runs, labels, strict=True))
+    falls = {f"{s} ({lb})": r.summary["waterfall"][s] for r, lb in zip(runs, labels, strict=True)
+             for s in _in_order(r.summary, r.summary.get("waterfall") or {})}
+    if falls:
+        grid = waterfall_grid(falls)
+        grid.notes.append(sources)
+        written += list(write_formats(grid, out / "tables", "waterfall").values())
+        written.append(plot_waterfall(falls, out / "plots" / "waterfall.png"))
+    costs = [(r.json("cost.json") or {}, lb) for r, lb in zip(runs, labels, strict=True)]
+    costs = [(c, lb) for c, lb in costs if c.get("systems")]
+    if costs:
+        merged = dict(costs[0][0])
+        merged["systems"] = {f"{s} ({lb})": rec for c, lb in costs for s, rec in c["systems"].items()}
+        front = pareto_front({s: (rec["quality"], rec[merged["axis"]]) for s, rec in merged["systems"].items()})
+        for s, rec in merged["systems"].items():
+            rec["front"] = s in front
+        grid = cost_grid(merged)
+        grid.notes.append(sources + " (each run's cost.json; its price table)")
+        written += list(write_formats(grid, out / "tables", "cost").values())
+    return written
