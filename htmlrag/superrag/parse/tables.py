@@ -42,7 +42,8 @@ from htmlrag.superrag.parse.model import BBox, Line, TableItem
 
 log = logging.getLogger(__name__)
 
-_UNITS_BEFORE = {"$", "€", "£", "¥", "("}
+_CURRENCY = {"$", "€", "£", "¥"}
+_UNITS_BEFORE = {*_CURRENCY, "("}
 _UNITS_AFTER = {"%", ")", "%)"}
 
 
@@ -119,7 +120,9 @@ def text_rows(words: list[Word], tol: float = 2.5) -> list[TextRow]:
     """Words (``page.get_text("words")`` tuples) grouped into visual rows, top to bottom, each split into
     phrases at horizontal gaps wider than the row's height (a wide gap separates table cells; word spaces,
     even in justified prose, are far narrower). A currency sign or opening parenthesis just before a wide gap
-    starts the next phrase (statements set ``$`` right after the amount of the column before)."""
+    starts the next phrase (statements set ``$`` right after the amount of the column before), and a phrase of
+    currency signs only joins the phrase after it (statements that set ``$`` alone at the column's left edge,
+    on some rows only)."""
     groups: list[list[Word]] = []
     for w in sorted(words, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
         cy = (w[1] + w[3]) / 2
@@ -141,7 +144,25 @@ def text_rows(words: list[Word], tol: float = 2.5) -> list[TextRow]:
         for a, b in itertools.pairwise(phrases):  # "52,747 $ | 51,728": the sign belongs to the amount after the gap
             if len(a) > 1 and a[-1][4] in _UNITS_BEFORE:
                 b.insert(0, a.pop())
+        # "$ |     11,715": a sign set alone at the column's left edge is part of the amount after it, not a cell
+        # of its own (else rows with and without a sign have different phrase counts and no columns line up)
+        phrases = [p for p in _join_signs(phrases) if p]
         out.append(TextRow(box, [(p[0][0], p[-1][2], _join_words([w[4] for w in p])) for p in phrases]))
+    return out
+
+
+def _join_signs(phrases: list[list[Word]]) -> list[list[Word]]:
+    """Each phrase made only of currency signs joined to the phrase after it (the amount it belongs to)."""
+    out: list[list[Word]] = []
+    carry: list[Word] = []
+    for p in phrases:
+        if all(w[4] in _CURRENCY for w in p):
+            carry += p
+            continue
+        out.append(carry + p)
+        carry = []
+    if carry:
+        out.append(carry)
     return out
 
 
