@@ -227,6 +227,13 @@ def test_a_currency_sign_alone_at_the_column_edge_belongs_to_its_amount() -> Non
     assert got[0].rows[4] == ["Total net revenue", "$11,715", "$18,353"]
     assert all(len(r) == 3 for r in got[0].rows)
 
+    # a lone line centred over the amounts just above ("Three Months Ended") heads the table as a column
+    # heading; a lone line at the left margin above it ("Note 2 : Operating Segments") stays a heading
+    above = _words(72, (40, "Note 2 : Operating Segments")) + _words(86, (470, "Three Months Ended"))
+    got = aligned_tables(text_rows(above + words), set(), 1, 612.0)
+    assert len(got) == 1 and got[0].rows[0] == ["", "Three Months Ended", ""]
+    assert not any("Note 2" in c for r in got[0].rows for c in r)
+
 
 def test_a_two_column_page_has_no_text_tables(tmp_path: Path) -> None:
     doc = parse_pdf(mk.two_column_pdf(tmp_path / "two.pdf"))
