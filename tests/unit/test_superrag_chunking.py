@@ -39,8 +39,27 @@ def test_short_sections_run_on_into_the_next_with_their_heading() -> None:
              for e in es]
     assert under == [("acme-1:sectionchunk:1", "acme-1:mainsection:1"), ("acme-1:sectionchunk:1", "acme-1:section:1"),
                      ("acme-1:sectionchunk:1", "acme-1:section:2"), ("acme-1:sectionchunk:2", "acme-1:section:3")]
-    small = pack_chunks(doc, chunk_words=60, min_words=50)  # a full chunk is cut inside a section
-    assert [len(c.words) for c in small] == [60, 60, 2 + 1 + 5] and small[1].section == 2  # 2 words run on
+    # a section longer than a chunk is cut into equal chunks (10 + 1 + 10 + 1 + 100 = 122 words at 60: three of
+    # 41, 41, 40, not 60 + 60 + a tail of 2 that ran on into "Tax"); the last, 40 < 50 words, takes Tax's
+    # heading and 5 words
+    small = pack_chunks(doc, chunk_words=60, min_words=50)
+    assert [len(c.words) for c in small] == [41, 41, 40 + 1 + 5] and small[1].section == 2
+
+
+def test_a_long_section_leaves_no_short_tail_and_a_chunk_is_named_by_most_of_its_words() -> None:
+    """315 words at 150 are three chunks of 105 (no 15-word tail that runs on into the next section and names
+    a chunk of that section's text); a chunk that does hold two sections' text is titled by the one holding
+    most of its words (10 words of "Divestitures" then 120 of "Note 9: Borrowings": the borrowings)."""
+    doc = _doc([_sec("Notes", 1, None), _sec("Divestitures", 2, 0, _para(1, 315, "d")),
+                _sec("Note 9: Borrowings", 2, 0, _para(2, 120, "b"))])
+    chunks = pack_chunks(doc, chunk_words=150, min_words=75)
+    assert [len(c.words) for c in chunks] == [105, 105, 105, 120]
+    g = document_graph(doc, chunk_words=150, min_chunk_words=75)
+    assert [c["title"] for c in g.nodes["SectionChunk"]][-1] == "Notes > Note 9: Borrowings"
+    doc = _doc([_sec("Notes", 1, None), _sec("Divestitures", 2, 0, _para(1, 10, "d")),
+                _sec("Note 9: Borrowings", 2, 0, _para(2, 120, "b"))])
+    g = document_graph(doc, chunk_words=150, min_chunk_words=75)
+    assert [c["title"] for c in g.nodes["SectionChunk"]] == ["Notes > Note 9: Borrowings"]
 
 
 def test_every_section_stands_alone_when_min_words_is_zero() -> None:

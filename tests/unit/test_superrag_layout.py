@@ -204,6 +204,37 @@ def test_aligned_text_tables_need_aligned_columns_of_amounts() -> None:
     assert [t for _, _, t in text_rows(signs)[0].phrases] == ["Revenue", "$52,747", "$51,728"]
 
 
+def test_a_currency_sign_alone_at_the_column_edge_belongs_to_its_amount() -> None:
+    """Statements that set ``$`` alone at a column's left edge, far from the amount, on the first and total rows
+    only (Intel's 10-Q, a Workiva filing): the sign joins the amount after it, so every row has the same cells
+    and the statement is found as one table with the sign in its amount cells (before, the sign rows had more
+    phrases than the others, the columns did not line up and the table's text became paragraphs and headings)."""
+    from htmlrag.superrag.parse.tables import aligned_tables, text_rows
+
+    def row(y: float, label: str, a: str, b: str, sign: bool) -> list[tuple[float, float, float, float, str]]:
+        words = _words(y, (40, label), (482, a), (551, b))
+        if sign:
+            words += [(445.0, y, 450.0, y + 9.0, "$"), (514.0, y, 519.0, y + 9.0, "$")]
+        return words
+
+    body = [("Desktop", "1,879", "2,641", True), ("Notebook", "3,407", "5,959", False),
+            ("Other", "481", "722", False), ("Mobileye", "458", "394", False),
+            ("Total net revenue", "11,715", "18,353", True), ("Operating income", "520", "2,722", True)]
+    words = [w for i, (label, a, b, sign) in enumerate(body) for w in row(100 + 14 * i, label, a, b, sign)]
+    assert [t for _, _, t in text_rows(words)[0].phrases] == ["Desktop", "$1,879", "$2,641"]
+    got = aligned_tables(text_rows(words), set(), 1, 612.0)
+    assert len(got) == 1
+    assert got[0].rows[4] == ["Total net revenue", "$11,715", "$18,353"]
+    assert all(len(r) == 3 for r in got[0].rows)
+
+    # a lone line centred over the amounts just above ("Three Months Ended") heads the table as a column
+    # heading; a lone line at the left margin above it ("Note 2 : Operating Segments") stays a heading
+    above = _words(72, (40, "Note 2 : Operating Segments")) + _words(86, (470, "Three Months Ended"))
+    got = aligned_tables(text_rows(above + words), set(), 1, 612.0)
+    assert len(got) == 1 and got[0].rows[0] == ["", "Three Months Ended", ""]
+    assert not any("Note 2" in c for r in got[0].rows for c in r)
+
+
 def test_a_two_column_page_has_no_text_tables(tmp_path: Path) -> None:
     doc = parse_pdf(mk.two_column_pdf(tmp_path / "two.pdf"))
     assert doc.tables == []

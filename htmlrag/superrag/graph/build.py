@@ -3,13 +3,15 @@
 Node ids are ``<doc_id>:<kind>:<n>``.
 
 Chunking: body paragraphs are packed in reading order into SectionChunks of at most ``chunk_words`` words (a
-longer paragraph is cut at word boundaries). A section boundary closes the chunk being packed only when it
-already holds ``min_chunk_words`` words; a shorter one runs on into the next section, with that section's
-heading kept in its text (so a document cut into many small sections by its headings does not become many
-tiny chunks). Tables and figures between paragraphs do not close a chunk. A chunk hangs (``IS_UNDER``) under
-the section it starts in and under every later section whose text it holds, so each section still reaches
-its text; its title is the first section's title path (``Item 2 > Gross Margin``, up to 3 levels), embedded
-with its text.
+longer paragraph is cut at word boundaries). A section's text is cut into chunks of equal size (315 words at
+150: three of 105, not 150 + 150 + 15), so no section leaves a short tail that runs on into the next section.
+A section boundary closes the chunk being packed only when it already holds ``min_chunk_words`` words; a
+shorter one runs on into the next section, with that section's heading kept in its text (so a document cut
+into many small sections by its headings does not become many tiny chunks). Tables and figures between
+paragraphs do not close a chunk. A chunk hangs (``IS_UNDER``) under the section it starts in and under every
+later section whose text it holds, so each section still reaches its text; its title is the title path
+(``Item 2 > Gross Margin``, up to 3 levels) of the section that holds most of its words, embedded with its
+text (a chunk of 15 words of "Divestitures" and 135 of "Note 9: Borrowings" is titled by the borrowings).
 
 A table becomes a Table node (full HTML) and TableChunks of at most ``table_rows`` body rows, each repeating
 the table's heading rows (:func:`header_rows`: the leading rows without a value, e.g. "Three Months Ended" /
@@ -71,6 +73,16 @@ class _Chunk:
     words: list[str] = field(default_factory=list)
     pages: list[int] = field(default_factory=list)
     more: list[int] = field(default_factory=list)  # later sections whose text it also holds
+    counts: dict[int, int] = field(default_factory=dict)  # words per section (headings kept in the text included)
+
+    def add(self, section: int, words: list[str]) -> None:
+        self.words += words
+        self.counts[section] = self.counts.get(section, 0) + len(words)
+
+    @property
+    def main(self) -> int:
+        """The section holding most of the chunk's words (the first of equals): it names the chunk."""
+        return max(self.counts, key=lambda s: (self.counts[s], -s)) if self.counts else self.section
 
 
 def pack_chunks(doc: ParsedDocument, chunk_words: int, min_words: int) -> list[_Chunk]:
@@ -82,9 +94,11 @@ def pack_chunks(doc: ParsedDocument, chunk_words: int, min_words: int) -> list[_
             out.append(cur)
             cur = None
         if cur is not None:  # a short section's text runs on: keep the heading in the text
-            cur.words += sec.title.split()
+            cur.add(si, sec.title.split())
             cur.pages.append(sec.page)
             cur.more.append(si)
+        size = _even_size((len(cur.words) if cur else 0)
+                          + sum(len(it.text.split()) for it in sec.items if isinstance(it, Paragraph)), chunk_words)
         for pos, item in enumerate(sec.items):
             if not isinstance(item, Paragraph):
                 continue
@@ -92,17 +106,24 @@ def pack_chunks(doc: ParsedDocument, chunk_words: int, min_words: int) -> list[_
             while words:
                 if cur is None:
                     cur = _Chunk(si, si * 10_000 + pos)
-                room = chunk_words - len(cur.words)
+                room = size - len(cur.words)
                 if room <= 0:
                     out.append(cur)
                     cur = None
                     continue
-                cur.words += words[:room]
+                cur.add(si, words[:room])
                 cur.pages.append(item.page)
                 words = words[room:]
     if cur is not None and cur.words:
         out.append(cur)
     return out
+
+
+def _even_size(total: int, most: int) -> int:
+    """The size of each of the fewest chunks of at most ``most`` words that hold ``total`` words, as equal as
+    they can be (315 at 150: 105)."""
+    parts = max(1, -(-total // most))
+    return max(1, -(-total // parts))
 
 
 def company_id(name: str) -> str:
@@ -213,8 +234,8 @@ def _add_chunks(g: GraphDoc, chunks: list[_Chunk], doc: ParsedDocument, sec_ref:
     for n, ch in enumerate(chunks, start=1):
         cid = f"{g.doc_id}:sectionchunk:{n}"
         p0, p1 = min(ch.pages), max(ch.pages)
-        g.add("SectionChunk", id=cid, title=paths[ch.section], text=" ".join(ch.words), page_start=p0,
-              page_end=p1, ord=ch.ord, level=doc.sections[ch.section].level)
+        g.add("SectionChunk", id=cid, title=paths[ch.main], text=" ".join(ch.words), page_start=p0,
+              page_end=p1, ord=ch.ord, level=doc.sections[ch.main].level)
         for si in dict.fromkeys([ch.section, *ch.more]):
             g.link("IS_UNDER", ("SectionChunk", cid), sec_ref[si])
         for p in range(p0, p1 + 1):

@@ -26,7 +26,9 @@ are found from the text (:func:`aligned_tables`): a run of at least ``3`` consec
 phrases, none of them prose, whose phrases line up into the same columns (the rows with the run's most
 frequent phrase count define the columns; their phrases must not straddle two columns) and whose value cells
 are mostly numbers (a statement, not a two-column list of words). Short lone phrases inside the run ("Net
-sales:") are rows too; at the run's ends they are headings and stay in the text.
+sales:") are rows too; at the run's ends they are headings and stay in the text, except lone phrases just
+above the run that lie over its value columns ("Three Months Ended" centred over the amounts): those are column
+headings and head the table.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ from htmlrag.superrag.parse.model import BBox, Line, TableItem
 
 log = logging.getLogger(__name__)
 
-_UNITS_BEFORE = {"$", "€", "£", "¥", "("}
+_CURRENCY = {"$", "€", "£", "¥"}
+_UNITS_BEFORE = {*_CURRENCY, "("}
 _UNITS_AFTER = {"%", ")", "%)"}
 
 
@@ -119,7 +122,9 @@ def text_rows(words: list[Word], tol: float = 2.5) -> list[TextRow]:
     """Words (``page.get_text("words")`` tuples) grouped into visual rows, top to bottom, each split into
     phrases at horizontal gaps wider than the row's height (a wide gap separates table cells; word spaces,
     even in justified prose, are far narrower). A currency sign or opening parenthesis just before a wide gap
-    starts the next phrase (statements set ``$`` right after the amount of the column before)."""
+    starts the next phrase (statements set ``$`` right after the amount of the column before), and a phrase of
+    currency signs only joins the phrase after it (statements that set ``$`` alone at the column's left edge,
+    on some rows only)."""
     groups: list[list[Word]] = []
     for w in sorted(words, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
         cy = (w[1] + w[3]) / 2
@@ -141,7 +146,25 @@ def text_rows(words: list[Word], tol: float = 2.5) -> list[TextRow]:
         for a, b in itertools.pairwise(phrases):  # "52,747 $ | 51,728": the sign belongs to the amount after the gap
             if len(a) > 1 and a[-1][4] in _UNITS_BEFORE:
                 b.insert(0, a.pop())
+        # "$ |     11,715": a sign set alone at the column's left edge is part of the amount after it, not a cell
+        # of its own (else rows with and without a sign have different phrase counts and no columns line up)
+        phrases = [p for p in _join_signs(phrases) if p]
         out.append(TextRow(box, [(p[0][0], p[-1][2], _join_words([w[4] for w in p])) for p in phrases]))
+    return out
+
+
+def _join_signs(phrases: list[list[Word]]) -> list[list[Word]]:
+    """Each phrase made only of currency signs joined to the phrase after it (the amount it belongs to)."""
+    out: list[list[Word]] = []
+    carry: list[Word] = []
+    for p in phrases:
+        if all(w[4] in _CURRENCY for w in p):
+            carry += p
+            continue
+        out.append(carry + p)
+        carry = []
+    if carry:
+        out.append(carry)
     return out
 
 
@@ -231,21 +254,23 @@ def aligned_tables(trows: list[TextRow], taken: set[int], page_no: int, page_wid
         runs.append(cur)
     out: list[TableItem] = []
     for run in runs:
+        lead: list[int] = []
         while run and len(trows[run[0]].phrases) < 2:  # lone phrases at the ends: headings or captions
+            lead.append(run[0])
             run = run[1:]
         while run and len(trows[run[-1]].phrases) < 2:
             run = run[:-1]
         multi = [i for i in run if len(trows[i].phrases) >= 2]
         if len(multi) < min_rows:
             continue
-        table = _aligned(trows, run, multi, page_no, numeric_share, min_rows)
+        table = _aligned(trows, run, multi, page_no, numeric_share, min_rows, lead)
         if table is not None:
             out.append(table)
     return out
 
 
 def _aligned(trows: list[TextRow], run: list[int], multi: list[int], page_no: int,
-             numeric_share: float, min_rows: int) -> TableItem | None:
+             numeric_share: float, min_rows: int, lead: list[int] = (), tol: float = 6.0) -> TableItem | None:
     counts: dict[int, int] = {}
     for i in multi:
         counts[len(trows[i].phrases)] = counts.get(len(trows[i].phrases), 0) + 1
@@ -272,6 +297,12 @@ def _aligned(trows: list[TextRow], run: list[int], multi: list[int], page_no: in
     values = [t for i in body for _, _, t in trows[i].phrases[1:]]
     if len(body) < min_rows or sum(map(_numeric, values)) < numeric_share * len(values):
         return None
+    heads: list[int] = []  # lone phrases just above the run that sit over the value columns ("Three Months
+    for i in reversed(lead):  # Ended" centred over the amounts) are column headings, not headings of the text
+        if trows[i].bbox[0] < columns[1][0] - tol:
+            break
+        heads.insert(0, i)
+    run = heads + run
     cells = clean_rows([to_cells(trows[i], columns) for i in run])
     if len(cells) < 2:
         return None
