@@ -190,7 +190,7 @@ def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str
     correction, power = recorded_correction([r.summary for *_, r in placed])
     return Table(columns, rows, values, tests, ours=ours, caption=" ".join(x for x in (caption, fid) if x),
                  alpha=alpha, notes=list(notes), provenance=prov, intervals=intervals, correction=correction,
-                 power=power)
+                 power=power, legacy=not any(r.summary.get("intervals") for *_, r in placed))
 
 
 def main_table(runs: Sequence[Run], caption: str = "", metrics: Sequence[str] | None = None) -> Any:

@@ -106,6 +106,9 @@ class Table:
         correction: the multiple-comparison correction over the table's comparisons (``holm``, ``bonferroni``,
             ``fdr_bh``, ``none``).
         power: the power of the smallest detectable difference printed under the table.
+        legacy: the runs were written before intervals and corrections were recorded
+            (:func:`recorded_correction`): the table is printed as it was then (the paper's uncorrected rule, no
+            line of n, test and detectable difference), so ``htmlrag-paper verify`` still checks their tables.
     """
 
     columns: list[Column]
@@ -120,9 +123,12 @@ class Table:
     intervals: dict[tuple[str, str], dict] = field(default_factory=dict)
     correction: str = "holm"
     power: float = 0.8
+    legacy: bool = False
 
     def __post_init__(self) -> None:
         self.rows = [r if isinstance(r, tuple) else ("", r) for r in self.rows]
+        if self.legacy:
+            self.correction = "none"
         keys = [c.key for c in self.columns]
         dup = sorted({k for k in keys if keys.count(k) > 1})
         if dup:
@@ -208,7 +214,7 @@ class Table:
         from htmlrag.evaluation.intervals import detectable_difference, per_test_alpha
 
         family = self.comparisons()
-        if not family:
+        if not family or self.legacy:
             return ""
         ns = sorted({int(self.tests[c.key][r].get("n") or 0) for c, r in family} - {0})
         level = per_test_alpha(self.alpha, self.correction, len(family))
@@ -300,8 +306,8 @@ class Table:
         and the dagger."""
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["row_group", "system", "dataset", "metric", "value", "p_vs_ours", "rank", "dagger", "ci_low",
-                    "ci_high", "p_adjusted", "correction"])
+        extra = [] if self.legacy else ["ci_low", "ci_high", "p_adjusted", "correction"]  # legacy: as then
+        w.writerow(["row_group", "system", "dataset", "metric", "value", "p_vs_ours", "rank", "dagger", *extra])
         ranks = [self._ranks(c) for c in self.columns]
         adjusted = self.adjusted()
         for row in self.rows:
@@ -310,10 +316,11 @@ class Table:
                 p = (self.tests.get(col.key, {}).get(row) or {}).get("p")
                 ci = self.intervals.get(col.key, {}).get(row) or (None, None)
                 pa = adjusted.get((col.key, row))
+                more = [*("" if x is None else repr(float(x)) for x in ci), "" if pa is None else repr(pa),
+                        self.correction if pa is not None else ""]
                 w.writerow([row[0], row[1], col.dataset, col.metric, "" if v is None else repr(float(v)),
                             "" if p is None else repr(float(p)), "" if row not in rk else rk[row] + 1,
-                            int(self.dagger(col, row)), *("" if x is None else repr(float(x)) for x in ci),
-                            "" if pa is None else repr(pa), self.correction if pa is not None else ""])
+                            int(self.dagger(col, row)), *([] if self.legacy else more)])
         return buf.getvalue()
 
     def provenance_csv(self) -> str:
@@ -423,7 +430,8 @@ def build_table(
     rows = _order_rows(rows, ours)
     correction, power = recorded_correction(runs)
     return Table(columns, rows, values, tests, ours=ours, caption=caption, alpha=alpha, notes=list(notes),
-                 provenance=prov, intervals=intervals, correction=correction, power=power)
+                 provenance=prov, intervals=intervals, correction=correction, power=power,
+                 legacy=not any(r.get("intervals") for r in runs))
 
 
 def _row_key(run: Mapping) -> Any:

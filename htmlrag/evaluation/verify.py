@@ -208,6 +208,20 @@ def _score_cause(rid: str, causes: Causes) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- metrics.json
+def strip_intervals(summary: dict[str, Any]) -> None:
+    """Remove what a run written before intervals did not record: the settings, each cell's interval, each
+    test's ``sd_diff`` and ``diff_ci`` (its tables are then printed as they were, :attr:`Table.legacy`)."""
+    summary.pop("intervals", None)
+    for entry in (summary.get("systems") or {}).values():
+        if isinstance(entry, dict):
+            entry.pop("intervals", None)
+    for by in (summary.get("tests") or {}).values():
+        for t in (by or {}).values():
+            if isinstance(t, dict):
+                t.pop("sd_diff", None)
+                t.pop("diff_ci", None)
+
+
 def recompute(run: Run, res: Rescored) -> dict[str, Any]:
     """``metrics.json`` as the rows give it: :func:`~htmlrag.evaluation.summary.summarize` of the re-scored rows,
     with the run's identity and records taken from the stored file; metrics the rows cannot be aggregated on
@@ -222,6 +236,8 @@ def recompute(run: Run, res: Rescored) -> dict[str, Any]:
                     alpha=float(stored.get("alpha", 0.05)), fidelity=stored.get("fidelity"), reader=stored.get("reader"),
                     intervals=recorded_settings(stored))
     new = json.loads(json.dumps(new))  # as read back from the file (NaN -> null, ints stay ints)
+    if "intervals" not in stored:  # written before intervals were recorded: compare what it recorded
+        strip_intervals(new)
     for key in IDENTITY:
         if key in stored:
             new[key] = stored[key]

@@ -116,3 +116,21 @@ def test_table_prints_intervals_the_correction_and_the_detectable_difference() -
     assert float(base["p_adjusted"]) == pytest.approx(multipletests([0.01, 0.04], method="holm")[1][0])
     bonf = build_table([_run("bonferroni")], ["em"])
     assert not bonf.dagger(bonf.columns[0], ("", "ours"))                # 0.04 x 2 = 0.08
+
+
+def test_runs_from_before_intervals_are_tabled_as_they_were() -> None:
+    """A run that recorded no interval settings (written before them) keeps its table: the paper's uncorrected
+    rule, no interval, no line of n and detectable difference, the CSV's former columns; so its stored tables
+    still verify. One run that recorded them is enough for the corrected table."""
+    old = _run()
+    del old["intervals"]
+    for e in old["systems"].values():
+        del e["intervals"]
+    t = build_table([old], ["em"])
+    md = t.to_markdown()
+    assert t.legacy and t.correction == "none"
+    assert "| ours | **50.00**† |" in md  # uncorrected: p 0.01 and 0.04 < 0.05
+    assert "adjusted" not in md and "correction over" not in md and "Smallest detectable" not in md
+    assert next(csv.reader(io.StringIO(t.to_csv())))[-1] == "dagger"
+    mixed = build_table([old, {**_run(), "dataset": "e"}], ["em"])
+    assert not mixed.legacy and mixed.correction == "holm"

@@ -175,7 +175,8 @@ def test_subset_tables_and_pairwise_tests_are_checked(tmp_path: Path, capsys) ->
     pw.write_text(json.dumps(data))
     status, out = verify(capsys, run)
     assert status == 1
-    assert "tables/by_type/results.md: row 'ours', column 'all em': stored **90.00**, recomputed **100.00**" in out
+    assert ("tables/by_type/results.md: row 'ours', column 'all em': stored **90.00** [100.00, 100.00], "
+            "recomputed **100.00** [100.00, 100.00]") in out
     assert "tables/pairwise.json: [0].mean_a: stored 0.1, recomputed 1.0" in out
 
 
