@@ -85,7 +85,7 @@ def export_model(trainer: Any, tokenizer: Any, export_dir: Path, *, lora: bool, 
 
 
 #: Config keys that do not change what a run trains (left out of :func:`run_key`).
-NOT_RUN_KEYS = ("resume", "dry_run", "progress", "report_to")
+NOT_RUN_KEYS = ("resume", "dry_run", "progress", "report_to", "output_dir", "export_dir")  # the last two: locations
 
 
 def run_key(cfg: Any) -> str | None:
@@ -111,7 +111,10 @@ def finished_run(output_dir: str | Path, key: str | None, export_dir: str | Path
         done = json.loads((Path(output_dir) / "train_result.json").read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return None
-    export = Path(export_dir or done.get("export_dir") or Path(output_dir) / "final")
+    recorded = str(done.get("export_dir") or "")
+    if recorded.startswith("./"):  # written relative to the output folder (a run folder that can move)
+        recorded = str(Path(output_dir) / recorded[2:])
+    export = Path(export_dir or recorded or Path(output_dir) / "final")
     if done.get("run_key") != key or not (export / "config.json").is_file():
         return None
     return done

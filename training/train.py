@@ -148,6 +148,40 @@ def dry_run_report(cfg: Any, ds_path: Path | None, ds: dict[str, Any] | None) ->
     }
 
 
+def _relative(value: Any, root: Path) -> Any:
+    """``value`` relative to ``root`` (``./...``) when it is an absolute path inside it; as given otherwise."""
+    if not isinstance(value, str) or not os.path.isabs(value):
+        return value
+    try:
+        rel = Path(value).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return value
+    return "." if rel == "." else "./" + rel
+
+
+def portable_result(record: dict[str, Any], output_dir: Path) -> dict[str, Any]:
+    """``train_result.json`` as written: the export folder, the checkpoint resumed from and the config's own
+    ``output_dir``/``export_dir`` named relative to the output folder (``./final``) when they lie inside it, so
+    a finished run folder moved elsewhere still reads as finished there (:func:`resolved_result`)."""
+    rec = dict(record)
+    for k in ("export_dir", "resumed_from"):
+        rec[k] = _relative(rec.get(k), output_dir)
+    if isinstance(rec.get("config"), dict):
+        rec["config"] = {**rec["config"], **{k: _relative(rec["config"].get(k), output_dir) for k in
+                                             ("output_dir", "export_dir") if k in rec["config"]}}
+    return rec
+
+
+def resolved_result(record: dict[str, Any], output_dir: Path) -> dict[str, Any]:
+    """The inverse of :func:`portable_result` for this machine: ``./...`` paths under ``output_dir``."""
+    rec = dict(record)
+    for k in ("export_dir", "resumed_from"):
+        v = rec.get(k)
+        if isinstance(v, str) and v.startswith("./"):
+            rec[k] = str(output_dir / v[2:])
+    return rec
+
+
 def _get(d: dict[str, Any], dotted: str) -> Any:
     for key in dotted.split("."):
         if not isinstance(d, dict):
@@ -180,6 +214,7 @@ def train(cfg: Any, callbacks: list[Any] | None = None) -> TrainResult | dict[st
         log.info("this run is already finished: %d steps, model in %s (%s/train_result.json); nothing to do. "
                  "To train more, raise train.max_steps or train.max_minutes (continues from the last checkpoint) "
                  "or pass resume=false (from scratch)", done["global_step"], done["export_dir"], cfg.output_dir)
+        done = resolved_result(done, Path(cfg.output_dir))
         fields = {k: done[k] for k in TrainResult.__dataclass_fields__ if k in done}
         return TrainResult(**{**fields, "losses": [tuple(x) for x in done.get("losses", [])],
                               "already_finished": True})
@@ -281,9 +316,10 @@ def _report(trainer: Any, cfg: Any, export_dir: Path, resume: Path | None, rep: 
                          rep.kept, rep.over_length, rep.tokens, round(seconds, 3))
     if trainer.is_world_process_zero():
         config = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else None
-        (Path(cfg.output_dir) / "train_result.json").write_text(
-            json.dumps({**asdict(result), "run_key": key, "config": config}, indent=2, default=str) + "\n",
-            encoding="utf-8")
+        out = Path(cfg.output_dir)
+        (out / "train_result.json").write_text(
+            json.dumps(portable_result({**asdict(result), "run_key": key, "config": config}, out), indent=2,
+                       default=str) + "\n", encoding="utf-8")
         log.info("trained %d steps (%s) in %.1fs; first/last loss %s / %s; model -> %s", result.global_step,
                  f"resumed from {resume.name}" if resume else "from scratch", seconds,
                  losses[0][1] if losses else None, losses[-1][1] if losses else None, export_dir)

@@ -56,6 +56,16 @@ def test_readme_flow_then_finished_rerun_then_more_steps(flow):
     assert again.already_finished and again.global_step == 2 and again.export_dir == first.export_dir
     assert _state(root / "run") == before
 
+    moved = root / "moved"  # a finished run folder moved elsewhere is still finished there (issue 40)
+    (root / "run").rename(moved)
+    try:
+        there = train(_cfg(root, data, model, f"output_dir={moved}"))
+        assert there.already_finished and Path(there.export_dir) == moved / "final"
+        saved = json.loads((moved / "train_result.json").read_text())
+        assert saved["export_dir"] == "./final" and str(root) not in json.dumps(saved["export_dir"])
+    finally:
+        moved.rename(root / "run")
+
     more = train(_cfg(root, data, model, "train.max_steps=3"))  # a changed setting continues the run
     assert not more.already_finished and more.global_step == 3 and more.resumed_from.endswith("checkpoint-2")
 

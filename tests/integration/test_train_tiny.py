@@ -85,6 +85,8 @@ def test_tiny_pruner_learns_and_loads_as_the_ranker(workdir):
     assert after >= 4 and after > before
     saved = json.loads((root / "full" / "train_result.json").read_text())
     assert saved["global_step"] == 30 and saved["config"]["train"]["name"] == "tiny"
+    assert saved["export_dir"] == "./final" and saved["config"]["output_dir"] == "."  # no path of this machine
+    assert str(root) not in json.dumps({k: saved[k] for k in ("export_dir", "resumed_from")})
 
 
 def test_lora_is_merged_at_export(workdir):
