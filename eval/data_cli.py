@@ -30,6 +30,7 @@ def data_dir(override: str | None) -> Path:
     """``override``, else ``paths.data`` of the composed ``htmlrag-bench`` config (local settings included)."""
     if override:
         return Path(override).expanduser().resolve()
+    # heavy: Hydra, and the config schemas (the whole harness), only when no --data-dir is given
     from hydra import compose, initialize_config_dir
 
     from htmlrag_bench.eval.schemas import CONF_DIR, register_configs

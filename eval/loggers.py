@@ -29,6 +29,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from htmlrag.evaluation.runs import flatten
+
 log = logging.getLogger(__name__)
 _KEY = re.compile(r"[^A-Za-z0-9_\-./ ]")
 
@@ -57,8 +59,6 @@ def flat_metrics(summary: Mapping[str, Any]) -> dict[str, float]:
 
 def flat_params(cfg: DictConfig) -> dict[str, str]:
     """The resolved config flattened to ``{"a.b": value}`` (paths left out: they are machine-specific)."""
-    from htmlrag.evaluation.runs import flatten
-
     node = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
     node = {k: v for k, v in node.items() if k not in ("paths", "hydra")}  # type: ignore[union-attr]
     out = {}

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.evaluation.report import write_run_report, write_runs_report
 from htmlrag.evaluation.runs import (
     Run,
     deciding,
@@ -56,6 +57,7 @@ from htmlrag.evaluation.scoring.metrics import get_metric
 from htmlrag.evaluation.store import atomic_write
 from htmlrag.evaluation.summary import fidelity_caption
 from htmlrag.evaluation.tables import Column, Table, recorded_correction
+from htmlrag_bench.eval.verify import main as verify_main
 
 log = logging.getLogger("htmlrag-paper")
 
@@ -469,8 +471,6 @@ class PaperArtifacts(_Callback):  # type: ignore[misc, valid-type]
 def report(folders: Sequence[str], out: Path | None, metric: str | None, ours: str | None) -> list[Path]:
     """``htmlrag-paper report``: :func:`htmlrag.evaluation.report.write_runs_report` over the runs below
     ``folders`` (one run: its own report, rewritten in place)."""
-    from htmlrag.evaluation.report import write_run_report, write_runs_report
-
     runs = select([r.check() for r in find_runs(folders)])
     if not runs:
         raise FileNotFoundError(f"no runs (metrics.json) below {' '.join(folders)}")
@@ -484,8 +484,6 @@ def main(argv: list[str] | None = None) -> int:
     ``htmlrag-paper verify RUN_DIR...``: check saved runs (:mod:`htmlrag_bench.eval.verify`)."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "verify":
-        from htmlrag_bench.eval.verify import main as verify_main
-
         return verify_main(argv[1:])
     ap = argparse.ArgumentParser(prog="htmlrag-paper", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

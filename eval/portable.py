@@ -29,6 +29,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from htmlrag.evaluation.runs import run_name
+from htmlrag.evaluation.store import atomic_write
+from htmlrag.evaluation.tables import metric_column
+
 #: ``paths.*`` keys, the most specific first (a tie in length goes to the earlier key).
 ORDER = ("results", "cache", "data", "samples", "shared_data", "root")
 _LOCATIONS: list[tuple[str, str]] = []
@@ -129,8 +133,6 @@ class PortableFormatter(logging.Formatter):
 
 def rewrite_file(path: Path, locs: list[tuple[str, str]]) -> None:
     """Rewrite a text file Hydra wrote into the results folder (``multirun.yaml``) with its locations replaced."""
-    from htmlrag.evaluation.store import atomic_write
-
     if path.is_file():
         atomic_write(path, portable(path.read_text(encoding="utf-8"), locs))
 
@@ -141,8 +143,6 @@ def _old_provenance(path: Path, run: str) -> str | None:
     ``run`` and its value as the table prints it. ``None`` when the file is already in the current form."""
     import csv
     import io
-
-    from htmlrag.evaluation.tables import metric_column
 
     rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
     if not rows or "runs" not in rows[0] or not any(os.path.isabs(r["runs"]) for r in rows):
@@ -163,9 +163,6 @@ def make_portable(run_dir: Path) -> list[Path]:
     locations read from its own ``paths`` group, which is dropped), and every ``provenance.csv`` that names a
     run by an absolute folder (run-level tables name the run itself: :func:`~htmlrag.evaluation.runs.run_name`)."""
     import yaml
-
-    from htmlrag.evaluation.runs import run_name
-    from htmlrag.evaluation.store import atomic_write
 
     changed: list[Path] = []
     cfg_path, ov_path = run_dir / "config.yaml", run_dir / "overrides.yaml"

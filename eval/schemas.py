@@ -503,8 +503,6 @@ def allow_errors(cfg: Any) -> bool:
     Raises:
         HtmlRagError: both are set, to different values.
     """
-    from htmlrag.core.errors import HtmlRagError
-
     new, old = bool(cfg.run.get("allow_errors", False)), cfg.run.get("allow_failures")
     if old is None:
         return new

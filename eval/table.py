@@ -35,6 +35,7 @@ from htmlrag.evaluation.runs import (
     select,
 )
 from htmlrag.evaluation.summary import write_tables
+from htmlrag_bench.eval import portable
 
 log = logging.getLogger("htmlrag-bench-table")
 
@@ -142,8 +143,6 @@ class SweepTable(_Callback):  # type: ignore[misc, valid-type]
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
         try:
-            from htmlrag_bench.eval import portable
-
             sweep_dir = Path(config.hydra.sweep.dir)
             portable.rewrite_file(sweep_dir / "multirun.yaml", portable.config_locations(config))
             out = Path(config.paths.results) / str(config.name) / "sweeps" / sweep_dir.name

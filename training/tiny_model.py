@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from htmlrag.core.options import integer
+
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerFast
 
@@ -159,8 +161,6 @@ def save_tiny(
 
 def main(argv: list[str] | None = None) -> int:
     """``htmlrag-train-tiny-model``: write the tiny offline model for ``train=tiny`` and print how to train it."""
-    from htmlrag.core.options import integer
-
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     p = argparse.ArgumentParser(prog="htmlrag-train-tiny-model", description=main.__doc__)
     p.add_argument("--out", type=Path, default=Path("results/train/tiny-model"),

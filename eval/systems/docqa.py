@@ -17,10 +17,18 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from htmlrag.core.cache import content_key
+from htmlrag.core.cache import SqliteCache, content_key
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.fingerprint import PDF_CORPUS, PDF_ROWS, fingerprint
+from htmlrag.docqa.agreement import agreement, disagreements
+from htmlrag.docqa.judge import JudgeItem, LLMJudge, ReaderChat, summarize_verdicts
+from htmlrag.evaluation.grid import Grid, cell, write_formats
 from htmlrag.evaluation.scoring.loop import System
+from htmlrag.evaluation.store import atomic_write
+from htmlrag.superrag.build.corpus import CorpusConfig
+from htmlrag.superrag.build.embed import CachedEmbedder, HashingEmbedder, SentenceTransformerEmbedder
+from htmlrag.superrag.settings import GraphSetting
+from htmlrag.superrag.system import CorpusHandle, GraphContextPipeline
 from htmlrag_bench.eval.systems.common import build_reader, load_examples, plain
 
 log = logging.getLogger(__name__)
@@ -58,10 +66,6 @@ def run_identity_extra(cfg: DictConfig) -> dict[str, str]:
 
 def corpus_handle(cfg: DictConfig) -> Any:
     """The process-wide :class:`~htmlrag.superrag.system.CorpusHandle` for ``cfg.docqa.corpus``."""
-    from htmlrag.superrag.build.corpus import CorpusConfig
-    from htmlrag.superrag.build.embed import HashingEmbedder, SentenceTransformerEmbedder
-    from htmlrag.superrag.system import CorpusHandle
-
     settings = plain(cfg.docqa.corpus)
     folder = Path(cfg.docqa.corpus_root) / content_key("corpus", settings, fingerprint(PDF_CORPUS))[:16]
     key = str(folder.resolve())
@@ -70,8 +74,6 @@ def corpus_handle(cfg: DictConfig) -> Any:
         embedder = (HashingEmbedder(int(model.split("-", 1)[1])) if model.startswith("hashing-")
                     else SentenceTransformerEmbedder(model, device=cfg.device))
         if cfg.docqa.get("embedding_cache") and not model.startswith("hashing-"):
-            from htmlrag.superrag.build.embed import CachedEmbedder
-
             embedder = CachedEmbedder(embedder, cfg.docqa.embedding_cache)
         _HANDLES[key] = CorpusHandle(folder, CorpusConfig(**settings), embedder=embedder,
                                      parse_cache=cfg.docqa.parse_cache)
@@ -98,7 +100,6 @@ def _reflect_reader(cfg: DictConfig, mode: str, cache_dir: Path | None) -> Any:
         raise HtmlRagError(f"graph.reflect_reader must be 'keyword' or 'reader', not {mode!r}")
     if cfg.reader._target_.endswith(("NoneReader", "FakeReader")):
         raise HtmlRagError("graph.reflect_reader=reader needs a model reader (hf, vllm, openai)")
-    from htmlrag.docqa.judge import ReaderChat
 
     chat = ReaderChat(build_reader(cfg, cache_dir))
     return lambda prompt: chat.chat([{"role": "user", "content": prompt}])
@@ -108,9 +109,6 @@ def graph_system(cfg: DictConfig, name: str, spec: dict[str, Any], graph: dict[s
                  cache_dir: Path | None, budgets: tuple[int, ...] = ()) -> System:
     """A SuperRAG graph system from a baseline entry (``budget``/``fmt`` from the entry, stages from ``graph``;
     ``budgets``: a budget frontier from one retrieval)."""
-    from htmlrag.superrag.settings import GraphSetting
-    from htmlrag.superrag.system import GraphContextPipeline
-
     if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
         raise HtmlRagError(f"system {name!r}: graph systems run in one process (the graph corpus is opened "
                            "for writing); run without sharding")
@@ -152,9 +150,6 @@ def make_judge(cfg: DictConfig, cache_dir: Path | None, reader: Any = None) -> A
     config, e.g. ``judge.second``; default ``judge.reader``)."""
     from hydra.utils import instantiate
 
-    from htmlrag.core.cache import SqliteCache
-    from htmlrag.docqa.judge import LLMJudge, ReaderChat
-
     j = cfg.judge
     spec = plain(reader if reader is not None else j.reader)
     spec["cache"] = None  # the judge keeps its own cache (judge.sqlite)
@@ -178,7 +173,6 @@ def judge_rows(cfg: DictConfig, store: Any, rows: list[dict[str, Any]], metrics:
     memory; ``predictions.jsonl`` is not rewritten), write ``judgments.jsonl`` and ``judge.json``."""
     if not cfg.judge.enabled:
         return rows, metrics
-    from htmlrag.docqa.judge import JudgeItem
 
     check(cfg)
     exs = _examples(cfg)
@@ -218,10 +212,6 @@ def _write_judgments(cfg: DictConfig, store: Any, slots: list[tuple[str, str, di
                      draws: list[list[Any]], second: list[list[Any]] | None, model: str) -> None:
     """``judgments.jsonl`` (one line per answer, its draws and the second judge's) and ``judge.json`` (counts per
     status, the agreement of the draws and of the two models, the flagged answers)."""
-    from htmlrag.docqa.agreement import agreement, disagreements
-    from htmlrag.docqa.judge import summarize_verdicts
-    from htmlrag.evaluation.store import atomic_write
-
     lines, per_system = [], {}
     for i, ((rid, s, _), vs) in enumerate(zip(slots, draws, strict=True)):
         per_system.setdefault(s, []).append(i)
@@ -257,7 +247,6 @@ def write_judge_table(cfg: DictConfig, store: Any, summary: dict[str, Any]) -> N
     agreement (Krippendorff's alpha of the draws, and of the two models) and the answers flagged."""
     if not cfg.judge.enabled or not (store.dir / "judge.json").is_file():
         return
-    from htmlrag.evaluation.grid import Grid, cell, write_formats
 
     report = json.loads((store.dir / "judge.json").read_text(encoding="utf-8"))
     draws, models = report["agreement"]["draws"], report["agreement"].get("models") or {}

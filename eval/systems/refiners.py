@@ -32,6 +32,7 @@ from htmlrag.core.cache import SqliteCache
 from htmlrag.core.errors import HtmlRagError, ServiceError
 from htmlrag.evaluation.scoring.contexts import Builder
 from htmlrag.evaluation.scoring.loop import stage_check
+from htmlrag_bench.eval.paper import register_resolvers
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +129,6 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 def register(cs: Any) -> None:
     """Store the schemas above in Hydra's ConfigStore ``cs`` and register the ``paper_metrics`` resolver
     (called by :func:`htmlrag_bench.eval.schemas.register_configs`)."""
-    from htmlrag_bench.eval.paper import register_resolvers
-
     for group, schemas in SCHEMAS.items():
         for name, node in schemas.items():
             cs.store(group=group, name=name, node=node)

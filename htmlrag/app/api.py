@@ -9,6 +9,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from htmlrag.app.ask import AskRequest
+from htmlrag.app.pdfcheck import check_pdf
 from htmlrag.app.pdfview import render_page_png
 from htmlrag.app.playground import prune_page, sample_bytes, samples
 from htmlrag.app.state import AppState
@@ -49,8 +50,6 @@ class PruneBody(BaseModel):
 async def read_uploads(files: list[UploadFile], st: AppState) -> list[Upload]:
     """Read and check every uploaded file (each within its limits, PDFs by :func:`~htmlrag.app.pdfcheck.check_pdf`;
     nothing stored when one is refused)."""
-    from htmlrag.app.pdfcheck import check_pdf
-
     s = st.settings
     if not files:
         raise UploadError("no file uploaded", 400)

@@ -25,8 +25,11 @@ from typing import Any
 
 from htmlrag.app.jobs import Job
 from htmlrag.app.library import Busy, Library, display_name
+from htmlrag.app.pages import page_facts
 from htmlrag.app.uploads import Upload, UploadError
 from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.evaluation.store import atomic_write
+from htmlrag.superrag.to_html import parse_cache_file, parse_cached
 
 log = logging.getLogger(__name__)
 
@@ -124,9 +127,6 @@ class Builds:
                 "message": f"same content as {name}, already in the library: not added again"}
 
     def _add_page(self, up: Upload, path: Path) -> dict[str, Any]:
-        from htmlrag.app.pages import page_facts
-        from htmlrag.evaluation.store import atomic_write
-
         page_id = path.stem
         try:
             facts = page_facts(up.data, up.name, self.lib.settings.tokenizer)
@@ -142,8 +142,6 @@ class Builds:
         return {"name": up.name, "kind": "html", "ok": True, "id": page_id, **facts}
 
     def _build_one(self, job: Job, handle: Any, up: Upload, path: Path) -> dict[str, Any]:
-        from htmlrag.superrag.to_html import parse_cached
-
         t0 = time.perf_counter()
         dup = self.pdf_with_content(content_id(up.data))
         if dup:  # built by an earlier job since this one was queued
@@ -194,8 +192,6 @@ class Builds:
         return {"id": doc_id, "kind": "pdf", "name": display_name(d["path"]), "removed": True}
 
     def _remove_page(self, page_id: str) -> dict[str, Any]:
-        from htmlrag.evaluation.store import atomic_write
-
         with self.lib.pages_lock:
             manifest = self.lib.pages_manifest()
             entry = manifest.pop(page_id, None)
@@ -230,10 +226,8 @@ class Builds:
 def _drop_parse_cache(pdf: Path, cache_dir: Path) -> None:
     """Delete the parse-cache entry of ``pdf`` (the key of :func:`htmlrag.superrag.to_html.parse_cached`)."""
     try:
-        from htmlrag.superrag.to_html import parse_cache_file
-
         entry = parse_cache_file(pdf, cache_dir)
-    except (ImportError, OSError, HtmlRagError):
+    except (OSError, HtmlRagError):
         return
     if entry is not None:
         entry.unlink(missing_ok=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.app.settings import AppSettings, is_loopback
+from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.io import MAX_PAGE_MB
 from htmlrag.core.options import integer, number
 
@@ -77,7 +78,7 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Entry point of ``htmlrag serve``."""
-    try:
+    try:  # heavy and optional: uvicorn, and FastAPI/Jinja2 under the app ([app] extra); `htmlrag --help` loads none
         import uvicorn
 
         from htmlrag.app.server import create_app
@@ -87,7 +88,6 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
 
     settings = settings_from(args)  # numbers were checked when parsed (htmlrag.core.options)
-    from htmlrag.core.errors import HtmlRagError
 
     try:
         settings.query_limits()  # the limits' own bounds (e.g. the largest hop bound allowed)

@@ -32,8 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.app.jobs import JobRunner
+from htmlrag.app.pdfview import document_stats
 from htmlrag.app.settings import AppSettings
 from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.superrag.build.corpus import CorpusConfig, open_corpus
+from htmlrag.superrag.build.embed import CachedEmbedder, make_embedder
+from htmlrag.superrag.retrieve.expand import candidate_text
+from htmlrag.superrag.system import CorpusHandle
 
 log = logging.getLogger(__name__)
 _PAGE_ID = re.compile(r"^[0-9a-f]{12}$")
@@ -88,8 +93,6 @@ class Library:
         """The corpus's embedder, loaded once (the manifest's model for an existing corpus), behind a persistent
         cache in the corpus folder (``embeddings.sqlite``): a text embedded once -- a table a question brought
         up, a repeated question -- is never embedded again, also after a restart."""
-        from htmlrag.superrag.build.embed import CachedEmbedder, make_embedder
-
         name = self.embedding_model()
         if self._embedder is None or self._embedder.name != name:
             inner = make_embedder(name)
@@ -138,7 +141,6 @@ class Library:
             if self._corpus is None:
                 if not (self.folder / "manifest.json").is_file() or not self.manifest().get("documents"):
                     raise NoCorpus("no PDF is built yet: upload one on the Documents page")
-                from htmlrag.superrag.build.corpus import open_corpus
 
                 t0 = time.perf_counter()
                 self._torch_threads()
@@ -177,9 +179,6 @@ class Library:
         Raises:
             Busy: ``wait=False`` and another build or removal is running.
         """
-        from htmlrag.superrag.build.corpus import CorpusConfig
-        from htmlrag.superrag.system import CorpusHandle
-
         if not self.write_lock.acquire(blocking=wait):
             raise Busy("documents are being built or removed; try again when that has finished")
         try:
@@ -192,8 +191,6 @@ class Library:
             stats = None
             try:
                 yield handle
-                from htmlrag.app.pdfview import document_stats
-
                 stats = document_stats(handle.corpus)  # the counts the Documents page shows next
             finally:
                 handle.close()
@@ -209,8 +206,6 @@ class Library:
         try:
             self.recover_if_needed()
             with self.reading() as corpus:
-                from htmlrag.app.pdfview import document_stats
-
                 self._stats = document_stats(corpus)
             self.prepare()
         except (Busy, NoCorpus):
@@ -222,8 +217,6 @@ class Library:
         """Embed every table and figure the Ask page's table/figure expansion may compare with a question, into
         the embedder's persistent cache (once per corpus: later calls find them cached), eight at a time and
         only while no question is being answered. Returns how many were embedded now."""
-        from htmlrag.superrag.retrieve.expand import candidate_text
-
         with self.reading() as corpus:  # only for the query: builds need not wait for the embedding below
             rows = corpus.store.query("MATCH (n) WHERE n.kind IN ['Table', 'Figure'] RETURN n.title AS title, "
                                       "n.text AS text")
@@ -257,8 +250,6 @@ class Library:
     def recover_if_needed(self) -> list[str]:
         """Remove documents a killed build or removal left in the graph or indexes (the manifest marks them
         pending, or does not list them); returns their ids. Cheap when there are none (one graph query)."""
-        from htmlrag.app.pdfview import document_stats
-
         manifest = self.manifest()
         if not manifest.get("documents") and not manifest.get("pending") and not (self.folder / "graph.kuzu").exists():
             return []
@@ -296,8 +287,6 @@ class Library:
         """Node counts per document and kind (cached until the next build). Never waits: while the corpus is
         being opened or changed it answers ``{}`` and the counts show later."""
         if self._stats is None:
-            from htmlrag.app.pdfview import document_stats
-
             if not self._open_lock.acquire(blocking=False):
                 return {}
             try:

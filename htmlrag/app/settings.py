@@ -11,6 +11,7 @@ from typing import Any
 
 from htmlrag.core.io import MAX_PAGE_MB
 from htmlrag.core.models import MINILM
+from htmlrag.superrag.graph.bounds import QueryLimits
 
 
 def default_samples() -> Path:
@@ -111,8 +112,6 @@ class AppSettings:
 
     def query_limits(self) -> Any:
         """The :class:`~htmlrag.superrag.graph.bounds.QueryLimits` of typed and model-written Cypher."""
-        from htmlrag.superrag.graph.bounds import QueryLimits
-
         return QueryLimits(max_hops=self.cypher_max_hops, timeout_s=self.cypher_timeout_s,
                            max_rows=self.cypher_max_rows, memory_mb=self.cypher_memory_mb)
 

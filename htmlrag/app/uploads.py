@@ -15,6 +15,9 @@ import unicodedata
 from dataclasses import dataclass
 
 from htmlrag.core.errors import InputError
+from htmlrag.core.io import PageTooLarge
+from htmlrag.core.io import gunzip_capped as capped
+from htmlrag.html.encoding import to_text
 
 PDF_EXTS = (".pdf",)
 HTML_EXTS = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz")
@@ -75,8 +78,6 @@ def is_html(data: bytes) -> bool:
     """The first 64 KiB, decoded as every page is (:func:`htmlrag.html.encoding.to_text`: BOMs, declared
     charsets, UTF-16/32 without a BOM; binary data refused), start with markup (after white space) and name an
     HTML element: what ``htmlrag clean`` reads, the app accepts."""
-    from htmlrag.html.encoding import to_text
-
     try:
         text = to_text(data[:_SNIFF], "upload")  # decoded, characters HTML cannot carry (NUL) dropped
     except InputError:  # binary data
@@ -90,9 +91,6 @@ def is_html(data: bytes) -> bool:
 def gunzip_capped(data: bytes, limit: int, name: str) -> bytes:
     """Decompress gzip ``data`` with the library's one capped reader (:func:`htmlrag.core.io.gunzip_capped`),
     refusing output over ``limit`` bytes (413) and broken streams (415)."""
-    from htmlrag.core.io import PageTooLarge
-    from htmlrag.core.io import gunzip_capped as capped
-
     try:
         return capped(data, limit, name)
     except PageTooLarge as exc:

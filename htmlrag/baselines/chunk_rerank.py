@@ -24,6 +24,7 @@ import numpy as np
 from htmlrag.baselines.base import decode_pages, fit_to_budget, make_result, model_size
 from htmlrag.core.errors import BudgetError, HtmlRagError, InputError
 from htmlrag.html.chunking import chunk_tree, cut_words
+from htmlrag.html.parse import shallow_html
 from htmlrag.pruning.pipeline import PipelineResult
 from htmlrag.pruning.tokens import TokenCounter
 from htmlrag.rankers.base import Ranker
@@ -61,7 +62,6 @@ def html_section_chunks(html: str, max_words: int | None = None,
     except ImportError as exc:
         raise HtmlRagError("chunk-and-rerank needs langchain-text-splitters and beautifulsoup4: "
                            "pip install 'htmlrag-bench[eval]'") from exc
-    from htmlrag.html.parse import shallow_html
 
     splitter = HTMLSectionSplitter(headers_to_split_on=list(headers))
     try:

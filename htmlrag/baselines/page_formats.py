@@ -25,6 +25,7 @@ import lxml.etree as etree
 
 from htmlrag.baselines.base import decode_pages, fit_to_budget, make_result
 from htmlrag.core.errors import BudgetError, HtmlRagError, InputError
+from htmlrag.html.formats import bound_depth
 from htmlrag.html.parse import parse_html
 from htmlrag.pruning.pipeline import PipelineResult
 from htmlrag.pruning.tokens import TokenCounter
@@ -60,7 +61,6 @@ def page_markdown(html: str) -> str:
 
     if not html.strip():
         return ""
-    from htmlrag.html.formats import bound_depth
 
     md = markdownify(bound_depth(_without_code(html)), heading_style="ATX")  # markdownify recurses: bound nesting
     lines: list[str] = []

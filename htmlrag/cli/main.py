@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from htmlrag.app.cli import add_serve_parser
-from htmlrag.cli.prune import add_max_page_option, max_page_bytes
+from htmlrag.cli.graph import add_graph_parser
+from htmlrag.cli.prune import add_max_page_option, add_prune_parser, max_page_bytes
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.io import PageTooLarge, page_stem, read_page
 from htmlrag.core.logs import quiet_third_party
@@ -127,18 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_max_page_option(t)
     t.set_defaults(func=_cmd_tree)
 
-    try:
-        from htmlrag.cli.prune import add_prune_parser
-    except ImportError:  # pragma: no cover - prune lives in its own module
-        pass
-    else:
-        add_prune_parser(sub)
-    try:
-        from htmlrag.cli.graph import add_graph_parser
-    except ImportError:  # pragma: no cover - optional [graph] extra
-        pass
-    else:
-        add_graph_parser(sub)
+    add_prune_parser(sub)
+    add_graph_parser(sub)
 
     add_serve_parser(sub)
     return p

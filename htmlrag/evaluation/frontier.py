@@ -32,7 +32,7 @@ from htmlrag.evaluation.intervals import (
     sd_of_differences,
 )
 from htmlrag.evaluation.scoring.budgets import budget_name, split_name
-from htmlrag.evaluation.stats import paired_ttest
+from htmlrag.evaluation.stats import compare_to, paired_ttest
 
 AUC_DEFINITION = ("normalised area under the metric vs log2(budget) (trapezoid rule over the run's budgets, divided "
                   "by the log2 range): the metric's mean over the budget range on a log scale")
@@ -161,8 +161,6 @@ def budget_tests(scores: Mapping[str, Mapping[str, Mapping[str, float]]], system
                  metrics: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Per budget, the paired t-tests of ``ours@b`` against every other ``name@b``:
     ``result[metric][other@b]`` (``scores[metric][row key][id]``)."""
-    from htmlrag.evaluation.stats import compare_to
-
     by_budget: dict[int, list[str]] = {}
     for name in systems:
         _, b = split_name(name)

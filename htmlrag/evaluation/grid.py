@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from htmlrag.evaluation.store import atomic_write
+
 Cell = tuple[str, Any]
 
 
@@ -67,8 +69,6 @@ class Grid:
 def write_formats(obj: Any, out_dir: Path, stem: str) -> dict[str, Path]:
     """Write ``<stem>.md``, ``.csv`` and ``.tex`` of a :class:`Grid` or :class:`~htmlrag.evaluation.tables.Table`
     (and ``<stem>.provenance.csv`` for a table), atomically."""
-    from htmlrag.evaluation.store import atomic_write
-
     paths = {"md": out_dir / f"{stem}.md", "csv": out_dir / f"{stem}.csv", "tex": out_dir / f"{stem}.tex"}
     atomic_write(paths["md"], obj.to_markdown())
     atomic_write(paths["csv"], obj.to_csv())

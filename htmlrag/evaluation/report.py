@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from htmlrag.evaluation.costs import PriceTable, cost_summary
+from htmlrag.evaluation.costs import PriceTable, cost_summary, pareto_front
 from htmlrag.evaluation.frontier import (
     AUC_DEFINITION,
     budget_name,
@@ -35,6 +35,11 @@ from htmlrag.evaluation.frontier import (
 )
 from htmlrag.evaluation.grid import Grid, cell, write_formats
 from htmlrag.evaluation.intervals import IntervalSettings
+from htmlrag.evaluation.plots import plot_frontier, plot_pareto, plot_waterfall
+from htmlrag.evaluation.runs import label_apart
+from htmlrag.evaluation.scoring.metrics import get_metric
+from htmlrag.evaluation.scoring.stages import ORDER
+from htmlrag.evaluation.store import atomic_write, dump_json
 from htmlrag.evaluation.tables import Column, Table
 
 log = logging.getLogger(__name__)
@@ -117,9 +122,6 @@ def _lines(rows: Sequence[FrontierRow]) -> list[dict[str, Any]]:
 
 def write_frontiers(summary: Mapping[str, Any], tables: Path, plots: Path, source: str, caption: str = "") -> list[Path]:
     """``tables/frontier_<metric>.*`` and ``plots/frontier_<metric>.png`` of one run (nothing without budgets)."""
-    from htmlrag.evaluation.plots import plot_frontier
-    from htmlrag.evaluation.scoring.metrics import get_metric
-
     if not summary.get("frontier"):
         return []
     settings = recorded_settings(summary)
@@ -146,8 +148,6 @@ def recorded_settings(summary: Mapping[str, Any]) -> IntervalSettings:
 def waterfall_grid(waterfall: Mapping[str, Mapping[str, Any]], caption: str = "") -> Grid:
     """Per system: the share of questions holding the gold answer through each stage, the stage that loses
     most (with its loss) and the answers right without the context holding the gold."""
-    from htmlrag.evaluation.scoring.stages import ORDER
-
     names = list(dict.fromkeys(st for w in waterfall.values() for st in w["stages"]))
     stages = [s for s in ORDER if s in names] + [s for s in names if s not in ORDER]
     header = ["system", "n", *stages, "loses most at", "loss", "answer w/o context"]
@@ -198,9 +198,6 @@ def write_run_report(run_dir: Path, summary: Mapping[str, Any], rows: Sequence[M
                      prices: PriceTable | None = None) -> list[Path]:
     """Every table and plot of this module for one run (see the module docstring); ``prices``: the price table
     (``None``: the one the run's ``cost.json`` recorded, else none)."""
-    from htmlrag.evaluation.plots import plot_pareto, plot_waterfall
-    from htmlrag.evaluation.store import atomic_write, dump_json
-
     tables, plots = run_dir / "tables", run_dir / "plots"
     out = write_frontiers(summary, tables, plots, str(run_dir))
     if summary.get("waterfall"):
@@ -254,11 +251,6 @@ def write_runs_report(runs: Sequence[Any], out: Path, metrics: Sequence[str] | N
     are labelled by the settings that tell them apart (``fidelity=paper``); frontiers get one row group per
     system and one line per run, each tested against the ``ours`` run (default: the last run given) with the
     first run's recorded interval settings; waterfalls and costs list ``system (run label)``."""
-    from htmlrag.evaluation.costs import pareto_front
-    from htmlrag.evaluation.plots import plot_frontier, plot_waterfall
-    from htmlrag.evaluation.runs import label_apart
-    from htmlrag.evaluation.scoring.metrics import get_metric
-
     named = label_apart(runs, lambda r: "")
     labels = [named[r] or r.run_id for r in runs]
     ours = ours or labels[-1]

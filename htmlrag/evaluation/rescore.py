@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.evaluation.scoring.loop import context_text
 from htmlrag.evaluation.scoring.metrics import METRICS, MetricInput
 
 #: Why a metric input is missing from a row.
@@ -107,8 +108,6 @@ def _input(row: Mapping[str, Any], rec: Mapping[str, Any], name: str, fmt: str |
 def metric_input(row: Mapping[str, Any], rec: Mapping[str, Any], inputs: Sequence[str], fmt: str | None
                  ) -> tuple[MetricInput | None, str | None]:
     """The :class:`MetricInput` of a saved record for a metric reading ``inputs``, or ``(None, why not)``."""
-    from htmlrag.evaluation.scoring.loop import context_text
-
     values: dict[str, Any] = {}
     for name in inputs:
         value, why = _input(row, rec, name, fmt)

@@ -12,18 +12,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from htmlrag.evaluation.frontier import budget_tests
+from htmlrag.evaluation.frontier import budget_tests, frontier_summary
 from htmlrag.evaluation.intervals import (
     IntervalSettings,
     difference_interval,
     mean_interval,
     sd_of_differences,
 )
+from htmlrag.evaluation.runs import run_name
 from htmlrag.evaluation.scoring.budgets import budget_name, split_name
 from htmlrag.evaluation.scoring.metrics import aggregate, get_metric
 from htmlrag.evaluation.stats import compare_to, paired_scores
 from htmlrag.evaluation.store import atomic_write
 from htmlrag.evaluation.tables import UNSCALED, build_table
+from htmlrag.evaluation.waterfall import waterfall_summary
 
 
 def _clean(x: Any) -> Any:
@@ -110,8 +112,6 @@ def table_texts(summaries: Sequence[Mapping[str, Any]], metrics: Sequence[str] |
     ``labels`` (default: the dataset; two runs with one label raise ``ValueError``). Token columns are printed
     unscaled, lower is better. The caption ends with the runs' fidelity (:func:`fidelity_caption`) and, when
     any system has error rows, how many (:func:`errors_caption`). The provenance names each run by :func:`htmlrag.evaluation.runs.run_name` (relative to its results root)."""
-    from htmlrag.evaluation.runs import run_name
-
     labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
     names = [*(metrics or summaries[0]["metric_names"]), "tokens"]
     directions = {m: get_metric(m).higher_is_better for m in names if m not in UNSCALED} | dict.fromkeys(UNSCALED, False)
@@ -174,9 +174,6 @@ def _opponent(ours: str, other: str, systems: Sequence[str]) -> str:
 def _sections(rows: Sequence[Mapping[str, Any]], systems: Sequence[str], metrics: Sequence[str],
               settings: IntervalSettings, ours: str) -> dict[str, Any]:
     """The frontier and waterfall sections of ``metrics.json`` (present only where the rows have them)."""
-    from htmlrag.evaluation.frontier import frontier_summary
-    from htmlrag.evaluation.waterfall import waterfall_summary
-
     out: dict[str, Any] = {}
     frontier = frontier_summary(rows, systems, metrics, settings, ours)
     if frontier:

@@ -33,6 +33,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from htmlrag.evaluation.intervals import IntervalSettings, adjust, detectable_difference, per_test_alpha
+from htmlrag.evaluation.scoring.budgets import split_name
+
 #: A row key: (row group, system). The row group is "" when the table has none.
 RowKey = tuple[str, str]
 
@@ -193,8 +196,6 @@ class Table:
     def adjusted(self) -> dict[tuple[tuple[str, str], RowKey], float]:
         """Adjusted p-value of each comparison (:meth:`comparisons`), by ``(column key, row)``."""
         if self._adjusted is None:
-            from htmlrag.evaluation.intervals import adjust
-
             family = self.comparisons()
             raw = [float(self.tests[c.key][r]["p"]) for c, r in family]
             adj = adjust(raw, self.correction, self.alpha)
@@ -211,8 +212,6 @@ class Table:
 
     def stats_note(self) -> str:
         """n, the test, the correction and the smallest detectable difference (power, alpha) of the table."""
-        from htmlrag.evaluation.intervals import detectable_difference, per_test_alpha
-
         family = self.comparisons()
         if not family or self.legacy:
             return ""
@@ -439,7 +438,6 @@ def _row_key(run: Mapping) -> Any:
     gets one row group per budget (``"1024 tokens"``), every other run the plain system name."""
     if not run.get("frontier"):
         return lambda name: ("", name)
-    from htmlrag.evaluation.scoring.budgets import split_name
 
     def key(name: str) -> RowKey:
         base, budget = split_name(name)
@@ -465,8 +463,6 @@ def _order_rows(rows: list[RowKey], ours: str | None) -> list[RowKey]:
 def recorded_correction(runs: Sequence[Mapping]) -> tuple[str, float]:
     """The correction and power the runs recorded (``metrics.json["intervals"]``; the first run's when they
     differ, which is logged), else the defaults of :class:`htmlrag.evaluation.intervals.IntervalSettings`."""
-    from htmlrag.evaluation.intervals import IntervalSettings
-
     default = IntervalSettings()
     recs = [r.get("intervals") or {} for r in runs]
     methods = [str(x.get("correction", default.correction)) for x in recs]

@@ -34,10 +34,20 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.core.fingerprint import METRICS, fingerprint
 from htmlrag.evaluation.rescore import Rescored, judgments, rescore
-from htmlrag.evaluation.run_tables import recorded_settings
+from htmlrag.evaluation.run_tables import recorded_settings, run_tables, subset_value
 from htmlrag.evaluation.runs import Run, find_runs, is_run, open_run
-from htmlrag.evaluation.store import MANIFEST, PREDICTIONS, RunStore, read_manifest, row_digest, rows_record
+from htmlrag.evaluation.store import (
+    MANIFEST,
+    PREDICTIONS,
+    RunStore,
+    atomic_write,
+    read_manifest,
+    row_digest,
+    rows_record,
+)
+from htmlrag.evaluation.summary import fidelity_caption, summarize
 from htmlrag.evaluation.table_diff import close, diff_table
 
 log = logging.getLogger(__name__)
@@ -157,8 +167,6 @@ def _name_rows(run: Run, rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _check_code(report: Report, run: Run, causes: Causes) -> None:
-    from htmlrag.core.fingerprint import METRICS, fingerprint
-
     stored, now = run.summary.get("metric_code"), fingerprint(METRICS)
     if stored is None:
         report.notes.append("no metric-code fingerprint recorded: a changed score cannot be told from edited code")
@@ -226,8 +234,6 @@ def recompute(run: Run, res: Rescored) -> dict[str, Any]:
     """``metrics.json`` as the rows give it: :func:`~htmlrag.evaluation.summary.summarize` of the re-scored rows,
     with the run's identity and records taken from the stored file; metrics the rows cannot be aggregated on
     (``res.unscored``) keep their stored values."""
-    from htmlrag.evaluation.summary import summarize
-
     stored = run.summary
     names = [m for m in stored.get("metric_names") or [] if m not in res.unscored]
     systems = list(stored.get("system_order") or sorted(stored.get("systems") or {}))
@@ -283,8 +289,6 @@ def _check_metrics(report: Report, stored: Mapping[str, Any], new: Mapping[str, 
 # ---------------------------------------------------------------------------------------------------- tables
 def _caption(run: Run, summary: Mapping[str, Any], report: Report) -> str:
     """The experiment's caption: ``config.yaml``'s, else read back from the stored ``results.md``."""
-    from htmlrag.evaluation.summary import fidelity_caption
-
     if "caption" in run.config:
         return str(run.config.get("caption") or "")
     path = run.dir / "tables" / "results.md"
@@ -299,8 +303,6 @@ def _caption(run: Run, summary: Mapping[str, Any], report: Report) -> str:
 def _subsets(report: Report, run: Run, rows: list[dict[str, Any]] | None, res: Rescored | None
              ) -> tuple[list[str], bool, set[str]]:
     """The subset keys and pairwise flag of the stored tables, and the table files that cannot be recomputed."""
-    from htmlrag.evaluation.run_tables import subset_value
-
     tables = run.dir / "tables"
     keys = sorted(d.name[3:] for d in tables.glob("by_*") if d.is_dir())
     pairwise = (tables / "pairwise.md").is_file() or (tables / "pairwise.json").is_file()
@@ -321,9 +323,6 @@ def _subsets(report: Report, run: Run, rows: list[dict[str, Any]] | None, res: R
 def _check_tables(report: Report, run: Run, summary: Mapping[str, Any], rows: list[dict[str, Any]] | None,
                   res: Rescored | None, cause: str, write: bool) -> None:
     """Recompute every table file under ``tables/`` and compare (or, with ``write``, rewrite them)."""
-    from htmlrag.evaluation.run_tables import run_tables
-    from htmlrag.evaluation.store import atomic_write
-
     keys, pairwise, unknown = _subsets(report, run, rows, res)
     texts = run_tables(summary, (res.rows if res else rows) or [], run=run.name,
                        caption=_caption(run, summary, report), subsets=keys, pairwise=pairwise)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from htmlrag.core.clock import Clock, add_usage, usage_delta, usage_of
-from htmlrag.core.errors import InputError
+from htmlrag.core.errors import BudgetError, InputError
 from htmlrag.html.blocktree import BlockTree, build_block_tree
 from htmlrag.html.clean import clean_page_counted
 from htmlrag.html.formats import FORMATS, convert
@@ -236,8 +236,6 @@ class HtmlRagPipeline:
         return results
 
     def _budget(self, b: Any) -> int:
-        from htmlrag.core.errors import BudgetError
-
         if isinstance(b, bool) or not isinstance(b, numbers.Integral) or b <= 0:
             raise BudgetError(f"budget must be a positive number of tokens, got {b!r}")
         return int(b)

@@ -20,6 +20,8 @@ __all__ = ["build_corpus", "open_corpus", "parse_pdf"]
 
 
 def __getattr__(name: str) -> Any:
+    # lazy: this __init__ runs for every superrag module; parse/build here would put numpy and the whole PDF
+    # stack under `import htmlrag.superrag.graph.schema` (see the docstring above)
     if name == "parse_pdf":
         from htmlrag.superrag.parse.document import parse_pdf
 

@@ -22,10 +22,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.superrag.retrieve.cypher_qa import CypherRetriever
 from htmlrag.superrag.retrieve.evidence import Evidence
 from htmlrag.superrag.retrieve.expand import SelfReflection, TableFigureExpansion
 from htmlrag.superrag.retrieve.hybrid import HybridRetriever, LLMTocSelector, TocRetriever
 from htmlrag.superrag.retrieve.merge import CrossPageMerge, EmbeddingReranker, Rerank
+from htmlrag.superrag.settings import FusedRetriever
 
 RETRIEVERS = ("vector", "bm25", "hybrid", "toc", "tables", "reflect", "merge", "rerank", "full", "nonlayout",
               "cypher")
@@ -35,8 +37,6 @@ class _Full:
     name = "full"
 
     def __init__(self, corpus: Any, reader: Any, rerank: bool = False, rerank_fuse: bool = True) -> None:
-        from htmlrag.superrag.settings import FusedRetriever
-
         candidates = FusedRetriever([HybridRetriever(corpus), TocRetriever(corpus)], depth=20)
         self.ranked = _maybe_rerank(corpus, CrossPageMerge(corpus, candidates), rerank, rerank_fuse)
         self.reflect = SelfReflection(TableFigureExpansion(corpus, self.ranked), reader)
@@ -82,7 +82,6 @@ def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer:
     if name == "cypher":
         if cypher_writer is None:
             raise HtmlRagError("the cypher retriever needs a cypher_writer (a model, or a fixed query)")
-        from htmlrag.superrag.retrieve.cypher_qa import CypherRetriever
 
         return CypherRetriever(corpus, cypher_writer)
     raise HtmlRagError(f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVERS)}")

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from htmlrag.core.errors import HtmlRagError
 from htmlrag.superrag.retrieve.evidence import Evidence, rrf
 from htmlrag.superrag.retrieve.expand import SelfReflection, TableFigureExpansion
 from htmlrag.superrag.retrieve.hybrid import HybridRetriever, LLMTocSelector, TocRetriever
@@ -96,8 +97,6 @@ def setting_retriever(corpus: Any, setting: GraphSetting, *, reader: Any = None,
     the first stage's evidence (hybrid/ToC search, before merging, reranking and expansion) under
     ``"retrieved"`` on every call.
     """
-    from htmlrag.core.errors import HtmlRagError
-
     if setting.toc_select not in ("similarity", "reader"):
         raise HtmlRagError(f"toc_select must be 'similarity' or 'reader', not {setting.toc_select!r}")
     if setting.toc and setting.toc_select == "reader" and toc_reader is None:

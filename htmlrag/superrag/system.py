@@ -21,7 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.html.formats import convert
 from htmlrag.pruning.pipeline import PipelineResult
+from htmlrag.superrag.build.corpus import open_writable
+from htmlrag.superrag.graph.schema import CONTENT, FLAT
 from htmlrag.superrag.retrieve.evidence import Evidence
 from htmlrag.superrag.settings import GraphSetting, setting_retriever
 from htmlrag.superrag.to_html import page_source, parse_cached
@@ -53,8 +56,6 @@ class CorpusHandle:
     @property
     def corpus(self) -> Any:
         if self._corpus is None:
-            from htmlrag.superrag.build.corpus import open_writable
-
             self.folder.mkdir(parents=True, exist_ok=True)
             self._lock = _lock(self.folder / ".lock")
             self._corpus = open_writable(self.folder, config=self.config, embedder=self.embedder)
@@ -175,8 +176,6 @@ class GraphContextPipeline:
 
     def chunk_text(self, doc_ids: Sequence[str]) -> str:
         """The text of every chunk of ``doc_ids`` this setting searches (the waterfall's ``chunks`` stage)."""
-        from htmlrag.superrag.graph.schema import CONTENT, FLAT
-
         key = tuple(doc_ids)
         if key not in self._chunks:
             kinds = FLAT if self.setting.flat else CONTENT
@@ -191,8 +190,6 @@ class GraphContextPipeline:
         """One retrieval, its evidence cut to each budget (a budget frontier); see :meth:`run`. The stages of
         the waterfall are ``chunks``, ``retrieved`` (the first stage's evidence) and ``reranked`` (the final
         evidence before cutting)."""
-        from htmlrag.html.formats import convert
-
         t0 = time.perf_counter()
         sources = []
         for i, p in enumerate(pages):

@@ -25,6 +25,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from htmlrag.core.cache import content_key
+from htmlrag.core.errors import CacheError
 from htmlrag.core.fingerprint import PDF_PARSE, fingerprint
 from htmlrag.superrag.parse.model import FigureItem, Paragraph, ParsedDocument, TableItem
 
@@ -44,8 +46,6 @@ def file_sha256(path: str | Path) -> str:
 
 def _parse_key(p: Path, options: Any) -> tuple[str, str]:
     """The parse cache's key for ``p`` and the file's digest (``""`` when the file is missing)."""
-    from htmlrag.core.cache import content_key
-
     try:
         digest = file_sha256(p)
     except FileNotFoundError:
@@ -69,6 +69,8 @@ def parse_cached(path: str | Path, *, options: Any = None, cache_dir: str | Path
         InputError: as ``parse_pdf`` (errors are not cached).
         CacheError: the cache folder cannot be written (an unreadable entry is parsed again, with a warning).
     """
+    # CLI start: every HTML run reaches this module (scoring.stages.page_source), `htmlrag --help` included; the
+    # PDF parser (a dozen modules) loads only when a PDF is parsed
     from htmlrag.superrag.parse.document import parse_pdf
 
     p = Path(path)
@@ -100,8 +102,6 @@ def _store(disk: Path, doc: ParsedDocument) -> None:
     Raises:
         CacheError: the cache folder cannot be written (a file in its place, no permission, a full disk).
     """
-    from htmlrag.core.errors import CacheError
-
     tmp = None
     try:
         disk.parent.mkdir(parents=True, exist_ok=True)

@@ -66,6 +66,7 @@ from htmlrag.core.errors import HtmlRagError, ServiceError
 from htmlrag.core.fingerprint import ROWS, fingerprint
 from htmlrag.core.redact import error_text
 from htmlrag.data.schema import Example
+from htmlrag.evaluation.scoring.budgets import budget_name
 from htmlrag.evaluation.scoring.contexts import Builder, PageErrors
 from htmlrag.evaluation.scoring.metrics import MetricInput, example_stats, score_example
 from htmlrag.evaluation.scoring.stages import StageCheck
@@ -111,14 +112,10 @@ class System:
 
     def row_names(self) -> list[str]:
         """The row keys this system fills: ``name``, or ``name@budget`` per budget of a frontier."""
-        from htmlrag.evaluation.scoring.budgets import budget_name
-
         return [budget_name(self.name, b) for b in self.budgets] if self.budgets else [self.name]
 
     def slots(self) -> list[tuple[str, int | None, str]]:
         """``(row key, budget or None, cache fingerprint)`` of each record."""
-        from htmlrag.evaluation.scoring.budgets import budget_name
-
         if not self.budgets:
             return [(self.name, None, self.fingerprint)]
         return [(budget_name(self.name, b), b, self.fingerprints.get(b, "")) for b in self.budgets]

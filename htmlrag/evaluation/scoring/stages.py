@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.evaluation.scoring.metrics import MetricInput, get_metric
+from htmlrag.html.formats import convert
+from htmlrag.superrag.to_html import page_source
 
 #: Containment metrics a waterfall can use (0/1, computable on any text).
 RULES = ("ref_em", "evidence_hit")
@@ -38,7 +41,6 @@ def plain_text(text: str, fmt: str = "html") -> str:
     """``text`` as the containment metrics read a context: HTML converted to plain text, other formats as given."""
     if fmt != "html" or not text.strip():
         return text
-    from htmlrag.html.formats import convert
 
     return convert(text, "text")
 
@@ -69,7 +71,6 @@ class StageCheck:
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        from htmlrag.evaluation.scoring.metrics import MetricInput, get_metric
 
         plain = self.plain(text, fmt)
         x = MetricInput(context=plain, context_text=plain, answers=self.answers, long_answers=self.long_answers,
@@ -108,7 +109,6 @@ def example_stages(pages: Sequence[str]) -> list[tuple[str, str, str]]:
     HTML pages), or for pages converted from PDFs (:func:`htmlrag.superrag.to_html.page_source`) ``pdf_text``
     (the PDFs' text layer) and ``parsed`` (the pages)."""
     joined = "\n".join(pages)
-    from htmlrag.superrag.to_html import page_source
 
     sources = [page_source(p) for p in pages]
     if not pages or any(s is None for s in sources):

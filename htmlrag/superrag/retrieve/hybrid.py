@@ -7,6 +7,7 @@ from typing import Any
 
 from htmlrag.superrag.graph import cypher
 from htmlrag.superrag.graph.schema import CONTENT, FLAT, TITLED
+from htmlrag.superrag.prompts import chosen_lines, toc_line, toc_prompt
 from htmlrag.superrag.retrieve.evidence import (
     Backend,
     Evidence,
@@ -239,8 +240,6 @@ class LLMTocSelector:
         self.prompts: list[str] = []
 
     def __call__(self, question: str, doc_ids: Sequence[str] | None) -> list[tuple[str, float]]:
-        from htmlrag.superrag.prompts import chosen_lines, toc_line, toc_prompt
-
         docs = list(doc_ids) if doc_ids else [d["id"] for d in self.corpus.store.query(cypher.DOCUMENTS)]
         out: list[tuple[str, float]] = []
         for d in docs:
