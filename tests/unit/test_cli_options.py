@@ -21,7 +21,7 @@ OPTIONS: list[tuple[list[str], str, list[str], str]] = [
     (["tree", PAGE], "--preview", ["1e3"], "0"),
     (["prune", PAGE, "-q", "q"], "--budget", ["0", "2.5"], "64"),
     (["prune", PAGE, "-q", "q"], "--max-words", ["0"], "32"),
-    (["prune", PAGE, "-q", "q", "--ranker2", "bm25"], "--budget1", ["0"], "128"),
+    (["prune", PAGE, "-q", "q", "--ranker2", "bm25"], "--budget1", ["0"], "8192"),  # >= --budget (4096)
     (["prune", PAGE, "-q", "q", "--ranker2", "bm25"], "--max-words2", ["0"], "16"),
     (["prune", PAGE, "-q", "q"], "--page-prior", ["1e400"], "0.5"),
     (["prune", PAGE, "-q", "q"], "--split-to-fill", [], "0"),
