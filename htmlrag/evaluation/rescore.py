@@ -85,8 +85,12 @@ def judgments(run_dir: Path) -> dict[tuple[str, str], dict[str, float]] | None:
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             rec = json.loads(line)
-            score = rec.get("score")
-            out[(str(rec["id"]), str(rec["system"]))] = {"judge": float(score or 0), "judge_invalid": float(score is None)}
+            # with judge.draws > 1 the score is the mean verdict over the draws, as the harness computes it
+            scores = [d.get("score") for d in rec["draws"]] if isinstance(rec.get("draws"), list) and rec["draws"] \
+                else [rec.get("score")]
+            out[(str(rec["id"]), str(rec["system"]))] = {
+                "judge": sum(float(x or 0) for x in scores) / len(scores),
+                "judge_invalid": sum(float(x is None) for x in scores) / len(scores)}
     return out
 
 

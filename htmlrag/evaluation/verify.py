@@ -304,7 +304,11 @@ def _subsets(report: Report, run: Run, rows: list[dict[str, Any]] | None, res: R
              ) -> tuple[list[str], bool, set[str]]:
     """The subset keys and pairwise flag of the stored tables, and the table files that cannot be recomputed."""
     tables = run.dir / "tables"
-    keys = sorted(d.name[3:] for d in tables.glob("by_*") if d.is_dir())
+    found = {d.name[3:] for d in tables.glob("by_*") if d.is_dir()}
+    # in the run's order (``docqa.subsets`` of its config.yaml), so the pairwise groups line up
+    subsets = run.get("docqa.subsets")
+    order = [str(k) for k in subsets] if isinstance(subsets, list) else []
+    keys = [k for k in order if k in found] + sorted(found - set(order))
     pairwise = (tables / "pairwise.md").is_file() or (tables / "pairwise.json").is_file()
     unknown: set[str] = set()
     for key in keys:

@@ -198,3 +198,57 @@ def test_a_row_of_another_shape_is_a_finding_not_a_traceback(tmp_path: Path, cap
     assert status == 1 and "quickstart/0123456789ab" in out
     assert "a line is not a row" in out and "predictions.jsonl" in out and "'not a record'" in out
     assert "Traceback" not in out
+
+
+def _run_with(root: Path, rows: list[dict[str, Any]], scored: list[dict[str, Any]], metrics: list[str],
+              subsets: list[str], config: str) -> Path:
+    """A run folder whose saved rows are ``rows`` and whose numbers come from ``scored`` (the rows with what the
+    harness adds in memory, e.g. the judge's scores)."""
+    d = root / "quickstart" / "0123456789ab"
+    atomic_write(d / "predictions.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    atomic_write(d / "rows.sha256", manifest_text(rows))
+    atomic_write(d / "config.yaml", config)
+    summary = summarize(scored, ["bm25", "ours"], metrics, ours="ours", experiment="quickstart", run_id=d.name,
+                        dataset="sample_pages", fidelity={"name": "ours", "deviations": []})
+    summary |= {"rows": rows_record(rows), "metric_code": fingerprint(METRICS)}
+    atomic_write(d / "metrics.json", dump_json(summary))
+    for rel, t in run_tables(summary, scored, run="quickstart/0123456789ab", caption="Demo table.",
+                             subsets=subsets, pairwise=bool(subsets)).items():
+        atomic_write(d / "tables" / rel, t)
+    return d
+
+
+def test_subset_tables_are_recomputed_in_the_runs_order(tmp_path: Path, capsys) -> None:
+    """The pairwise groups follow ``docqa.subsets`` as the run listed them (rows store metadata with sorted
+    keys, so the order comes from config.yaml), not the alphabetical order of the ``by_*`` folders."""
+    rows = make_rows(subsets=True)
+    for i, r in enumerate(rows):
+        r["metadata"]["half"] = "first" if i < 2 else "second"
+    config = "name: quickstart\ncaption: Demo table.\ndocqa:\n  subsets: [type, half]\n  pairwise: true\n"
+    run = _run_with(tmp_path, rows, rows, ["em", "f1", "ref_em"], ["type", "half"], config)
+    status, out = verify(capsys, run)
+    assert status == 0, out
+
+
+def test_judge_draws_are_averaged_as_the_harness_averages_them(tmp_path: Path, capsys) -> None:
+    """With ``judge.draws`` > 1 the judged score is the mean verdict over the draws (no verdict counts 0);
+    verify reads every draw from judgments.jsonl."""
+    rows = make_rows()
+    scored = json.loads(json.dumps(rows))
+    lines = []
+    for i, r in enumerate(scored):
+        for s, rec in r["systems"].items():
+            verdicts = [1, 0, 1] if (i + len(s)) % 2 else [1, 1, None]
+            rec["scores"]["judge"] = sum(float(v or 0) for v in verdicts) / len(verdicts)
+            rec["scores"]["judge_invalid"] = sum(float(v is None) for v in verdicts) / len(verdicts)
+            lines.append(json.dumps({"id": r["id"], "system": s, "status": "ok", "score": verdicts[0], "reply": "",
+                                     "draws": [{"score": v, "status": "ok" if v is not None else "unparsable"}
+                                               for v in verdicts]}))
+    run = _run_with(tmp_path, rows, scored, ["em", "f1", "ref_em", "judge", "judge_invalid"], [],
+                    "name: quickstart\ncaption: Demo table.\n")
+    atomic_write(run / "judgments.jsonl", "\n".join(lines) + "\n")
+    status, out = verify(capsys, run)
+    assert status == 0, out
+    edited = lines[0].replace('"draws": [{"score": 1', '"draws": [{"score": 0')
+    atomic_write(run / "judgments.jsonl", "\n".join([*lines[1:], edited]) + "\n")
+    assert verify(capsys, run)[0] == 1  # an edited draw changes the judged score
