@@ -28,6 +28,7 @@ from htmlrag.superrag.parse.model import (
     Section,
     TableItem,
 )
+from htmlrag.superrag.parse.names import document_name
 from htmlrag.superrag.parse.order import reading_order
 from htmlrag.superrag.parse.pdfio import doc_id_for, open_pdf
 from htmlrag.superrag.parse.tables import page_tables, rows_to_html
@@ -214,6 +215,7 @@ def parse_pdf(
     headings, sections = _sections(flow, toc)
     title = _title(meta_title, headings, Path(path).stem)
     return ParsedDocument(path=name, doc_id=doc_id_for(data, path), title=title, pages=[p.info for p in pages],
+                          name=document_name(pages[0].lines if pages else [], meta_title),
                           headings=headings, sections=sections, tables=tables, figures=figures, toc=toc,
                           toc_source=toc_source, warnings=warnings, page_texts=[p.plain for p in pages],
                           metadata=metadata)
