@@ -122,7 +122,9 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
         if toc:  # a ruled contents page is a table too: it is the ToC, not content
             rows_in = toc_line_ids(lines)
             tables = [t for t in tables if sum(inside(lines[j].bbox, t.bbox) for j in rows_in) < 3]
+        tables, charts = fig.split_charts(tables, fig.filled_rects(page) if tables else [], pno)
         figures = [] if scanned else fig.page_figures(boxes, pno, min_side=opts.min_figure_side)
+        figures += charts
         if not scanned and any(fig.CAPTION.match(ln.text) for ln in lines):
             figures += fig.captioned_drawings(page, pno, lines, [t.bbox for t in tables] + [f.bbox for f in figures],
                                               min_side=opts.min_figure_side)
