@@ -44,6 +44,11 @@
     questions but keeps them out of every printed table (and out of every choice), so a company stays unseen
     while defaults are developed. ``--out FILE``: per question, ``recall`` and ``tokens`` per retriever, and
     ``budget[<tokens>]`` with the same at each budget.
+    **Document headers** (``--doc-header none,embed[,both]``, :attr:`~htmlrag.superrag.build.corpus.CorpusConfig.doc_header`):
+    one corpus per setting; with more than one, every retriever's name gets ``@<setting>`` (``hybrid@embed``),
+    the held-out report chooses the setting together with ``full``'s rerank mode on the other companies (ties:
+    the order given, then replace, fuse, off), and one summary table per setting shows it fixed for every
+    company. The flat baseline is the same in every setting (plain page text, no header).
 
 Usage::
 
@@ -490,7 +495,7 @@ def main() -> int:
     ap.add_argument("--vector-backend", default="numpy", help="numpy (exact, fast to open) or milvus-lite")
     ap.add_argument("--out", type=Path, help="per-question recalls as JSON (default: <db>/last_run.json)")
     ap.add_argument("--from-json", type=Path, help="print the tables of an earlier --out file (nothing is run)")
-    ap.add_argument("--doc-header", default="none,embed",
+    ap.add_argument("--doc-header", default="none,embed,both",
                     help="doc_header settings to build a corpus for (comma-separated: none, embed, both); with more "
                     "than one, retriever names get '@<setting>' and the held-out report chooses the setting with "
                     "full's rerank mode on the other companies")
