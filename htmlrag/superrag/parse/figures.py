@@ -4,6 +4,9 @@ Vector drawings count only when captioned: on a page with a figure caption, a cl
 ``min_side`` points on both sides that overlaps no table and no image figure, with a caption right below or
 above it, is a figure too.
 
+Bar charts drawn as vector graphics whose labels line up in a grid are found as tables first; a table whose
+box holds chart bars (:func:`split_charts`) becomes a figure with the chart's text.
+
 An image counts when it is at least ``min_side`` points on both sides; images closer than ``gap`` points are
 merged into one figure (a drawing pasted as tiles is one figure). An image covering most of a page that has
 no text layer is a scanned page, not a figure (the parser warns about it instead).
