@@ -132,6 +132,7 @@ class CorpusSchema:
     vector_uri: str | None = None
     fulltext_backend: str = "bm25"
     fulltext_url: str | None = None
+    doc_header: str = "none"  # none | embed | both: the document's name in the embedded (and BM25) chunk text
 
 
 @dataclass

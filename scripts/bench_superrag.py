@@ -44,6 +44,11 @@
     questions but keeps them out of every printed table (and out of every choice), so a company stays unseen
     while defaults are developed. ``--out FILE``: per question, ``recall`` and ``tokens`` per retriever, and
     ``budget[<tokens>]`` with the same at each budget.
+    **Document headers** (``--doc-header none,embed[,both]``, :attr:`~htmlrag.superrag.build.corpus.CorpusConfig.doc_header`):
+    one corpus per setting; with more than one, every retriever's name gets ``@<setting>`` (``hybrid@embed``),
+    the held-out report chooses the setting together with ``full``'s rerank mode on the other companies (ties:
+    the order given, then replace, fuse, off), and one summary table per setting shows it fixed for every
+    company. The flat baseline is the same in every setting (plain page text, no header).
 
 Usage::
 
@@ -313,33 +318,66 @@ def companies(recs: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(r["company"] for r in recs if "+" not in r["company"] and r["company"] != "?"))
 
 
-def choose_mode(tune: list[dict[str, Any]], retrievers: list[str]) -> tuple[str, str]:
+def variants(retrievers: list[str]) -> list[str]:
+    """The ``doc_header`` variants the names hold (``hybrid@embed`` -> ``embed``), in order; [''] for none."""
+    return list(dict.fromkeys(n.partition("@")[2] for n in retrievers))
+
+
+def _at(name: str, variant: str) -> str:
+    return f"{name}@{variant}" if variant else name
+
+
+def choose_setting(tune: list[dict[str, Any]], retrievers: list[str]) -> tuple[str, str, str]:
+    """The ``doc_header`` variant and rerank mode of ``full`` with the best hit rate at k on ``tune`` (ties: the
+    variants' order on the command line, then replace, fuse, off). Returns variant, mode and a line saying how
+    they were chosen."""
+    found = variants(retrievers)
+    if len(found) == 1:
+        mode, how = choose_mode(tune, retrievers, found[0])
+        return found[0], mode, how
+    sub = [r for r in tune if not np.isnan(r["recall"]["flat"])]
+    options = [(v, m) for v in found for m in ("", "fuse", "off")
+               if _at(f"full:{m}" if m else "full", v) in retrievers]
+    if not sub:
+        v, m = options[0]
+        return v, m, f"no other company's questions to choose on: the first variant ({v}, {m or 'replace'})"
+    rate = {o: float(np.mean([r["recall"][_at(f"full:{o[1]}" if o[1] else "full", o[0])] >= 0.5 for r in sub]))
+            for o in options}
+    best = max(options, key=lambda o: rate[o])
+    shown = ", ".join(f"{v}/{m or 'replace'} {x:.2f}" for (v, m), x in rate.items())
+    return best[0], best[1], (f"chosen on the other companies' {len(sub)} questions by full's hit rate @10 "
+                              f"({shown}) -> header {best[0]}, rerank {best[1] or 'replace'}")
+
+
+def choose_mode(tune: list[dict[str, Any]], retrievers: list[str], variant: str = "") -> tuple[str, str]:
     """The rerank mode of ``full`` (replace, ``:fuse`` or ``:off``, those measured) with the best hit rate at
     k on ``tune`` (ties: replace, then fuse, then off); without tuning questions the library's default (off).
     Returns the mode and a line saying how it was chosen."""
-    modes = [m for m in ("", "fuse", "off") if (f"full:{m}" if m else "full") in retrievers]
+    modes = [m for m in ("", "fuse", "off") if _at(f"full:{m}" if m else "full", variant) in retrievers]
     sub = [r for r in tune if not np.isnan(r["recall"]["flat"])]
     if len(modes) < 2 or not sub:
         default = "off" if "off" in modes else (modes[0] if modes else "")
         return default, f"no other company's questions to choose on: the library's default ({default or 'replace'})"
-    rates = {m: float(np.mean([r["recall"][f"full:{m}" if m else "full"] >= 0.5 for r in sub])) for m in modes}
+    rates = {m: float(np.mean([r["recall"][_at(f"full:{m}" if m else "full", variant)] >= 0.5 for r in sub]))
+             for m in modes}
     best = max(modes, key=lambda m: rates[m])  # first of the best: the order above breaks ties
     shown = ", ".join(f"{m or 'replace'} {v:.2f}" for m, v in rates.items())
     return best, f"chosen on the other companies' {len(sub)} questions by full's hit rate @10 ({shown}) -> {best or 'replace'}"
 
 
-def heldout_report(recs: list[dict[str, Any]], retrievers: list[str]) -> dict[str, dict[str, Any]]:
+def heldout_report(recs: list[dict[str, Any]], retrievers: list[str], verbose: bool = True) -> dict[str, dict[str, Any]]:
     """Leave one company out, for every company: the rerank mode is chosen on the other companies' questions,
     then every retriever is read on the left-out company's questions with that mode, at each budget and at k.
     Returns, per company, the retrievers read and the rows of its questions (for :func:`summary_table`)."""
     out: dict[str, dict[str, Any]] = {}
     for test in companies(recs):
         tune = [r for r in recs if test not in r["company"].split("+")]
-        best, how = choose_mode(tune, retrievers)
-        names = [_with_mode(n, best, retrievers) for n in retrievers if ":" not in n]
+        variant, best, how = choose_setting(tune, retrievers)
+        plain = [n.partition("@")[0] for n in retrievers if n.partition("@")[2] == variant]
+        names = [_at(_with_mode(n, best, plain), variant) for n in plain if ":" not in n]
         rows = [r for r in recs if r["company"] == test]
-        print(f"\n  == held out {test} ({len(rows)} questions): rerank mode {how}")
-        for label, view in measures(rows):
+        print(f"\n  == held out {test} ({len(rows)} questions): {'setting' if variant else 'rerank mode'} {how}")
+        for label, view in measures(rows) if verbose else ():
             report(view, names, f"{test} questions, held out", label)
         out[test] = {"names": names, "rows": rows}
     return out
@@ -367,7 +405,7 @@ def summary_table(held: dict[str, dict[str, Any]]) -> None:
                 base = float(np.mean([r["recall"]["flat"] >= 0.5 for r in sub])) if sub else float("nan")
                 parts.append(f"{rate:.2f}" if j == 0 else f"{rate:.2f} ({rate - base:+.2f})")
             cells.append(" / ".join(parts))
-        label = "flat" if j == 0 else first["names"][j - 1].split(":")[0]
+        label = "flat" if j == 0 else first["names"][j - 1].split(":")[0].split("@")[0]
         print(f"  | {label} | " + " | ".join(cells) + " |")
 
 
@@ -390,17 +428,36 @@ def bench_sec(args: argparse.Namespace) -> None:
           + ", ".join(f"{c} ({sum(o == c for o in owner.values())})" for c in dict.fromkeys(owner.values())))
     root = Path(args.db)
     emb = CachedEmbedder(SentenceTransformerEmbedder(), root / "embeddings.sqlite")
-    config = CorpusConfig(vector_backend=args.vector_backend, chunk_words=args.chunk_words,
-                          min_chunk_words=args.min_chunk_words, flat_words=150,
-                          companies={owner_glob(n): c for n, c in owner.items()})
-    t0 = time.perf_counter()
-    folder = build(pdfs, root, config, emb, root / "parsed")
-    print(f"  corpus <db>/{folder.name} ready in {time.perf_counter() - t0:.1f} s", flush=True)
+    headers = [h for h in args.doc_header.split(",") if h]
     budgets = tuple(int(b) for b in args.budgets.split(",") if b) if args.budgets else ()
     scorer = Scorer(load_tokenizer(), budgets)
-    t0 = time.perf_counter()
-    recs = evaluate(folder, pdfs, rows, owner, retrievers, emb, scorer)
-    print(f"  {len(recs)} questions x {len(retrievers) + 1} retrievers in {time.perf_counter() - t0:.1f} s")
+    recs: list[dict[str, Any]] = []
+    for header in headers:
+        config = CorpusConfig(vector_backend=args.vector_backend, chunk_words=args.chunk_words,
+                              min_chunk_words=args.min_chunk_words, flat_words=150, doc_header=header,
+                              companies={owner_glob(n): c for n, c in owner.items()})
+        t0 = time.perf_counter()
+        folder = build(pdfs, root, config, emb, root / "parsed")
+        print(f"  corpus <db>/{folder.name} (doc_header={header}) ready in {time.perf_counter() - t0:.1f} s",
+              flush=True)
+        t0 = time.perf_counter()
+        part = evaluate(folder, pdfs, rows, owner, retrievers, emb, scorer)
+        print(f"  {len(part)} questions x {len(retrievers) + 1} retrievers in {time.perf_counter() - t0:.1f} s",
+              flush=True)
+        recs = recs or part
+        for rec, new in zip(recs, part, strict=True):
+            for key in ("recall", "tokens"):
+                rec[key].update({_at(n, header if len(headers) > 1 else ""): new[key][n] for n in retrievers})
+            for b, slot in new["budget"].items():
+                for key in ("recall", "tokens"):
+                    rec["budget"][b][key].update({_at(n, header if len(headers) > 1 else ""): slot[key][n]
+                                                  for n in retrievers})
+    if len(headers) > 1:
+        retrievers = [_at(n, h) for h in headers for n in retrievers]
+        for rec in recs:  # the first pass stored its own names unsuffixed as well: keep only the suffixed ones
+            for store in (rec, *rec["budget"].values()):
+                for key in ("recall", "tokens"):
+                    store[key] = {n: v for n, v in store[key].items() if n == "flat" or "@" in n}
     (args.out or root / "last_run.json").write_text(json.dumps(recs), encoding="utf-8")
     if hidden:
         print(f"  hidden from the tables: {', '.join(sorted(hidden))}")
@@ -410,6 +467,12 @@ def bench_sec(args: argparse.Namespace) -> None:
 def summarise(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
     for label, view in measures(recs):
         report(view, retrievers, f"all {len(recs)} questions", label)
+    found = variants(retrievers)
+    if len(found) > 1:  # each doc_header setting fixed (only the rerank mode chosen on the other companies)
+        for v in found:
+            print(f"\n  ==== doc_header={v} for every company")
+            summary_table(heldout_report(recs, [n for n in retrievers if n.partition("@")[2] == v], verbose=False))
+        print("\n  ==== doc_header and rerank mode chosen on the other companies")
     summary_table(heldout_report(recs, retrievers))
 
 
@@ -432,6 +495,10 @@ def main() -> int:
     ap.add_argument("--vector-backend", default="numpy", help="numpy (exact, fast to open) or milvus-lite")
     ap.add_argument("--out", type=Path, help="per-question recalls as JSON (default: <db>/last_run.json)")
     ap.add_argument("--from-json", type=Path, help="print the tables of an earlier --out file (nothing is run)")
+    ap.add_argument("--doc-header", default="none,embed,both",
+                    help="doc_header settings to build a corpus for (comma-separated: none, embed, both); with more "
+                    "than one, retriever names get '@<setting>' and the held-out report chooses the setting with "
+                    "full's rerank mode on the other companies")
     ap.add_argument("--chunk-words", type=int, default=150)
     ap.add_argument("--min-chunk-words", type=int, default=75)
     args = ap.parse_args()

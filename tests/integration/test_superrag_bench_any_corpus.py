@@ -51,7 +51,7 @@ def _two_companies(folder: Path) -> Path:
 
 @pytest.mark.slow
 def test_bench_runs_on_the_sample_and_on_companies_named_only_by_their_files(tmp_path: Path) -> None:
-    proc, recs = _bench(tmp_path, SAMPLE)
+    proc, recs = _bench(tmp_path, SAMPLE, extra=("--doc-header", "embed"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len(recs) == 8 and {r["company"] for r in recs} == {"NWND"}
     names = {"flat", *RETRIEVERS.split(",")}
@@ -63,9 +63,11 @@ def test_bench_runs_on_the_sample_and_on_companies_named_only_by_their_files(tmp
     assert str(tmp_path) not in proc.stdout  # paths are printed relative to the repository
 
     two = _two_companies(tmp_path / "two")
-    proc, recs = _bench(tmp_path / "b", two)
+    proc, recs = _bench(tmp_path / "b", two)  # default: a corpus per doc_header setting (none, embed, both)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert {r["company"] for r in recs} == {"NWND", "ACME"}
+    assert set(recs[0]["recall"]) == {"flat", *(f"{n}@{h}" for h in ("none", "embed", "both") for n in RETRIEVERS.split(","))}
+    assert "doc_header=none for every company" in proc.stdout and "-> header " in proc.stdout
     for company, other in (("NWND", "ACME"), ("ACME", "NWND")):
         n_other = sum(r["company"] == other for r in recs)
         assert f"held out {company}" in proc.stdout

@@ -78,6 +78,16 @@ class CorpusConfig:
         vector_uri: Milvus server URI.
         fulltext_backend: ``bm25`` (embedded) or ``elasticsearch`` (at ``fulltext_url``).
         fulltext_url: Elasticsearch URL.
+        doc_header: where each content node (SectionChunk, TableChunk, Figure) gets a header naming its
+            document and section path (``INTEL CORPORATION — Financial Statements > Note 9: Borrowings``):
+            ``none`` (default: section path only), ``embed`` (in the text embedded for the vector index),
+            ``both`` (also in the BM25 text). Leave-one-company-out picks ``both`` for every held-out company,
+            but it lowers a few held-out figures by one question (AAPL ``full`` at 1,500 tokens among them), so
+            by the project's adoption rule it is not the default yet. The name is the one the document gives itself
+            (:func:`htmlrag.superrag.parse.names.document_name`: its cover page's registrant or title line, else
+            its metadata title), else the owner in its file name. Nodes' ``title``/``text``, and so the
+            evidence handed to a reader, never hold the header. Chosen leave-one-company-out
+            (docs/superrag.md, "Document names in chunk headers").
     """
 
     embedding_model: str = MINILM
@@ -102,6 +112,22 @@ class CorpusConfig:
     vector_uri: str | None = None
     fulltext_backend: str = "bm25"
     fulltext_url: str | None = None
+    doc_header: str = "none"
+
+
+#: Where :attr:`CorpusConfig.doc_header` puts the document's name: (in the embedded text, in the BM25 text).
+DOC_HEADERS: dict[str, tuple[bool, bool]] = {"none": (False, False), "embed": (True, False), "both": (True, True)}
+
+
+def headed_texts(rows: list[dict[str, Any]], name: str) -> tuple[list[str], list[str]]:
+    """(plain, headed) texts of content rows: ``title\ntext`` and ``name — title\ntext`` (the document's name
+    before the section path; just the name when the row has no title)."""
+    plain = [f"{r['title']}\n{r['text']}".strip() for r in rows]
+    if not name:
+        return plain, plain
+    headed = [f"{name} — {r['title']}\n{r['text']}".strip() if r["title"].strip() else f"{name}\n{r['text']}".strip()
+              for r in rows]
+    return plain, headed
 
 
 @dataclass
@@ -268,6 +294,7 @@ class Corpus:
         return meta or c.company
 
     def _write(self, doc: Any) -> tuple[int, int]:
+        from htmlrag.superrag.build.owners import document_label
         from htmlrag.superrag.graph.build import company_id, document_graph
         from htmlrag.superrag.graph.links import add_similar, add_stems
 
@@ -277,8 +304,12 @@ class Corpus:
                            table_rows=c.table_rows, company=company, flat_words=c.flat_words)
         content = g.content(CONTENT)
         refs = [(r["kind"], r["id"]) for r in content]
-        texts = [f"{r['title']}\n{r['text']}".strip() for r in content]
-        vecs = self.embedder.encode(texts) if texts else np.zeros((0, self._dim()), dtype=np.float32)
+        if c.doc_header not in DOC_HEADERS:
+            raise HtmlRagError(f"doc_header={c.doc_header!r}: expected one of {', '.join(DOC_HEADERS)}")
+        in_vec, in_bm25 = DOC_HEADERS[c.doc_header]
+        texts, headed = headed_texts(content, document_label(doc) if in_vec or in_bm25 else "")
+        vecs = self.embedder.encode(headed if in_vec else texts) if texts else \
+            np.zeros((0, self._dim()), dtype=np.float32)
         add_similar(g, refs, vecs, k=c.knn_k, metric=c.knn_metric)
         add_stems(g, refs, texts, per_node=c.stems_per_node)
         titled = [r for r in g.content(TITLED) if r["title"].strip()]
@@ -299,7 +330,8 @@ class Corpus:
         self.vectors.add("titles", ids(titled), tvecs, [doc.doc_id] * len(titled), kinds(titled))
         self.vectors.add("flat", ids(flat), fvecs, [doc.doc_id] * len(flat), kinds(flat))
         everything = content + titled + flat
-        self.fulltext.add(ids(everything), texts + [r["title"] for r in titled] + [r["text"] for r in flat],
+        self.fulltext.add(ids(everything), (headed if in_bm25 else texts) + [r["title"] for r in titled]
+                          + [r["text"] for r in flat],
                           [doc.doc_id] * len(everything), kinds(everything))
         return sum(map(len, g.nodes.values())), sum(map(len, g.edges.values()))
 

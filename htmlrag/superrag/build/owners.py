@@ -59,3 +59,11 @@ def owner_glob(name: str) -> str:
     """A glob that matches exactly this file name (``*``, ``?``, ``[`` escaped), for
     :attr:`~htmlrag.superrag.build.corpus.CorpusConfig.companies`."""
     return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+def document_label(doc: object) -> str:
+    """The name a document goes by in chunk headers: the name it gives itself
+    (:func:`~htmlrag.superrag.parse.names.document_name`, kept as ``ParsedDocument.name``), else the owner in its
+    file name (:func:`owner_of`)."""
+    name = str(getattr(doc, "name", "") or "").strip()
+    return name or owner_of(str(getattr(doc, "path", "") or ""))

@@ -28,6 +28,7 @@ from htmlrag.superrag.parse.model import (
     Section,
     TableItem,
 )
+from htmlrag.superrag.parse.names import document_name
 from htmlrag.superrag.parse.order import reading_order
 from htmlrag.superrag.parse.pdfio import doc_id_for, open_pdf
 from htmlrag.superrag.parse.tables import page_tables, rows_to_html
@@ -121,7 +122,9 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
         if toc:  # a ruled contents page is a table too: it is the ToC, not content
             rows_in = toc_line_ids(lines)
             tables = [t for t in tables if sum(inside(lines[j].bbox, t.bbox) for j in rows_in) < 3]
+        tables, charts = fig.split_charts(tables, fig.filled_rects(page) if tables else [], pno)
         figures = [] if scanned else fig.page_figures(boxes, pno, min_side=opts.min_figure_side)
+        figures += charts
         if not scanned and any(fig.CAPTION.match(ln.text) for ln in lines):
             figures += fig.captioned_drawings(page, pno, lines, [t.bbox for t in tables] + [f.bbox for f in figures],
                                               min_side=opts.min_figure_side)
@@ -214,6 +217,7 @@ def parse_pdf(
     headings, sections = _sections(flow, toc)
     title = _title(meta_title, headings, Path(path).stem)
     return ParsedDocument(path=name, doc_id=doc_id_for(data, path), title=title, pages=[p.info for p in pages],
+                          name=document_name(pages[0].lines if pages else [], meta_title),
                           headings=headings, sections=sections, tables=tables, figures=figures, toc=toc,
                           toc_source=toc_source, warnings=warnings, page_texts=[p.plain for p in pages],
                           metadata=metadata)

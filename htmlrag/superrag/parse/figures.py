@@ -4,6 +4,9 @@ Vector drawings count only when captioned: on a page with a figure caption, a cl
 ``min_side`` points on both sides that overlaps no table and no image figure, with a caption right below or
 above it, is a figure too.
 
+Bar charts drawn as vector graphics whose labels line up in a grid are found as tables first; a table whose
+box holds chart bars (:func:`split_charts`) becomes a figure with the chart's text.
+
 An image counts when it is at least ``min_side`` points on both sides; images closer than ``gap`` points are
 merged into one figure (a drawing pasted as tiles is one figure). An image covering most of a page that has
 no text layer is a scanned page, not a figure (the parser warns about it instead).
@@ -98,3 +101,53 @@ def captioned_drawings(page: Any, page_no: int, lines: list[Line], taken: list[B
             out.append(FigureItem(page=page_no, bbox=b))
             taken = [*taken, b]
     return out
+
+
+def _bars(rects: list[BBox], box: BBox, most_width: float) -> bool:
+    """Whether ``box`` holds the bars of a chart: two filled rectangles inside it, side by side with a gap (at
+    least 2 points apart in x: table cells abut), each narrower than ``most_width`` of its width, of different
+    heights (by over 10%), that stand on one baseline (a bar's bottom, or its top when it hangs below the line,
+    as a loss beside a gain does). ``rects`` are the page's filled, not light, rectangles (:func:`filled_rects`)."""
+    w = box[2] - box[0]
+    bars = [r for r in rects if box[0] - 1 <= r[0] and r[2] <= box[2] + 1 and box[1] - 1 <= r[1] and r[3] <= box[3] + 1
+            and 2.0 <= r[2] - r[0] < most_width * w and r[3] - r[1] >= 2.0]
+    on_line: dict[int, list[BBox]] = {}
+    for r in bars:
+        for y in {round(r[1]), round(r[3])}:
+            on_line.setdefault(y, []).append(r)
+    for group in on_line.values():
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                apart = a[2] + 2.0 <= b[0] or b[2] + 2.0 <= a[0]
+                ha, hb = a[3] - a[1], b[3] - b[1]
+                if apart and max(ha, hb) > 1.1 * min(ha, hb):
+                    return True
+    return False
+
+
+def filled_rects(page: Any, light: float = 0.8) -> list[BBox]:
+    """Boxes of the filled vector paths of a PyMuPDF page (bars, shaded cells, backgrounds) whose fill is not
+    light (some colour channel below ``light``: white and pale cell shading are left out)."""
+    try:
+        drawings = page.get_drawings()
+    except Exception:  # pragma: no cover - broken drawings: no charts found
+        return []
+    return [(float(d["rect"].x0), float(d["rect"].y0), float(d["rect"].x1), float(d["rect"].y1))
+            for d in drawings if d.get("fill") is not None and min(d["fill"], default=1.0) < light]
+
+
+def split_charts(tables: list[Any], rects: list[BBox], page_no: int, *, most_width: float = 0.25
+                 ) -> tuple[list[Any], list[FigureItem]]:
+    """Tables that are bar charts (:func:`_bars` over the page's filled rectangles ``rects``) become figures:
+    a chart's value labels and axis ticks lined up in a grid ("DCAI Revenue $B | DCAI Operating Income $B" /
+    "$6.1 $3.7 Q1 2022 Q1 2023") read as a table of two rows that topped the table ranking for every revenue
+    question of the Intel 10-Q. A table with shaded rows (full width) or shaded columns (equal heights) stays a
+    table. Returns (tables kept, chart figures)."""
+    kept: list[Any] = []
+    charts: list[FigureItem] = []
+    for t in tables:
+        if rects and _bars(rects, t.bbox, most_width):
+            charts.append(FigureItem(page=page_no, bbox=t.bbox))
+        else:
+            kept.append(t)
+    return kept, charts

@@ -145,6 +145,7 @@ class ParsedDocument:
     warnings: list[str] = field(default_factory=list)
     page_texts: list[str] = field(default_factory=list)  # each page's plain text (no layout), for flat baselines
     metadata: dict[str, str] = field(default_factory=dict)  # the PDF's info dictionary (title, author, subject...)
+    name: str = ""  # the document's name from its cover page or metadata (parse.names.document_name), '' if none
 
     @property
     def page_count(self) -> int:
