@@ -259,7 +259,9 @@ def test_docling_structure() -> None:
     (table,) = paper.tables
     assert "OTSL" in table.html and "<table>" in table.html
     redp = parse_pdf(folder / "redp5110_sampled.pdf")
-    assert redp.toc_source == "pages" and len(redp.tables) == 6
+    # 5 since issue 35: the ruled CREATE PERMISSION syntax box on page 10, whose rules cut words in two, is text
+    # (docling's reference has no table there); the reference's 6 tables are scored by scripts/bench_parse.py
+    assert redp.toc_source == "pages" and len(redp.tables) == 5 and 10 not in {t.page for t in redp.tables}
     assert any(h.text == "1.1 Security fundamentals" and h.page == 6 for h in redp.headings)
 
 
