@@ -36,7 +36,7 @@ from htmlrag.evaluation.frontier import (
 from htmlrag.evaluation.grid import Grid, cell, write_formats
 from htmlrag.evaluation.intervals import IntervalSettings
 from htmlrag.evaluation.plots import plot_frontier, plot_pareto, plot_waterfall
-from htmlrag.evaluation.runs import label_apart
+from htmlrag.evaluation.runs import label_apart, run_name
 from htmlrag.evaluation.scoring.metrics import get_metric
 from htmlrag.evaluation.scoring.stages import ORDER
 from htmlrag.evaluation.store import atomic_write, dump_json
@@ -199,7 +199,7 @@ def write_run_report(run_dir: Path, summary: Mapping[str, Any], rows: Sequence[M
     """Every table and plot of this module for one run (see the module docstring); ``prices``: the price table
     (``None``: the one the run's ``cost.json`` recorded, else none)."""
     tables, plots = run_dir / "tables", run_dir / "plots"
-    out = write_frontiers(summary, tables, plots, str(run_dir))
+    out = write_frontiers(summary, tables, plots, run_name(run_dir))  # relative to the results root
     if summary.get("waterfall"):
         falls = {s: summary["waterfall"][s] for s in _in_order(summary, summary["waterfall"])}
         out += list(write_formats(waterfall_grid(falls), tables, "waterfall").values())
@@ -230,7 +230,7 @@ def cross_run_frontier(runs: Sequence[Any], labels: Sequence[str], metric: str, 
         for base, pts in frontier_groups(list(run.summary.get("systems") or [])).items():
             c = curve(rows, pts, metric, settings)
             by_budget = {b: scores_by_id(rows, name, metric) for b, name in pts}
-            lines.setdefault(base, {})[label] = (c, by_budget, str(run.dir))
+            lines.setdefault(base, {})[label] = (c, by_budget, run.name)
     out = []
     for base, by_label in lines.items():
         mine = by_label.get(ours)
@@ -265,10 +265,10 @@ def write_runs_report(runs: Sequence[Any], out: Path, metrics: Sequence[str] | N
         table = frontier_table(rows, m, ours, alpha=float(runs[0].summary.get("alpha", 0.05)), settings=settings,
                                caption=f"{m} at each context budget; each run against {ours}",
                                higher_is_better=get_metric(m).higher_is_better)
-        table.notes.append("Runs: " + "; ".join(f"{lb}: {r.dir}" for r, lb in zip(runs, labels, strict=True)))
+        table.notes.append("Runs: " + "; ".join(f"{lb}: {r.name}" for r, lb in zip(runs, labels, strict=True)))
         written += list(write_formats(table, out / "tables", f"frontier_{m}").values())
         written.append(plot_frontier(_lines(rows), m, out / "plots" / f"frontier_{m}.png"))
-    sources = "Runs: " + "; ".join(f"{lb}: {r.dir}" for r, lb in zip(runs, labels, strict=True))
+    sources = "Runs: " + "; ".join(f"{lb}: {r.name}" for r, lb in zip(runs, labels, strict=True))
     falls = {f"{s} ({lb})": r.summary["waterfall"][s] for r, lb in zip(runs, labels, strict=True)
              for s in _in_order(r.summary, r.summary.get("waterfall") or {})}
     if falls:

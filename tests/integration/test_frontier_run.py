@@ -61,6 +61,8 @@ def test_frontier_tables_plots_and_tests(runs: dict[str, Path]) -> None:
         assert (d / "tables" / name).is_file(), name
     for name in ("frontier_em.png", "waterfall.png", "pareto.png"):
         assert (d / "plots" / name).read_bytes()[:4] == b"\x89PNG"
+    prov = (d / "tables" / "frontier_ref_em.provenance.csv").read_text()
+    assert f"{d.parent.name}/{d.name}" in prov and str(d.parent.parent) not in prov  # relative to the results root
     table = (d / "tables" / "frontier_ref_em.md").read_text()
     assert "| htmlrag |" in table and "holm correction over the table's" in table and "area" in table
     results = (d / "tables" / "results.md").read_text()
