@@ -85,9 +85,11 @@ def test_report_across_runs_compares_matched_systems(runs: dict[str, Path], tmp_
     assert main(["report", str(run_dir(runs["paper"])), str(run_dir(runs["frontier"])), "--out", str(tmp_path)]) == 0
     md = (tmp_path / "tables" / "frontier_ref_em.md").read_text()
     assert "| *htmlrag* |" in md and "| *cleaned* |" in md and "fidelity=ours" in md and "fidelity=paper" in md
-    assert "over the table's" in md and str(run_dir(runs["paper"])) in md
+    paper, frontier = run_dir(runs["paper"]), run_dir(runs["frontier"])
+    name = f"{paper.parent.name}/{paper.name}"  # runs are named relative to their results root, never by path
+    assert "over the table's" in md and name in md and str(paper) not in md
     prov = (tmp_path / "tables" / "frontier_ref_em.provenance.csv").read_text()
-    assert str(run_dir(runs["paper"])) in prov and str(run_dir(runs["frontier"])) in prov
+    assert name in prov and f"{frontier.parent.name}/{frontier.name}" in prov and str(runs["tmp"]) not in prov
     assert (tmp_path / "plots" / "frontier_ref_em.png").is_file() and (tmp_path / "tables" / "waterfall.md").is_file()
 
 
