@@ -430,12 +430,7 @@ class _BottomUp:
                     look = look and (tail.isascii() or not has_cjk(tail))
                     el.tail, tail_words = _collapse(tail, not block, True)
             if block and not tail_in_pre:  # nor just before it
-                prev = el.getprevious()
-                if prev is not None:
-                    if prev.tail and prev.tail[-1].isspace():
-                        prev.tail = prev.tail.rstrip() or None
-                elif parent.text and parent.text[-1].isspace():
-                    parent.text = parent.text.rstrip() or None
+                _trim_before(el, parent)
             if not ((text and not text.isspace()) or (n and (not shape_only or _has_content(el, shape_only)))):
                 self.drop_empty(el, parent, tag, alt_words, tail_words, tail_in_pre)
                 continue
