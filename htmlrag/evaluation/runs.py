@@ -147,14 +147,19 @@ def resolve_run(name: str, *roots: str | Path) -> Path | None:
     return None
 
 
-def flatten(node: Any, prefix: str = "") -> dict[str, str]:
-    """``{"a.b": json(value)}`` for every leaf of a nested mapping (lists are leaves)."""
+def leaves(node: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"a.b": value}`` for every leaf of a nested mapping (lists and empty mappings are leaves)."""
     if isinstance(node, Mapping) and node:
-        out: dict[str, str] = {}
+        out: dict[str, Any] = {}
         for k, v in node.items():
-            out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+            out.update(leaves(v, f"{prefix}.{k}" if prefix else str(k)))
         return out
-    return {prefix: json.dumps(node, sort_keys=True, default=str)} if prefix else {}
+    return {prefix: node} if prefix else {}
+
+
+def flatten(node: Any, prefix: str = "") -> dict[str, str]:
+    """``{"a.b": json(value)}`` for every leaf of a nested mapping (:func:`leaves`)."""
+    return {k: json.dumps(v, sort_keys=True, default=str) for k, v in leaves(node, prefix).items()}
 
 
 def is_run(path: Path) -> bool:

@@ -37,7 +37,7 @@ from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.fingerprint import METRICS, fingerprint
 from htmlrag.evaluation.rescore import Rescored, judgments, rescore
 from htmlrag.evaluation.run_tables import recorded_settings, run_tables, subset_value
-from htmlrag.evaluation.runs import Run, find_runs, is_run, open_run
+from htmlrag.evaluation.runs import Run, find_runs, is_run, leaves, open_run
 from htmlrag.evaluation.store import (
     MANIFEST,
     PREDICTIONS,
@@ -260,23 +260,14 @@ def recompute(run: Run, res: Rescored) -> dict[str, Any]:
     return new
 
 
-def _leaves(node: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(node, Mapping) and node:
-        out: dict[str, Any] = {}
-        for k, v in node.items():
-            out.update(_leaves(v, f"{prefix}.{k}" if prefix else str(k)))
-        return out
-    return {prefix: node}
-
-
 def _check_metrics(report: Report, stored: Mapping[str, Any], new: Mapping[str, Any], res: Rescored,
                    causes: Causes) -> None:
     """Compare the stored ``metrics.json`` with the recomputed one (exactly; t-tests' t and p to 9 digits)."""
     extra = [k for k in stored if k not in new]
     if extra:
         report.notes.append(f"metrics.json keys not recomputed from rows (not checked): {', '.join(sorted(extra))}")
-    a = _leaves({k: v for k, v in stored.items() if k in new})
-    b = _leaves(new)
+    a = leaves({k: v for k, v in stored.items() if k in new})
+    b = leaves(new)
     changed = {d.metric.split(":")[0] for d in res.differences}
     for key in [*b, *(k for k in a if k not in b)]:
         x, y = a.get(key, "(missing)"), b.get(key, "(missing)")
