@@ -314,3 +314,41 @@ def test_a_failure_while_growing_keeps_the_detected_table(tmp_path: Path, monkey
     assert [len(t.rows) for t in doc.tables] == [len(truth["tables"][0]) - 3]  # the ruled rows only
     assert "page 1: growing tables failed: bad geometry" in caplog.text
     assert "Products" in "\n".join(i.text for s in doc.sections for i in s.items if isinstance(i, Paragraph))
+
+
+def test_headings_hang_under_their_outline_parent_named_in_short_or_long_form(tmp_path: Path) -> None:
+    """Issue 35 (Intel's filing): the outline names headings in other words than the pages ("Statement of
+    Income" for "Consolidated Statements of Income", "Basis of Presentation" for "Note 1: Basis of
+    Presentation") and puts the notes under "Financial Statements", which no page prints. Nesting by level
+    alone hung every note under the statement printed before it; now an outline-named heading hangs under the
+    section of its outline parent, or at the top when that parent is not a heading of the text."""
+    import pymupdf
+
+    body = "The company reports its results each quarter and explains them here in plain words. " * 3
+    d = pymupdf.open()
+    for title, size in (("Forward-Looking Statements", 14), ("Consolidated Statements of Income", 18),
+                        ("Notes to Financial Statements", 14)):
+        page = d.new_page()
+        page.insert_text((72, 90), title, fontsize=size, fontname="hebo")
+        page.insert_textbox(pymupdf.Rect(72, 110, 520, 200), body, fontsize=10, fontname="helv")
+        if title.startswith("Notes"):
+            page.insert_text((72, 230), "Note 1: Basis of Presentation", fontsize=11, fontname="hebo")
+            page.insert_textbox(pymupdf.Rect(72, 240, 520, 330), body, fontsize=10, fontname="helv")
+            page.insert_text((72, 360), "Management's Discussion and Analysis", fontsize=14, fontname="hebo")
+            page.insert_textbox(pymupdf.Rect(72, 370, 520, 460), body, fontsize=10, fontname="helv")
+    d.set_toc([[1, "Forward-Looking Statements", 1], [1, "Financial Statements", 2], [2, "Statement of Income", 2],
+               [2, "Notes to Financial Statements", 3], [3, "Basis of Presentation", 3],
+               [1, "Management's Discussion and Analysis of Financial Condition and Results of Operations", 3]])
+    d.save(tmp_path / "outlined.pdf")
+    d.close()
+    doc = parse_pdf(tmp_path / "outlined.pdf")
+    secs = {s.title: s for s in doc.sections}
+    parent = {t: (doc.sections[s.parent].title if s.parent is not None else None) for t, s in secs.items()}
+    assert {t: secs[t].level for t in secs} == {"Forward-Looking Statements": 1, "Consolidated Statements of Income": 2,
+                                                "Notes to Financial Statements": 2, "Note 1: Basis of Presentation": 3,
+                                                "Management's Discussion and Analysis": 1}
+    assert parent == {"Forward-Looking Statements": None, "Consolidated Statements of Income": None,
+                      "Notes to Financial Statements": None,
+                      "Note 1: Basis of Presentation": "Notes to Financial Statements",
+                      "Management's Discussion and Analysis": None}
+    assert {h.source for h in doc.headings} == {"outline"}

@@ -162,3 +162,29 @@ def test_a_box_over_running_text_is_not_a_table() -> None:
     assert not cuts_words([["Net sales", "Products", "Services"], ["Revenue", "$18,120", "$5,931"],
                            ["Cost of revenue", "4,720", "2,754"], ["Research and development", "2,294", "1,945"]])
     assert not cuts_words([["Language", "TEDs", "", "mAP (0.75)"], ["", "simple", "complex", "all"]])  # a paper's
+
+
+def test_headings_in_capitals_of_the_body_font_are_headings() -> None:
+    """Filings set "OVERVIEW" and "NOTE 1 — ACCOUNTING POLICIES" in the body font, neither bold nor larger, only
+    in capitals; they were read as body text, so the notes and the MD&A overview ran on under the heading before
+    them ("Note About Forward-Looking Statements" titled Microsoft's quarterly highlights)."""
+    for heading in ("OVERVIEW", "NOTE 1 — ACCOUNTING POLICIES", "SEGMENT RESULTS OF OPERATIONS",
+                    "RISKS RELATING TO THE EVOLUTION OF OUR BUSINESS"):
+        assert _heads([_ln(heading, 100), _ln(BODY, 112)]) == [heading], heading  # followed by body text
+        assert _heads([_ln(heading, 100)]) == [heading], heading  # a block of its own
+    # not headings: a line of capitals ending a sentence, short all-capital tokens, a paragraph in capitals
+    assert _heads([_ln("IN ACCORDANCE WITH U.S. GAAP.", 100), _ln(BODY, 112)]) == []
+    assert _heads([_ln("Q1 FY", 100), _ln(BODY, 112)]) == []
+    caps = "THE SOFTWARE IS PROVIDED AS IS WITHOUT WARRANTY OF ANY KIND EXPRESS OR IMPLIED INCLUDING"
+    assert _heads([_ln(caps, 100), _ln(caps, 112), _ln(caps + " THE WARRANTIES.", 124)]) == []
+
+
+def test_capitals_rank_above_mixed_case_of_the_same_size() -> None:
+    """At one size, capitals open a level above mixed case, bold or not (NOTES TO FINANCIAL STATEMENTS >
+    NOTE 1 — ACCOUNTING POLICIES > Accounting Principles); bigger type still comes first."""
+    def head(text: str, size: float = 9.0, bold: bool = False) -> tuple[list[Line], float]:
+        return [_ln(text, 100, size=size, bold=bold)], size
+
+    heads = [head("ITEM 2. MANAGEMENT'S DISCUSSION", 10.8, True), head("NOTES TO FINANCIAL STATEMENTS", bold=True),
+             head("NOTE 1 — ACCOUNTING POLICIES"), head("Accounting Principles", bold=True), head("Other Notes")]
+    assert [lvl for lvl, _ in hd.assign_levels(heads)] == [1, 2, 3, 4, 5]

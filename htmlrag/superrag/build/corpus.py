@@ -27,6 +27,7 @@ from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.models import MINILM
 from htmlrag.superrag.build import staging
 from htmlrag.superrag.build.embed import Embedder, make_embedder
+from htmlrag.superrag.build.owners import document_label
 from htmlrag.superrag.graph import cypher
 from htmlrag.superrag.graph.schema import CONTENT, FLAT, LABELS, TITLED
 from htmlrag.superrag.retrieve.evidence import Evidence, fetch_nodes
@@ -137,6 +138,7 @@ class DocResult:
     path: str
     doc_id: str = ""
     title: str = ""
+    name: str = ""
     pages: int = 0
     nodes: int = 0
     edges: int = 0
@@ -170,6 +172,7 @@ class Corpus:
         self.fulltext = _open_fulltext(folder, config)
         self._qcache: dict[str, np.ndarray] = {}
         self._tcache: dict[str, np.ndarray] = {}
+        self._docs: dict[str, Any] | None = None
 
     @property
     def vectors(self) -> Any:
@@ -219,6 +222,20 @@ class Corpus:
     def documents(self) -> list[dict[str, Any]]:
         return self.store.query(cypher.DOCUMENTS)
 
+    def document_names(self, doc_ids: Sequence[str] | None = None) -> list[str]:
+        """The name each document goes by (:func:`~htmlrag.superrag.build.owners.document_label`, kept in the
+        manifest; ``""`` for documents built before names were kept), for ``doc_ids`` or every document."""
+        docs = self._manifest_documents()
+        return [str((docs.get(d) or {}).get("name") or "") for d in (doc_ids if doc_ids is not None else docs)]
+
+    def _manifest_documents(self) -> dict[str, Any]:
+        manifest = getattr(self, "manifest", None)  # a writable corpus keeps it current
+        if manifest is None:
+            if self._docs is None:
+                self._docs = _read_manifest(self.folder).get("documents", {})
+            return self._docs
+        return manifest.get("documents", {})
+
     def retriever(self, name: str = "hybrid", *, reader: Any = None, cypher_writer: Any = None,
                   toc_reader: Any = None, rerank: bool = False, rerank_fuse: bool = True) -> Any:
         """A retriever by name; see :func:`htmlrag.superrag.pipelines.make_retriever`."""
@@ -251,6 +268,7 @@ class Corpus:
             if self.config.figure_model:
                 doc = self.describer(doc, path)
             res.doc_id, res.title, res.pages, res.warnings = doc.doc_id, doc.title, doc.page_count, doc.warnings
+            res.name = document_label(doc)
             res.nodes, res.edges = self._write(doc)
         except HtmlRagError as exc:
             res.error = str(exc)
@@ -294,7 +312,6 @@ class Corpus:
         return meta or c.company
 
     def _write(self, doc: Any) -> tuple[int, int]:
-        from htmlrag.superrag.build.owners import document_label
         from htmlrag.superrag.graph.build import company_id, document_graph
         from htmlrag.superrag.graph.links import add_similar, add_stems
 

@@ -46,8 +46,8 @@ def finish(corpus: Any, result: Any) -> None:
             corpus.manifest.pop(PENDING, None)
     if result.ok:
         corpus.manifest["documents"][result.doc_id] = {
-            "path": result.path, "title": result.title, "pages": result.pages, "seconds": round(result.seconds, 3),
-            "warnings": result.warnings}
+            "path": result.path, "title": result.title, "name": result.name, "pages": result.pages,
+            "seconds": round(result.seconds, 3), "warnings": result.warnings}
     if result.ok or result.doc_id:
         _save(corpus)
 

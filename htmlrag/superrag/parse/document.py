@@ -275,17 +275,32 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list
 
 def _sections(flow: list[tuple[str, object]], toc: list) -> tuple[list[Heading], list[Section]]:
     """Headings with levels (from the ToC where it names them, else by size) and the section tree they open;
-    content before the first heading goes to an untitled level-1 section."""
+    content before the first heading goes to an untitled level-1 section. A heading the ToC names hangs under the
+    section of its ToC parent, or at the top when that parent is not a heading of the text (Intel's outline puts
+    "Notes to ... Financial Statements" under "Financial Statements", which the pages never print: nesting by
+    level alone hung every note under the statement before it); other headings under the nearest section before
+    them of a smaller level."""
     heads = [(x, max(ln.size for ln in x)) for k, x in flow if k == "head"]  # type: ignore[union-attr]
-    levels = iter(hd.assign_levels(heads, [(e.level, e.title) for e in toc]))
+    entries = [(e.level, e.title, e.page) for e in toc]
+    levels = iter(hd.assign_levels(heads, entries))
+    named = iter(hd.outline_index(heads, entries))
+    toc_parent = hd.outline_parents(entries)
+    section_of: dict[int, int] = {}  # ToC entry -> the section its heading opened
     headings: list[Heading] = []
     sections: list[Section] = []
     for kind, obj in flow:
         if kind == "head":
             lvl, src = next(levels)
+            entry = next(named)
             h = hd.make_heading(obj, lvl, src)  # type: ignore[arg-type]
             headings.append(h)
             parent = next((j for j in range(len(sections) - 1, -1, -1) if sections[j].level < lvl), None)
+            if src == "outline" and entry is not None:
+                above = toc_parent[entry]
+                parent = section_of.get(above) if above is not None else None
+                if parent is not None and sections[parent].level >= lvl:
+                    parent = None
+                section_of[entry] = len(sections)
             sections.append(Section(h.text, lvl, h.page, h, parent=parent))
             continue
         if not sections:

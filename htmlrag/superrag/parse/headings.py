@@ -11,14 +11,16 @@ A *text block* (lines of one PyMuPDF block) yields a heading from its leading li
   row of headings (:func:`grid_cells`: a short line that shares its visual row with another short line of its
   style, side by side, as a table's column headings do),
 * either set at least ``size_ratio`` x the body size, or wholly bold at no less than the body size (when
-  the bold run is followed by non-bold lines or stands alone), or numbered (``1.2``, ``A.``, ``(3)``,
-  ``Item 2.``) and bold or larger.
+  the bold run is followed by non-bold lines or stands alone), or wholly in capitals at no less than the body
+  size and not ending with a period (:func:`capitals`; when followed by lines not in capitals or standing
+  alone: filings set "OVERVIEW" and "NOTE 1 — ACCOUNTING POLICIES" in the body font), or numbered (``1.2``,
+  ``A.``, ``(3)``, ``Item 2.``) and bold or larger.
 
 Consecutive qualifying lines of the same size in one block form one heading. Levels: headings matching an
 outline entry take the entry's level; in documents where most headings are numbered, a numbered heading's
-level is its depth (``2.1.3`` -> 3); otherwise styles are ranked (bigger first, bold before regular at the
-same size) and the rank is the level, put on the outline's scale where the outline names headings of the
-same or nearby styles (:func:`_font_levels`).
+level is its depth (``2.1.3`` -> 3); otherwise styles are ranked (bigger first; at the same size capitals
+before mixed case, then bold before regular) and the rank is the level, put on the outline's scale where the
+outline names headings of the same or nearby styles (:func:`_font_levels`).
 """
 
 from __future__ import annotations
@@ -75,6 +77,13 @@ class Block:
         return self.lines[0].page
 
 
+def capitals(text: str) -> bool:
+    """Whether a line is set in capitals: at least 4 cased letters, none of them lower case (``"OVERVIEW"``,
+    ``"NOTE 1 — ACCOUNTING POLICIES"``; not ``"Q1 2023"`` or ``"N/A"``)."""
+    cased = [c for c in _LETTER.findall(text) if c.lower() != c.upper()]
+    return len(cased) >= 4 and not any(c.islower() for c in cased)
+
+
 def table_text(text: str) -> bool:
     """Whether a short line reads as a table's row or column heading rather than a section heading: it holds an
     amount (after any leading section number), is only dates, or is wholly in parentheses (see the module
@@ -114,13 +123,14 @@ def _qualifies(ln: Line, body: float, size_ratio: float, max_words: int) -> bool
     if table_text(t):
         return False
     big = ln.size >= body * size_ratio
-    styled = (ln.bold or ln.italic) and ln.size >= body * 0.95
+    caps = capitals(t) and t[-1] != "."  # a line of capitals ending a sentence ("... U.S. GAAP.") is body text
+    styled = (ln.bold or ln.italic or caps) and ln.size >= body * 0.95
     numbered = NUMBERED.match(t) is not None and (ln.bold or ln.size > body + 0.4)
     return big or styled or numbered
 
 
-def _style(ln: Line) -> tuple[float, bool, bool]:
-    return (round(ln.size * 2) / 2, ln.bold, ln.italic)
+def _style(ln: Line) -> tuple[float, bool, bool, bool]:
+    return (round(ln.size * 2) / 2, ln.bold, ln.italic, capitals(ln.text))
 
 
 def segment_block(
@@ -168,29 +178,71 @@ def _accept(run: list[Line], after: list[Line], body: float, size_ratio: float, 
     big = run[0].size >= body * size_ratio
     if big:
         return True
-    followed = bool(after) and _style(after[0]) != _style(run[0])
+    followed = bool(after) and _style(after[0]) != _style(run[0])  # capitals followed by mixed case too
     if run[0].italic and not run[0].bold:
         return followed and len(run) == 1 and run[0].text.rstrip()[-1:] != "."
     return followed or (not after and len(run) <= 2)
 
 
+def _words(text: str) -> set[str]:
+    """Lower-cased words of a heading, a plural ``s`` dropped (``"Statements of Income"`` -> statement, of, income)."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[^\W_]+", text.lower())}
+
+
+def outline_index(heads: Sequence[tuple[list[Line], float]], outline: Sequence[tuple]) -> list[int | None]:
+    """The outline entry each heading stands for (its index in ``outline``, entries ``(level, title[, page])``),
+    or None: the entry of the same text (:func:`normalise`); else the first unused entry on the heading's page
+    whose words all occur in the heading (:func:`_words`), or that holds all the words of a heading of 3+ words:
+    outlines name headings in short form ("Statement of Income" for "Consolidated Condensed Statements of
+    Income", "Borrowings" for "Note 9 : Borrowings") or in long form ("Management's Discussion and Analysis of
+    Financial Condition and Results of Operations" for "Management's Discussion and Analysis")."""
+    exact: dict[str, int] = {}
+    on_page: dict[int, list[tuple[int, set[str]]]] = {}  # page -> (entry, its words), in outline order
+    for j, e in enumerate(outline):
+        exact.setdefault(normalise(e[1]), j)
+        if len(e) > 2 and e[2] is not None and _words(e[1]):
+            on_page.setdefault(e[2], []).append((j, _words(e[1])))
+    used: set[int] = set()
+    out: list[int | None] = []
+    for lines, _ in heads:
+        text = " ".join(ln.text for ln in lines)
+        j = exact.get(normalise(text))
+        if j is None:
+            mine = _words(text)
+            j = next((i for i, theirs in on_page.get(lines[0].page, ()) if i not in used
+                      and (theirs <= mine or (len(mine) >= 3 and mine <= theirs))), None)
+        if j is not None:
+            used.add(j)
+        out.append(j)
+    return out
+
+
+def outline_parents(outline: Sequence[tuple]) -> list[int | None]:
+    """Index of each outline entry's parent: the nearest entry before it of a smaller level (None at the top)."""
+    out: list[int | None] = []
+    for j, e in enumerate(outline):
+        out.append(next((i for i in range(j - 1, -1, -1) if outline[i][0] < e[0]), None))
+    return out
+
+
 def assign_levels(
-    heads: Sequence[tuple[list[Line], float]], outline: Sequence[tuple[int, str]] = ()
+    heads: Sequence[tuple[list[Line], float]], outline: Sequence[tuple] = ()
 ) -> list[tuple[int, str]]:
-    """Level and deciding source for each heading given as (lines, size); see the module docstring."""
+    """Level and deciding source for each heading given as (lines, size); see the module docstring. ``outline``:
+    entries ``(level, title)`` or ``(level, title, page)`` (a page lets an entry name a heading in short form,
+    :func:`outline_index`)."""
     texts = [" ".join(ln.text for ln in lines) for lines, _ in heads]
-    out_levels = {normalise(t): lvl for lvl, t in outline if normalise(t)}
-    style = [(round(size * 2) / 2, all(ln.bold for ln in lines)) for lines, size in heads]
-    styles = sorted(set(style), key=lambda s: (-s[0], not s[1]))
-    font = _font_levels(styles, [(st, out_levels[normalise(t)]) for st, t in zip(style, texts, strict=True)
-                                 if normalise(t) in out_levels])
+    index = outline_index(heads, outline)
+    style = [(round(size * 2) / 2, all(ln.bold for ln in lines), all(capitals(ln.text) for ln in lines))
+             for lines, size in heads]
+    styles = sorted(set(style), key=lambda s: (-s[0], not s[2], not s[1]))
+    font = _font_levels(styles, [(st, outline[j][0]) for st, j in zip(style, index, strict=True) if j is not None])
     depths = [numbering_depth(t) for t in texts]
     numbered = sum(d is not None for d in depths) >= max(2, len(texts) / 2)
     out: list[tuple[int, str]] = []
-    for st, text, depth in zip(style, texts, depths, strict=True):
-        key = normalise(text)
-        if key in out_levels:
-            out.append((out_levels[key], "outline"))
+    for st, j, depth in zip(style, index, depths, strict=True):
+        if j is not None:
+            out.append((outline[j][0], "outline"))
         elif numbered and depth is not None:
             out.append((depth, "numbering"))
         else:
@@ -198,8 +250,8 @@ def assign_levels(
     return out
 
 
-def _font_levels(styles: Sequence[tuple[float, bool]], matched: Sequence[tuple[tuple[float, bool], int]]
-                 ) -> dict[tuple[float, bool], int]:
+def _font_levels(styles: Sequence[tuple[float, bool, bool]], matched: Sequence[tuple[tuple[float, bool, bool], int]]
+                 ) -> dict[tuple[float, bool, bool], int]:
     """Level of each heading style (``styles`` bigger first) for headings the outline does not name.
 
     Without outline matches a style's level is its rank. With them, the outline and the font ranks must share
@@ -209,11 +261,11 @@ def _font_levels(styles: Sequence[tuple[float, bool]], matched: Sequence[tuple[t
     Capped at 6.
     """
     rank = {s: i + 1 for i, s in enumerate(styles)}
-    seen: dict[tuple[float, bool], Counter[int]] = {}
+    seen: dict[tuple[float, bool, bool], Counter[int]] = {}
     for st, lvl in matched:
         seen.setdefault(st, Counter())[lvl] += 1
     calib = {st: min(c, key=lambda lv: (-c[lv], lv)) for st, c in seen.items()}
-    out: dict[tuple[float, bool], int] = {}
+    out: dict[tuple[float, bool, bool], int] = {}
     for st in styles:
         above = [b for b in styles if rank[b] < rank[st] and b in calib]
         below = [b for b in styles if rank[b] > rank[st] and b in calib]

@@ -18,6 +18,7 @@ from htmlrag.superrag.retrieve.evidence import (
     take_turns,
     to_evidence,
 )
+from htmlrag.superrag.retrieve.scope import scoped_question
 
 
 class HybridRetriever:
@@ -92,6 +93,7 @@ class HybridRetriever:
     def _rank(self, question: str, doc_ids: Sequence[str] | None, kinds: tuple[str, ...] | None = None,
               shared: dict[Any, Any] | None = None) -> list[tuple[str, float]]:
         kinds = kinds or self.kinds
+        lexical = scoped_question(self.corpus, question, doc_ids)  # BM25: without the name all of them go by
         lists: list[list[str]] = []
         raw: dict[str, float] = {}
         if "vector" in self.use:
@@ -105,7 +107,7 @@ class HybridRetriever:
             lists.append([i for i, _ in hits])
             raw.update(hits)
         if "bm25" in self.use:
-            hits = self.corpus.fulltext.search(question, self.candidates, doc_ids, kinds)
+            hits = self.corpus.fulltext.search(lexical, self.candidates, doc_ids, kinds)
             lists.append([i for i, _ in hits])
             raw.update(hits)
         if len(lists) == 1:
@@ -167,7 +169,8 @@ class TocRetriever:
             return self.selector(question, doc_ids)
         q = self.corpus.embed_query(question)
         vec = self.corpus.vectors.search("titles", q, self.candidates, doc_ids)
-        bm = self.corpus.fulltext.search(question, self.candidates, doc_ids, TITLED)
+        bm = self.corpus.fulltext.search(scoped_question(self.corpus, question, doc_ids), self.candidates, doc_ids,
+                                         TITLED)
         return rrf([[i for i, _ in vec], [i for i, _ in bm]], self.rrf_k)[: self.sections]
 
     def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
@@ -207,7 +210,8 @@ class TocRetriever:
         inside = list(dict.fromkeys(r["id"] for r in rows))  # section order, each id once
         member = set(inside)
         vec = [i for i, _ in sorted(sims.items(), key=lambda x: -x[1]) if i in member]
-        lex = [i for i, _ in self.corpus.fulltext.search(question, 400, doc_ids, CONTENT) if i in member]
+        lexical = scoped_question(self.corpus, question, doc_ids)
+        lex = [i for i, _ in self.corpus.fulltext.search(lexical, 400, doc_ids, CONTENT) if i in member]
         fused = rrf([vec, lex], self.rrf_k)
         reached = {i for i, _ in fused}
         ranked = fused + [(i, -1.0 - n * 1e-6) for n, i in enumerate(i for i in inside if i not in reached)]
