@@ -17,9 +17,9 @@
     of the filings its ``Source Docs`` pattern names in its folder.
     Gold items of a question (:func:`htmlrag.docqa.items.gold_items`, the same definition the harness's
     ``evidence_*`` metrics use): the numbers in its gold answer (``$``, ``,`` and ``%`` removed; years
-    1990-2035, integers below 10 and numbers that also occur in the question are left out); when the answer
-    has none, its key phrases instead: adjacent pairs of lower-cased content words (3+ letters, not stop
-    words) that are not in the question. An item is found when it occurs in the text of the evidence
+    1990-2035, integers below 10, the days of dates ("October 30, 2022") and numbers that also occur in the
+    question are left out); when the answer has none, its key phrases instead: adjacent pairs of lower-cased
+    content words (3+ letters, not stop words) that are not in the question. An item is found when it occurs in the text of the evidence
     (numbers compared as normalised numbers, phrases as word pairs). Per question, recall = found / items;
     the question is a **hit** when recall >= 0.5. Two evidence sizes:
 

@@ -6,7 +6,11 @@ a correct answer or a useful piece of evidence must contain:
 * **numbers**: every number in the answer, normalised (``$``, ``,`` and ``%`` removed, a trailing ``.``
   dropped, printed with at most 2 decimals: ``$82,959`` -> ``82959``, ``4.50%`` -> ``4.5``). Integers below 10
   and years 1990-2035 are left out (they occur everywhere), and so are numbers that also occur in the question.
-  Source markers (``SOURCE: x.pdf``) are removed first.
+  Source markers (``SOURCE: x.pdf``) and dates are removed first: a date's day is not a figure of the answer
+  ("As of October 30, 2022, inventory was $4,454 million" gives ``4454``, not ``30``), and the day of a period
+  end is printed in every column heading and page header of a filing, so it is found in nearly any evidence.
+  Dates are a month name (or its abbreviation) with a day (``October 30``, ``Oct. 30, 2022``, ``30 September``,
+  ``June 1st``; "May" only capitalised, the verb "may" is no month) and numeric dates (``10/30/2022``, ``2022-10-30``).
 * when the answer has no such number, **key phrases**: adjacent pairs of lower-cased content words (3+
   letters, not stop words; shorter words are skipped, so "weakness in foreign" gives "weakness foreign") that do
   not occur in the question;
@@ -30,6 +34,12 @@ NUM = re.compile(r"(?<![\w.])\$?\d[\d,]*(?:\.\d+)?%?")
 WORD = re.compile(r"[a-z]{3,}")
 _PAIR_ITEM = re.compile(r"[a-z]{3,} [a-z]{3,}")
 _SOURCE = re.compile(r"\(?SOURCE(\(S\))?:[^\n)]*\)?")
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|(?-i:May)|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_DAY = r"(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?(?![\d.,]\d|[\d%])"
+#: A date written with a month name and a day, or in numbers (see the module docstring).
+DATE = re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?:,?\s+(?:19|20)\d\d\b)?|\b{_DAY}\s+{_MONTH}(?!\w)(?:,?\s+(?:19|20)\d\d\b)?"
+                  r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b(?:19|20)\d\d-\d{2}-\d{2}\b", re.IGNORECASE)
 STOP = frozenset(
     "the and for are but not you all any can had her was one our out has have from with this that they "
     "which will would there their what when where who been into than then them these those such its "
@@ -71,7 +81,7 @@ def gold_items(question: str, answer: str) -> tuple[str, list[str]]:
     """The key items of ``answer`` for ``question``: ``(kind, items)`` with kind ``numbers``, ``phrases``,
     ``words`` or ``answer`` (see the module docstring); items sorted, never empty for a non-empty answer."""
     ans = _SOURCE.sub(" ", answer)
-    nums = numbers(ans) - numbers(question)
+    nums = numbers(DATE.sub(" ", ans)) - numbers(DATE.sub(" ", question))
     if nums:
         return "numbers", sorted(nums)
     phrases = pairs(ans) - pairs(question)

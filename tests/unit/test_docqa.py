@@ -162,3 +162,14 @@ def test_sec10q_loader_types_and_filing_filter() -> None:
     assert len(two) == 17 and all(set(e.metadata["docs"]) <= {"2023 Q2 AAPL.pdf", "2023 Q3 AAPL.pdf"} for e in two)
     with pytest.raises(InputError, match="no such filing"):
         load_sec10q(root, docs=["nope.pdf"])
+
+
+def test_the_days_of_dates_are_not_gold_items() -> None:
+    # A date's day ("October 30, 2022") is printed in every column heading of a filing: it is no evidence.
+    answer = ("As of October 30, 2022, the inventory was $4,454 million; as of Oct. 29 2023 it was $4,779 million. "
+              "On 30 September 2023 goodwill was 1,251; filed 10/30/2022 and 2023-10-29; revenue rose 30% by June 1st.")
+    assert gold_items("How did inventory change?", answer) == ("numbers", ["1251", "30", "4454", "4779"])
+    # "may" the verb is no month, and a number after a month name that is an amount stays an item
+    assert gold_items("q", "The company may 20 times exceed it, and March 31.5 million units")[1] == ["20", "31.5"]
+    # the question's dates are left out of the question's numbers too: its day does not remove an answer's amount
+    assert gold_items("What was the balance on October 29, 2023?", "It was $29 million.") == ("numbers", ["29"])
