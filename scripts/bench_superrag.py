@@ -47,8 +47,8 @@
     **Document headers** (``--doc-header none,embed[,both]``, :attr:`~htmlrag.superrag.build.corpus.CorpusConfig.doc_header`):
     one corpus per setting; with more than one, every retriever's name gets ``@<setting>`` (``hybrid@embed``),
     the held-out report chooses the setting together with ``full``'s rerank mode on the other companies (ties:
-    the order given, then replace, fuse, off), and one summary table per setting shows it fixed for every
-    company. The flat baseline is the same in every setting (plain page text, no header).
+    the order given, then off, fuse, replace: the library's defaults first), and one summary table per setting
+    shows it fixed for every company. The flat baseline is the same in every setting (plain page text, no header).
 
 Usage::
 
@@ -327,17 +327,21 @@ def _at(name: str, variant: str) -> str:
     return f"{name}@{variant}" if variant else name
 
 
+#: Rerank modes of ``full`` in the order that breaks a tie: the library's default (no rerank stage) first. (Until
+#: issue 35's fifth round a tie fell to replace, the first mode measured; see docs/superrag.md.)
+TIE_ORDER = ("off", "fuse", "")
+
+
 def choose_setting(tune: list[dict[str, Any]], retrievers: list[str]) -> tuple[str, str, str]:
-    """The ``doc_header`` variant and rerank mode of ``full`` with the best hit rate at k on ``tune`` (ties: the
-    variants' order on the command line, then replace, fuse, off). Returns variant, mode and a line saying how
-    they were chosen."""
+    """The ``doc_header`` variant and rerank mode of ``full`` with the best hit rate at k on ``tune`` (ties fall to
+    the library's defaults: the variants' order on the command line, the first being the default, then rerank
+    mode off, fuse, replace). Returns variant, mode and a line saying how they were chosen."""
     found = variants(retrievers)
     if len(found) == 1:
         mode, how = choose_mode(tune, retrievers, found[0])
         return found[0], mode, how
     sub = [r for r in tune if not np.isnan(r["recall"]["flat"])]
-    options = [(v, m) for v in found for m in ("", "fuse", "off")
-               if _at(f"full:{m}" if m else "full", v) in retrievers]
+    options = [(v, m) for v in found for m in TIE_ORDER if _at(f"full:{m}" if m else "full", v) in retrievers]
     if not sub:
         v, m = options[0]
         return v, m, f"no other company's questions to choose on: the first variant ({v}, {m or 'replace'})"
@@ -351,9 +355,9 @@ def choose_setting(tune: list[dict[str, Any]], retrievers: list[str]) -> tuple[s
 
 def choose_mode(tune: list[dict[str, Any]], retrievers: list[str], variant: str = "") -> tuple[str, str]:
     """The rerank mode of ``full`` (replace, ``:fuse`` or ``:off``, those measured) with the best hit rate at
-    k on ``tune`` (ties: replace, then fuse, then off); without tuning questions the library's default (off).
-    Returns the mode and a line saying how it was chosen."""
-    modes = [m for m in ("", "fuse", "off") if _at(f"full:{m}" if m else "full", variant) in retrievers]
+    k on ``tune`` (ties fall to the library's default: off, then fuse, then replace); without tuning questions
+    the library's default (off). Returns the mode and a line saying how it was chosen."""
+    modes = [m for m in TIE_ORDER if _at(f"full:{m}" if m else "full", variant) in retrievers]
     sub = [r for r in tune if not np.isnan(r["recall"]["flat"])]
     if len(modes) < 2 or not sub:
         default = "off" if "off" in modes else (modes[0] if modes else "")

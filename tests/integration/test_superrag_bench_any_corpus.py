@@ -90,3 +90,24 @@ def test_bench_takes_several_folders_and_hides_a_company(tmp_path: Path) -> None
     assert [r["company"] for r in recs].count("Globex") == 1 and len(recs) == 9
     assert "held out Globex" not in proc.stdout and "hidden from the tables: Globex" in proc.stdout
     assert "all 8 questions" in proc.stdout
+
+
+def test_held_out_setting_ties_fall_to_the_library_defaults() -> None:
+    # The held-out report chooses full's rerank mode (and the document header) on the other companies; when
+    # settings tie there, the library's default wins (no rerank stage; the first header given), not the first
+    # mode measured.
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import bench_superrag as bench
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    names = ["full", "full:fuse", "full:off"]
+    tie = [{"recall": {"flat": 0.0, "full": r, "full:fuse": r, "full:off": r}} for r in (1.0, 0.0)]
+    assert bench.choose_mode(tie, names)[0] == "off"
+    fuse_wins = [{"recall": {"flat": 0.0, "full": 0.0, "full:fuse": 1.0, "full:off": 0.0}}]
+    assert bench.choose_mode(fuse_wins, names)[0] == "fuse"
+    both = [f"{n}@{h}" for h in ("none", "both") for n in names]
+    tie2 = [{"recall": {"flat": 0.0, **dict.fromkeys(both, 1.0)}}]
+    assert bench.choose_setting(tie2, both)[:2] == ("none", "off")
+    one = [{"recall": {"flat": 0.0, **dict.fromkeys(both, 0.0), "full:fuse@both": 1.0}}]
+    assert bench.choose_setting(one, both)[:2] == ("both", "fuse")
