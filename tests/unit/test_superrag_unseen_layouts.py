@@ -188,3 +188,42 @@ def test_capitals_rank_above_mixed_case_of_the_same_size() -> None:
     heads = [head("ITEM 2. MANAGEMENT'S DISCUSSION", 10.8, True), head("NOTES TO FINANCIAL STATEMENTS", bold=True),
              head("NOTE 1 — ACCOUNTING POLICIES"), head("Accounting Principles", bold=True), head("Other Notes")]
     assert [lvl for lvl, _ in hd.assign_levels(heads)] == [1, 2, 3, 4, 5]
+
+
+def test_bold_lines_over_a_tables_value_columns_are_column_headings() -> None:
+    """NVIDIA sets "Three Months Ended" or "Reported as" over a table's amount columns in the bold body font of
+    its notes' sub-headings; they are the table's column headings, not sections. A title at the table's left
+    edge, one centred over it, and a heading well above it stay headings."""
+    from htmlrag.superrag.parse.document import _column_headings
+    from htmlrag.superrag.parse.model import TableItem
+
+    table = TableItem(page=1, bbox=(50, 200, 550, 300), rows=[["a", "1"]], html="")
+
+    def over(text: str, x: float, y: float = 185, w: float = 100) -> list[tuple[str, object]]:
+        return [("body", [_ln(BODY, 150)]), ("head", [_ln(text, y, x=x, w=w, bold=True)]), ("table", table)]
+
+    assert _column_headings(over("Three Months Ended", 420)) == {1}
+    assert _column_headings(over("Reported as", 450, w=60)) == {1}
+    stacked = [("head", [_ln("Operating Lease", 170, x=450, w=80, bold=True)]),
+               ("head", [_ln("Obligations", 185, x=455, w=60, bold=True)]), ("table", table)]
+    assert _column_headings(stacked) == {0, 1}
+    assert _column_headings(over("Long-Term Debt", 50)) == set()  # at the table's left edge: a title
+    assert _column_headings(over("INCOME STATEMENTS", 250)) == set()  # centred over the table: a title
+    assert _column_headings(over("Three Months Ended", 420, y=120)) == set()  # far above the table
+    assert _column_headings([("head", [_ln("Three Months Ended", 185, x=420, bold=True)]), ("body", [_ln(BODY, 195)])]) \
+        == set()  # no table below
+
+
+def test_an_outline_entry_in_long_form_begins_as_its_heading_does() -> None:
+    """A contents line names a heading in long form only when it begins as the heading does: "Three Months
+    Ended" (a column heading) is in the words of "Condensed Consolidated Statements of Income for the Three Months
+    Ended ..." but is not that entry's heading; "Management's Discussion and Analysis" is the long entry's."""
+    def head(text: str, page: int) -> tuple[list[Line], float]:
+        return [_ln(text, 100, bold=True, page=page)], 9.0
+
+    outline = [(1, "Condensed Consolidated Statements of Income for the Three Months Ended April 30, 2023", 3),
+               (1, "Item 2. Management's Discussion and Analysis of Financial Condition and Results of Operations", 9)]
+    heads = [head("Three Months Ended", 3), head("Management's Discussion and Analysis", 9)]
+    assert hd.outline_index(heads, outline) == [None, 1]
+    heads = [head("Condensed Consolidated Statements of Income", 3)]
+    assert hd.outline_index(heads, outline) == [0]

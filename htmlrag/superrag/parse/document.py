@@ -261,16 +261,47 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list
     for p in pages:
         units = _page_units(p, tables, figures)
         cells = hd.grid_cells([ln for u in units if isinstance(u, hd.Block) for ln in u.lines])
+        mine: list[tuple[str, object]] = []
         for u in reading_order(units, p.info.width, min_share=opts.two_column_share):
             if isinstance(u, hd.Block):
-                for kind, run in _segments(u, body, opts, known, cells):
-                    if kind == "head":
-                        flow.append(("head", run))
-                    else:
-                        flow.append(("para", Paragraph(p.info.number, hd.Block(run).bbox, _join(run))))
+                mine += _segments(u, body, opts, known, cells)
             else:
-                flow.append(("table" if isinstance(u, TableItem) else "figure", u))
+                mine.append(("table" if isinstance(u, TableItem) else "figure", u))
+        heads_over = _column_headings(mine)
+        for n, (kind, obj) in enumerate(mine):
+            if kind == "head" and n not in heads_over:
+                flow.append(("head", obj))
+            elif kind in ("head", "body"):
+                flow.append(("para", Paragraph(p.info.number, hd.Block(obj).bbox, _join(obj))))  # type: ignore[arg-type]
+            else:
+                flow.append((kind, obj))
     return flow, tables, figures
+
+
+def _column_headings(units: list[tuple[str, object]]) -> set[int]:
+    """Indices of heading runs that are column headings of the table right below them, not section headings:
+    a run that ends within three of its lines' height above the table (or above another such run), starts
+    over the table's value columns (its left edge past the first 30% of the table's width, its right edge
+    within the table) and is not centred over the table (its centre more than 10% of the table's width off). "Three Months Ended", "Reported as" or "Fair Value at Pricing" over the amount columns
+    of NVIDIA's notes are bold lines of the body font, styled as the notes' sub-headings, and were taken for
+    sections that every note after them hung under (issue 35). A title over a table starts at its left edge or
+    is centred over it (Microsoft's "INCOME STATEMENTS"), and stays a heading."""
+    out: set[int] = set()
+    for t, (kind, table) in enumerate(units):
+        if kind != "table":
+            continue
+        x0, top, x1, _ = table.bbox  # type: ignore[attr-defined]
+        n = t - 1
+        while n >= 0 and units[n][0] == "head":
+            hx0, hy0, hx1, hy1 = hd.Block(units[n][1]).bbox  # type: ignore[arg-type]
+            size = max(ln.size for ln in units[n][1])  # type: ignore[union-attr]
+            centred = abs((hx0 + hx1) - (x0 + x1)) / 2 <= 0.1 * (x1 - x0)
+            if centred or not (hx0 >= x0 + 0.3 * (x1 - x0) and hx1 <= x1 + size and -size <= top - hy1 <= 3 * size):
+                break
+            out.add(n)
+            top = hy0
+            n -= 1
+    return out
 
 
 def _sections(flow: list[tuple[str, object]], toc: list) -> tuple[list[Heading], list[Section]]:

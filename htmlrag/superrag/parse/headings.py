@@ -192,10 +192,14 @@ def _words(text: str) -> set[str]:
 def outline_index(heads: Sequence[tuple[list[Line], float]], outline: Sequence[tuple]) -> list[int | None]:
     """The outline entry each heading stands for (its index in ``outline``, entries ``(level, title[, page])``),
     or None: the entry of the same text (:func:`normalise`); else the first unused entry on the heading's page
-    whose words all occur in the heading (:func:`_words`), or that holds all the words of a heading of 3+ words:
-    outlines name headings in short form ("Statement of Income" for "Consolidated Condensed Statements of
-    Income", "Borrowings" for "Note 9 : Borrowings") or in long form ("Management's Discussion and Analysis of
-    Financial Condition and Results of Operations" for "Management's Discussion and Analysis")."""
+    whose words all occur in the heading (:func:`_words`), or that holds all the words of a heading of 3+ words
+    and begins with its first three (after a label of at most 3 words such as "Item 2." or "Note 9 -"): outlines name headings in short form
+    ("Statement of Income" for "Consolidated Condensed Statements of Income", "Borrowings" for "Note 9 :
+    Borrowings") or in long form ("Management's Discussion and Analysis of Financial Condition and Results of
+    Operations" for "Management's Discussion and Analysis"). A long form must begin as the heading does: a printed
+    contents line "Condensed Consolidated Statements of Income for the Three Months Ended April 30, 2023" holds
+    the words of the column heading "Three Months Ended" over the statement, which is no section heading (in
+    NVIDIA's filings it took the entry's level and every note on the page hung under it)."""
     exact: dict[str, int] = {}
     on_page: dict[int, list[tuple[int, set[str]]]] = {}  # page -> (entry, its words), in outline order
     for j, e in enumerate(outline):
@@ -209,12 +213,25 @@ def outline_index(heads: Sequence[tuple[list[Line], float]], outline: Sequence[t
         j = exact.get(normalise(text))
         if j is None:
             mine = _words(text)
+            seq = _sequence(text)
             j = next((i for i, theirs in on_page.get(lines[0].page, ()) if i not in used
-                      and (theirs <= mine or (len(mine) >= 3 and mine <= theirs))), None)
+                      and (theirs <= mine or (len(seq) >= 3 and mine <= theirs and _begins(_sequence(outline[i][1]), seq[:3])))),
+                     None)
         if j is not None:
             used.add(j)
         out.append(j)
     return out
+
+
+def _sequence(text: str) -> list[str]:
+    """The words of ``text`` in order, lower case, a plural ``s`` dropped (as :func:`_words`)."""
+    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[^\W_]+", text.lower())]
+
+
+def _begins(entry: list[str], heading: list[str], label: int = 3) -> bool:
+    """Whether ``entry`` begins with ``heading``, after at most ``label`` words ("item 2", "note 9")."""
+    n = len(heading)
+    return any(entry[k : k + n] == heading for k in range(min(label, len(entry) - n) + 1))
 
 
 def outline_parents(outline: Sequence[tuple]) -> list[int | None]:
