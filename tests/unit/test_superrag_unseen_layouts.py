@@ -227,3 +227,15 @@ def test_an_outline_entry_in_long_form_begins_as_its_heading_does() -> None:
     assert hd.outline_index(heads, outline) == [None, 1]
     heads = [head("Condensed Consolidated Statements of Income", 3)]
     assert hd.outline_index(heads, outline) == [0]
+
+
+def test_words_with_digits_do_not_make_a_line_capitals() -> None:
+    """"COVID-19" (a name written in capitals) in the bold body font of NVIDIA's MD&A sub-headings ranked a level
+    above its bold siblings as a heading in capitals, and hung "Revenue" or "Gross Margin" under it; words with a
+    digit and no lower case letter do not count, and a lower case letter in one still does ("15(d)")."""
+    assert not hd.capitals("COVID-19") and not hd.capitals("H100 Q3")
+    assert hd.capitals("ITEM 1A. RISK FACTORS") and hd.capitals("FORM 10-Q REPORT") and hd.capitals("OVERVIEW")
+    assert not hd.capitals("QUARTERLY REPORT PURSUANT TO SECTION 13 OR 15(d)")
+    levels = hd.assign_levels([([_ln("COVID-19", 100, bold=True)], 9.0), ([_ln("Gross Margin", 200, bold=True)], 9.0),
+                               ([_ln("OVERVIEW", 300)], 9.0)])
+    assert [lv for lv, _ in levels][:2] == [2, 2]  # one style with its bold sibling, below the capitals line

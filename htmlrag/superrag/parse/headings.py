@@ -79,8 +79,12 @@ class Block:
 
 def capitals(text: str) -> bool:
     """Whether a line is set in capitals: at least 4 cased letters, none of them lower case (``"OVERVIEW"``,
-    ``"NOTE 1 — ACCOUNTING POLICIES"``; not ``"Q1 2023"`` or ``"N/A"``)."""
-    cased = [c for c in _LETTER.findall(text) if c.lower() != c.upper()]
+    ``"NOTE 1 — ACCOUNTING POLICIES"``; not ``"Q1 2023"``, ``"N/A"`` or ``"SECTION 15(d)"``). Words holding a digit
+    and no lower case letter ("COVID-19", "H100", "10-Q") are capitals whatever the style, and do not count: "COVID-19" in the bold body font of
+    NVIDIA's MD&A sub-headings is one of them, not a heading of the rank above (issue 35)."""
+    letters = [c for w in text.split() if not (any(d.isdigit() for d in w) and not any(d.islower() for d in w))
+               for c in _LETTER.findall(w)]
+    cased = [c for c in letters if c.lower() != c.upper()]
     return len(cased) >= 4 and not any(c.islower() for c in cased)
 
 
