@@ -239,3 +239,20 @@ def test_words_with_digits_do_not_make_a_line_capitals() -> None:
     levels = hd.assign_levels([([_ln("COVID-19", 100, bold=True)], 9.0), ([_ln("Gross Margin", 200, bold=True)], 9.0),
                                ([_ln("OVERVIEW", 300)], 9.0)])
     assert [lv for lv, _ in levels][:2] == [2, 2]  # one style with its bold sibling, below the capitals line
+
+
+def test_a_title_block_marked_continued_opens_no_section() -> None:
+    """"NOTES TO ... FINANCIAL STATEMENTS (Continued)" under "NVIDIA CORPORATION AND SUBSIDIARIES" atop one page
+    (not repeated enough to be furniture) repeats a title already open: neither run opens a section, so the notes
+    after it stay under the notes' heading. A heading before body text is unaffected."""
+    from htmlrag.superrag.parse.document import _continued_titles
+
+    units = [("body", [_ln(BODY, 10)]), ("head", [_ln("NVIDIA CORPORATION AND SUBSIDIARIES", 23, bold=True)]),
+             ("head", [_ln("NOTES TO CONDENSED CONSOLIDATED FINANCIAL STATEMENTS (Continued)", 34, bold=True)]),
+             ("head", [_ln("Note 2 - Business Combination", 60, bold=True)]), ("body", [_ln(BODY, 72)])]
+    assert _continued_titles(units) == {1, 2}
+    for tail in ("continued", "(cont'd)", "[Continued]"):
+        assert _continued_titles([("head", [_ln(f"Results of Operations {tail}", 20, bold=True)])]) == {0}, tail
+    assert _continued_titles([("head", [_ln("Discontinued Operations", 20, bold=True)]),
+                              ("head", [_ln("Continued Listing Standards", 40, bold=True)]),
+                              ("head", [_ln("Operations Discontinued", 60, bold=True)])]) == set()

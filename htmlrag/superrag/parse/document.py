@@ -10,6 +10,7 @@ headings and builds the section tree. See :mod:`~htmlrag.superrag.parse.headings
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -267,7 +268,7 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list
                 mine += _segments(u, body, opts, known, cells)
             else:
                 mine.append(("table" if isinstance(u, TableItem) else "figure", u))
-        heads_over = _column_headings(mine)
+        heads_over = _column_headings(mine) | _continued_titles(mine)
         for n, (kind, obj) in enumerate(mine):
             if kind == "head" and n not in heads_over:
                 flow.append(("head", obj))
@@ -276,6 +277,26 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list
             else:
                 flow.append((kind, obj))
     return flow, tables, figures
+
+
+_CONTINUED = re.compile(r"[(\[]?\s*\b(?:continued|cont['’]?d)\s*[)\]]?\s*$", re.IGNORECASE)
+
+
+def _continued_titles(units: list[tuple[str, object]]) -> set[int]:
+    """Indices of heading runs that repeat a title already open: a run ending with "(Continued)" ("NOTES TO
+    CONDENSED CONSOLIDATED FINANCIAL STATEMENTS (Continued)") and the runs right before it that head the same
+    title block ("NVIDIA CORPORATION AND SUBSIDIARIES"). They open no section: where the page header was not
+    recognised as furniture, NVIDIA's notes 2-15 hung under a new "NVIDIA CORPORATION AND SUBSIDIARIES" section
+    (issue 35)."""
+    out: set[int] = set()
+    for n, (kind, run) in enumerate(units):
+        if kind == "head" and _CONTINUED.search(" ".join(ln.text for ln in run)):  # type: ignore[union-attr]
+            out.add(n)
+            m = n - 1
+            while m >= 0 and units[m][0] == "head":
+                out.add(m)
+                m -= 1
+    return out
 
 
 def _column_headings(units: list[tuple[str, object]]) -> set[int]:
