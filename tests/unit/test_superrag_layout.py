@@ -352,3 +352,43 @@ def test_headings_hang_under_their_outline_parent_named_in_short_or_long_form(tm
                       "Note 1: Basis of Presentation": "Notes to Financial Statements",
                       "Management's Discussion and Analysis": None}
     assert {h.source for h in doc.headings} == {"outline"}
+
+
+@pytest.mark.parametrize("letterhead", ["ACME WIDGETS CORPORATION AND SUBSIDIARIES", "Acme Widgets Corporation",
+                                        "ACME WIDGETS CORPORATION & CONSOLIDATED SUBSIDIARIES"])
+def test_the_owners_name_over_a_title_is_a_letterhead_not_part_of_the_title(tmp_path: Path, letterhead: str) -> None:
+    """Issue 35 (NVIDIA's statements): a title block "NVIDIA CORPORATION AND SUBSIDIARIES" over "CONDENSED
+    CONSOLIDATED STATEMENTS OF INCOME", read as one heading, put the company's name in the title of every
+    statement and note (and so in every chunk's section path), where another quarter's filing set it apart. The
+    name line over a title is dropped from the heading; a heading of nothing but the name, or one that only
+    mentions it, keeps it."""
+    import pymupdf
+
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho".split()
+
+    def body(n: int) -> str:
+        return " ".join(words[(n + i) % len(words)] for i in range(60)) + f" closing page {n}."
+
+    d = pymupdf.open()
+    page = d.new_page()
+    page.insert_text((72, 90), "ACME WIDGETS CORPORATION", fontsize=20, fontname="hebo")
+    page.insert_textbox(pymupdf.Rect(72, 110, 520, 200), "(Exact name of registrant as specified in its charter) "
+                        + body(0), fontsize=10, fontname="helv")
+    titles = ("CONDENSED CONSOLIDATED STATEMENTS OF INCOME", "NOTES TO CONDENSED CONSOLIDATED FINANCIAL STATEMENTS")
+    for n, title in enumerate(titles, 1):  # title blocks at different heights: not a running header
+        page = d.new_page()
+        assert page.insert_textbox(pymupdf.Rect(72, 40 + 60 * n, 560, 100 + 60 * n), f"{letterhead}\n{title}",
+                                   fontsize=12, fontname="hebo") >= 0
+        page.insert_textbox(pymupdf.Rect(72, 100 + 60 * n, 520, 210 + 60 * n), body(n), fontsize=10, fontname="helv")
+    page = d.new_page()
+    page.insert_text((72, 90), "Where to Find More Information about Acme Widgets Corporation", fontsize=12,
+                     fontname="hebo")
+    for n in range(3, 12):  # pages of running text: the letterhead is on too few pages to be a running header
+        page.insert_textbox(pymupdf.Rect(72, 110, 520, 200), body(n), fontsize=10, fontname="helv")
+        page = d.new_page()
+    d.save(tmp_path / "letterhead.pdf")
+    d.close()
+    doc = parse_pdf(tmp_path / "letterhead.pdf")
+    assert doc.name == "ACME WIDGETS CORPORATION"
+    assert [s.title for s in doc.sections if s.items] == [
+        "ACME WIDGETS CORPORATION", *titles, "Where to Find More Information about Acme Widgets Corporation"]
