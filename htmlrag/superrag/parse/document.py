@@ -214,12 +214,11 @@ def parse_pdf(
 
     drops, labels = _mark_furniture(pages, opts)
     toc, toc_source = _table_of_contents(pages, drops, outline, labels)
-    own = document_name(pages[0].lines if pages else [], meta_title)
-    flow, tables, figures = _reading_flow(pages, opts, toc, own)
+    flow, tables, figures = _reading_flow(pages, opts, toc)
     headings, sections = _sections(flow, toc)
     title = _title(meta_title, headings, Path(path).stem)
     return ParsedDocument(path=name, doc_id=doc_id_for(data, path), title=title, pages=[p.info for p in pages],
-                          name=own,
+                          name=document_name(pages[0].lines if pages else [], meta_title),
                           headings=headings, sections=sections, tables=tables, figures=figures, toc=toc,
                           toc_source=toc_source, warnings=warnings, page_texts=[p.plain for p in pages],
                           metadata=metadata)
@@ -251,12 +250,10 @@ def _table_of_contents(pages: list, drops: list[set[int]], outline: list, labels
     return toc, "pages" if toc else "none"
 
 
-def _reading_flow(pages: list, opts: ParseOptions, toc: list, own: str = ""
+def _reading_flow(pages: list, opts: ParseOptions, toc: list
                   ) -> tuple[list[tuple[str, object]], list[TableItem], list[FigureItem]]:
     """Every page's units in reading order as one flow of ``("head", [Line])``, ``("para", Paragraph)``,
-    ``("table", TableItem)`` and ``("figure", FigureItem)``; also the tables and figures found. ``own``: the
-    document's name (:func:`~htmlrag.superrag.parse.names.document_name`), dropped where it letterheads a title
-    (:func:`_letterhead`)."""
+    ``("table", TableItem)`` and ``("figure", FigureItem)``; also the tables and figures found."""
     tables: list[TableItem] = []
     figures: list[FigureItem] = []
     flow: list[tuple[str, object]] = []
@@ -274,31 +271,12 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list, own: str = ""
         heads_over = _column_headings(mine) | _continued_titles(mine)
         for n, (kind, obj) in enumerate(mine):
             if kind == "head" and n not in heads_over:
-                flow.append(("head", _letterhead(obj, own)))  # type: ignore[arg-type]
+                flow.append(("head", obj))
             elif kind in ("head", "body"):
                 flow.append(("para", Paragraph(p.info.number, hd.Block(obj).bbox, _join(obj))))  # type: ignore[arg-type]
             else:
                 flow.append((kind, obj))
     return flow, tables, figures
-
-
-_GROUP = re.compile(r"\s*(?:,?\s*(?:and|&)\s+(?:its\s+)?(?:consolidated\s+)?subsidiaries)\s*$", re.IGNORECASE)
-
-
-def _letterhead(run: list, own: str) -> list:
-    """A heading run without its leading lines that only name the document's owner ("NVIDIA CORPORATION AND
-    SUBSIDIARIES" over "CONDENSED CONSOLIDATED STATEMENTS OF INCOME"); a run of nothing else is kept. The name is
-    a letterhead, not the section's title: where a filer sets it in the title block, every statement and note
-    section carried the company's name in its title (so in every chunk's section path), which questions naming
-    the company match, while the same sections of another filing, or of another quarter whose letterhead
-    was set apart, did not (issue 35)."""
-    mine = hd.normalise(own)
-    if not mine:
-        return run
-    n = 0
-    while n < len(run) - 1 and hd.normalise(_GROUP.sub("", run[n].text)) == mine:
-        n += 1
-    return run[n:]
 
 
 _CONTINUED = re.compile(r"[(\[]?\s*\b(?:continued|cont['’]?d)\s*[)\]]?\s*$", re.IGNORECASE)
