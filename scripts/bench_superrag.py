@@ -44,6 +44,9 @@
     questions but keeps them out of every printed table (and out of every choice), so a company stays unseen
     while defaults are developed. ``--out FILE``: per question, ``recall`` and ``tokens`` per retriever, and
     ``budget[<tokens>]`` with the same at each budget.
+    **Tables and text** (``~soft``, ``~none`` after a retriever's name, before its rerank mode: ``hybrid~soft``,
+    ``full~soft:off``): the ``mix_tables`` of the layout retrievers (default ``turns``); each such name is read
+    as a retriever of its own in every table.
     **Document headers** (``--doc-header none,embed[,both]``, :attr:`~htmlrag.superrag.build.corpus.CorpusConfig.doc_header`):
     one corpus per setting; with more than one, every retriever's name gets ``@<setting>`` (``hybrid@embed``),
     the held-out report chooses the setting together with ``full``'s rerank mode on the other companies (ties:
@@ -205,6 +208,20 @@ RERANK_MODES: dict[str, dict[str, bool]] = {"": {"rerank": True, "rerank_fuse": 
                                             "off": {"rerank": False, "rerank_fuse": True}}
 
 
+def parse_name(name: str) -> tuple[str, str, str]:
+    """A retriever's name in the bench, ``<retriever>[~<mix>][:<rerank mode>]`` (``hybrid``, ``full:off``,
+    ``full~soft:off``), as (retriever, ``mix_tables``, rerank mode); the mix defaults to the library's."""
+    from htmlrag.superrag.pipelines import MIX_TABLES
+
+    head, _, mode = name.partition(":")
+    base, _, mix = head.partition("~")
+    if mode not in RERANK_MODES:
+        raise SystemExit(f"--retrievers: {name!r}: rerank mode {mode!r} is not one of {', '.join(RERANK_MODES)}")
+    if mix and mix not in MIX_TABLES:
+        raise SystemExit(f"--retrievers: {name!r}: mix {mix!r} is not one of {', '.join(MIX_TABLES)}")
+    return base, mix or "turns", mode
+
+
 class Scorer:
     """Recall and evidence tokens of one ranked evidence list: at k (the list as returned) and cut to each
     budget (:func:`htmlrag.superrag.retrieve.budget.fill_budget` over the longer list)."""
@@ -250,9 +267,9 @@ def evaluate(folder: Path, pdfs: list[Path], rows: list[dict[str, Any]], owner: 
             ranked = [c for _, c in cands]
             scorer.score(rec, "flat", items, ranked[:k], ranked[:BUDGET_K])
             for name in retrievers:
-                base, _, mode = name.partition(":")
+                base, mix, mode = parse_name(name)
                 texts = [[f"{e.title}\n{e.text}" for e in corpus.retrieve(q, retriever=base, k=n, doc_ids=ids,
-                                                                          **RERANK_MODES[mode])]
+                                                                          mix_tables=mix, **RERANK_MODES[mode])]
                          for n in ((k, BUDGET_K) if scorer.budgets else (k,))]
                 scorer.score(rec, name, items, texts[0], texts[-1])
             out.append(rec)
@@ -420,6 +437,8 @@ def bench_sec(args: argparse.Namespace) -> None:
     from htmlrag.superrag.build.owners import owner_glob, owners
 
     retrievers = [r for r in args.retrievers.split(",") if r]
+    for name in retrievers:  # a misspelt name fails here, not after the corpora are built
+        parse_name(name)
     hidden = {c for c in args.hide.split(",") if c}
     if args.from_json:
         recs = json.loads(args.from_json.read_text(encoding="utf-8"))
@@ -495,7 +514,9 @@ def main() -> int:
                     help="corpora (one per setting and code version), parse and embedding caches")
     ap.add_argument("--retrievers", default="vector,bm25,hybrid,toc,tables,merge,rerank,full,nonlayout,rerank:fuse,"
                     "full:fuse,nonlayout:fuse,full:off,nonlayout:off",
-                    help="names; a suffix picks the rerank mode: none = replace, :fuse, :off (no rerank stage)")
+                    help="names; a suffix picks the rerank mode: none = replace, :fuse, :off (no rerank stage); "
+                         "'~soft' or '~none' before it picks how tables and text share the lists (default turns): "
+                         "hybrid~soft, full~soft:off")
     ap.add_argument("--vector-backend", default="numpy", help="numpy (exact, fast to open) or milvus-lite")
     ap.add_argument("--out", type=Path, help="per-question recalls as JSON (default: <db>/last_run.json)")
     ap.add_argument("--from-json", type=Path, help="print the tables of an earlier --out file (nothing is run)")

@@ -75,7 +75,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
                                    f"{', '.join(sorted(known)[:10]) or '(none)'}")
             ev = corpus.retrieve(args.question, retriever=retriever, k=args.k, doc_ids=args.doc or None,
                                  cypher_writer=writer, rerank=args.rerank != "off",
-                                 rerank_fuse=args.rerank != "replace")
+                                 rerank_fuse=args.rerank != "replace", mix_tables=args.mix_tables)
     except HtmlRagError as exc:
         print(f"htmlrag: error: {exc}", file=sys.stderr)
         return 1
@@ -115,6 +115,10 @@ def add_graph_parser(subparsers: Any) -> None:
     q.add_argument("--db", required=True, help="corpus folder")
     q.add_argument("--retriever", choices=RETRIEVERS, default="hybrid")
     q.add_argument("-k", type=integer(1, MAX_K), default=10, help=f"evidence to return (default 10, at most {MAX_K})")
+    q.add_argument("--mix-tables", choices=["turns", "soft", "none"], default="turns",
+                   help="how tables and text share the layout retrievers' lists: turns (default, measured best "
+                        "with each company held out), soft (RRF of the overall and per-kind ranks) or none (one "
+                        "ranking)")
     q.add_argument("--rerank", choices=["off", "fuse", "replace"], default="off",
                    help="the rerank stage of full/nonlayout: off (default, measured best), fuse (RRF of the "
                         "first-stage and cosine orders) or replace (cosine order); the rerank retriever always "

@@ -36,21 +36,30 @@ RETRIEVERS = ("vector", "bm25", "hybrid", "toc", "tables", "reflect", "merge", "
 class _Full:
     name = "full"
 
-    def __init__(self, corpus: Any, reader: Any, rerank: bool = False, rerank_fuse: bool = True) -> None:
-        candidates = FusedRetriever([HybridRetriever(corpus), TocRetriever(corpus)], depth=20)
-        self.ranked = _maybe_rerank(corpus, CrossPageMerge(corpus, candidates), rerank, rerank_fuse)
+    def __init__(self, corpus: Any, reader: Any, rerank: bool = False, rerank_fuse: bool = True,
+                 mix_tables: str = "turns") -> None:
+        candidates = FusedRetriever([HybridRetriever(corpus, mix_tables=mix_tables),
+                                     TocRetriever(corpus, mix_tables=mix_tables)], depth=20)
+        self.ranked = _maybe_rerank(corpus, CrossPageMerge(corpus, candidates), rerank, rerank_fuse, mix_tables)
         self.reflect = SelfReflection(TableFigureExpansion(corpus, self.ranked), reader)
 
     def __call__(self, question: str, k: int = 10, doc_ids: Sequence[str] | None = None) -> list[Evidence]:
         return self.reflect(question, k, doc_ids)
 
 
-def _maybe_rerank(corpus: Any, base: Any, rerank: bool, fuse: bool) -> Any:
-    return Rerank(base, EmbeddingReranker(corpus, fuse=fuse), pool=20) if rerank else base
+def _maybe_rerank(corpus: Any, base: Any, rerank: bool, fuse: bool, mix_tables: str = "turns") -> Any:
+    return Rerank(base, EmbeddingReranker(corpus, fuse=fuse), pool=20, mix_tables=mix_tables != "none") \
+        if rerank else base
+
+
+#: How tables and the other content share a ranked list (:class:`~htmlrag.superrag.retrieve.hybrid.HybridRetriever`
+#: ``mix_tables``): ``turns`` (default), ``soft`` or ``none``.
+MIX_TABLES = ("turns", "soft", "none")
 
 
 def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer: Any = None,
-                   toc_reader: Any = None, rerank: bool = False, rerank_fuse: bool = True) -> Any:
+                   toc_reader: Any = None, rerank: bool = False, rerank_fuse: bool = True,
+                   mix_tables: str = "turns") -> Any:
     """The retriever called ``name`` over ``corpus``; a callable ``(question, k=10, doc_ids=None)``.
 
     ``rerank`` (default ``False``): whether ``full`` and ``nonlayout`` run the paper's rerank stage (top-20 ->
@@ -59,23 +68,36 @@ def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer:
     ``full`` without it beat both reranking modes on each company. The ``rerank`` retriever always reranks.
     ``rerank_fuse`` (default ``True``): a reranking stage fuses the first-stage order with the embedding order
     (:class:`~htmlrag.superrag.retrieve.merge.EmbeddingReranker`); ``False``: the cosine order replaces it (the
-    paper's shape, with a cross-encoder there; replacing lost to fusing on both companies)."""
+    paper's shape, with a cross-encoder there; replacing lost to fusing on both companies).
+    ``mix_tables`` (default ``"turns"``): how tables and the other layout content share the ranked lists of the
+    layout retrievers (:class:`~htmlrag.superrag.retrieve.hybrid.HybridRetriever`): ``turns``, ``soft`` or
+    ``none``; the flat baseline (``nonlayout``) has one kind and ignores it; a rerank stage keeps tables and text
+    in turns under ``soft`` as under ``turns``. ``turns`` beat ``soft`` with each
+    company left out (docs/superrag.md, issue 35 sixth round)."""
+    if mix_tables not in MIX_TABLES:
+        raise HtmlRagError(f"mix_tables={mix_tables!r}: expected one of {', '.join(MIX_TABLES)}")
+    mix = mix_tables
+
+    def hybrid(**kw: Any) -> HybridRetriever:
+        return HybridRetriever(corpus, mix_tables=mix, **kw)
+
     if name in ("vector", "bm25"):
-        return HybridRetriever(corpus, use=(name,))
+        return hybrid(use=(name,))
     if name == "hybrid":
-        return HybridRetriever(corpus)
+        return hybrid()
     if name == "toc":
-        return TocRetriever(corpus, selector=LLMTocSelector(corpus, toc_reader) if toc_reader is not None else None)
+        return TocRetriever(corpus, selector=LLMTocSelector(corpus, toc_reader) if toc_reader is not None else None,
+                            mix_tables=mix)
     if name == "tables":
-        return TableFigureExpansion(corpus, HybridRetriever(corpus))
+        return TableFigureExpansion(corpus, hybrid())
     if name == "reflect":
-        return SelfReflection(TableFigureExpansion(corpus, HybridRetriever(corpus)), reader)
+        return SelfReflection(TableFigureExpansion(corpus, hybrid()), reader)
     if name == "merge":
-        return CrossPageMerge(corpus, HybridRetriever(corpus))
+        return CrossPageMerge(corpus, hybrid())
     if name == "rerank":
-        return _maybe_rerank(corpus, HybridRetriever(corpus), True, rerank_fuse)
+        return _maybe_rerank(corpus, hybrid(), True, rerank_fuse, mix)
     if name == "full":
-        return _Full(corpus, reader, rerank, rerank_fuse)
+        return _Full(corpus, reader, rerank, rerank_fuse, mix)
     if name == "nonlayout":
         return _maybe_rerank(corpus, CrossPageMerge(corpus, HybridRetriever(corpus, nodes="flat")), rerank,
                              rerank_fuse)

@@ -111,3 +111,24 @@ def test_held_out_setting_ties_fall_to_the_library_defaults() -> None:
     assert bench.choose_setting(tie2, both)[:2] == ("none", "off")
     one = [{"recall": {"flat": 0.0, **dict.fromkeys(both, 0.0), "full:fuse@both": 1.0}}]
     assert bench.choose_setting(one, both)[:2] == ("both", "fuse")
+
+
+def test_retriever_names_carry_the_table_text_mix_and_the_rerank_mode() -> None:
+    # ``hybrid~soft`` and ``full~soft:off`` are read as retrievers of their own; the held-out report reads a
+    # mix variant of full in the rerank mode chosen for full; a misspelt mix or mode stops the bench at once.
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import bench_superrag as bench
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    assert bench.parse_name("hybrid") == ("hybrid", "turns", "")
+    assert bench.parse_name("hybrid~soft") == ("hybrid", "soft", "")
+    assert bench.parse_name("full~none:off") == ("full", "none", "off")
+    assert bench.parse_name("full:fuse") == ("full", "turns", "fuse")
+    for bad, word in (("hybrid~sometimes", "sometimes"), ("full:quick", "quick"), ("full~soft:fast", "fast")):
+        with pytest.raises(SystemExit, match=word):
+            bench.parse_name(bad)
+    names = ["hybrid", "hybrid~soft", "full", "full:off", "full~soft", "full~soft:off"]
+    recs = [{"company": c, "recall": {"flat": 0.0, **dict.fromkeys(names, 1.0)}} for c in ("A", "B")]
+    held = bench.heldout_report(recs, names, verbose=False)
+    assert held["A"]["names"] == ["hybrid", "hybrid~soft", "full:off", "full~soft:off"]

@@ -178,3 +178,31 @@ def test_soft_mix_lets_the_best_table_rise_without_halving_the_text() -> None:
         assert "soft" in str(exc)
     else:
         raise AssertionError("an unknown mix mode must be refused")
+
+
+def test_the_named_retrievers_take_the_table_text_mix_asked_for() -> None:
+    """``make_retriever(..., mix_tables=...)`` (``Corpus.retrieve``, ``htmlrag graph query --mix-tables``, the
+    bench's ``hybrid~soft``) reaches every layout stage: the ranking is the one ``HybridRetriever`` gives with
+    that mix, ``full``'s two candidate lists and its rerank stage get it, and a mode not known is refused with
+    its name before anything runs."""
+    import pytest
+
+    from htmlrag.core.errors import HtmlRagError
+    from htmlrag.superrag.pipelines import make_retriever
+
+    kinds = {"x3": "TableChunk", "x4": "TableChunk"}
+    for mix in ("turns", "soft", "none"):
+        got = [e.node_id for e in make_retriever(_Corpus(kinds), "hybrid", mix_tables=mix)("q", k=4, doc_ids=["d1"])]
+        want = [e.node_id for e in HybridRetriever(_Corpus(kinds), mix_tables=mix)("q", k=4, doc_ids=["d1"])]
+        assert got == want
+    turns = [e.node_id for e in make_retriever(_Corpus(kinds), "hybrid")("q", k=4, doc_ids=["d1"])]
+    none = [e.node_id for e in make_retriever(_Corpus(kinds), "hybrid", mix_tables="none")("q", k=4, doc_ids=["d1"])]
+    assert sorted(turns[:2]) == ["x1", "x3"] and sorted(turns[2:]) == ["x2", "x4"]  # the default is turns
+    assert none == ["x1", "x2", "x3", "x4"]
+    full = make_retriever(_Corpus(kinds), "full", mix_tables="soft", rerank=True)
+    assert [r.mix for r in full.ranked.base.base.retrievers] == ["soft", "soft"] and full.ranked.mix_tables
+    off = make_retriever(_Corpus(kinds), "full", mix_tables="none", rerank=True)
+    assert [r.mix for r in off.ranked.base.base.retrievers] == ["none", "none"] and not off.ranked.mix_tables
+    assert make_retriever(_Corpus(kinds), "toc", mix_tables="soft").mix == "soft"
+    with pytest.raises(HtmlRagError, match="'sometimes'"):
+        make_retriever(_Corpus(kinds), "hybrid", mix_tables="sometimes")

@@ -237,19 +237,20 @@ class Corpus:
         return manifest.get("documents", {})
 
     def retriever(self, name: str = "hybrid", *, reader: Any = None, cypher_writer: Any = None,
-                  toc_reader: Any = None, rerank: bool = False, rerank_fuse: bool = True) -> Any:
+                  toc_reader: Any = None, rerank: bool = False, rerank_fuse: bool = True,
+                  mix_tables: str = "turns") -> Any:
         """A retriever by name; see :func:`htmlrag.superrag.pipelines.make_retriever`."""
         from htmlrag.superrag.pipelines import make_retriever
 
         return make_retriever(self, name, reader=reader, cypher_writer=cypher_writer, toc_reader=toc_reader,
-                              rerank=rerank, rerank_fuse=rerank_fuse)
+                              rerank=rerank, rerank_fuse=rerank_fuse, mix_tables=mix_tables)
 
     def retrieve(self, question: str, *, retriever: str = "hybrid", k: int = 10, doc_ids: Sequence[str] | None = None,
                  reader: Any = None, cypher_writer: Any = None, toc_reader: Any = None,
-                 rerank: bool = False, rerank_fuse: bool = True) -> list[Evidence]:
+                 rerank: bool = False, rerank_fuse: bool = True, mix_tables: str = "turns") -> list[Evidence]:
         """Evidence for a question (node ids, pages, scores), best first."""
         return self.retriever(retriever, reader=reader, cypher_writer=cypher_writer, toc_reader=toc_reader,
-                              rerank=rerank, rerank_fuse=rerank_fuse)(question, k, doc_ids)
+                              rerank=rerank, rerank_fuse=rerank_fuse, mix_tables=mix_tables)(question, k, doc_ids)
 
     # --- building ------------------------------------------------------------------------------------
     def add_pdf(self, path: str | Path, *, parse_options: Any = None, password: str | None = None,
