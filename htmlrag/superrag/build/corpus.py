@@ -82,9 +82,10 @@ class CorpusConfig:
         doc_header: where each content node (SectionChunk, TableChunk, Figure) gets a header naming its
             document and section path (``INTEL CORPORATION — Financial Statements > Note 9: Borrowings``):
             ``none`` (default: section path only), ``embed`` (in the text embedded for the vector index),
-            ``both`` (also in the BM25 text). Leave-one-company-out picks ``both`` for every held-out company,
-            but it lowers a few held-out figures by one question (AAPL ``full`` at 1,500 tokens among them), so
-            by the project's adoption rule it is not the default yet. The name is the one the document gives itself
+            ``both`` (also in the BM25 text). Not the default: with each company left out, the other companies'
+            questions choose ``none`` for ``full`` every time (bench_superrag_loco_5f5e370; before the fourth and
+            fifth rounds' parse fixes they chose ``both`` for every company, then for AAPL only), although ``both`` lifts
+            NVIDIA's ``vector`` and ``hybrid`` (docs/superrag.md, issue 35). The name is the one the document gives itself
             (:func:`htmlrag.superrag.parse.names.document_name`: its cover page's registrant or title line, else
             its metadata title), else the owner in its file name. Nodes' ``title``/``text``, and so the
             evidence handed to a reader, never hold the header. Chosen leave-one-company-out
