@@ -20,7 +20,7 @@ from htmlrag.core.options import integer
 from htmlrag.superrag.build.corpus import CorpusConfig, build_corpus, open_corpus
 from htmlrag.superrag.build.embed import make_embedder
 from htmlrag.superrag.graph.bounds import QueryLimits
-from htmlrag.superrag.pipelines import RETRIEVERS
+from htmlrag.superrag.pipelines import MIX_TABLES, RETRIEVERS
 from htmlrag.superrag.retrieve.cypher_qa import FixedCypherWriter
 
 #: Most evidence items ``graph query -k`` returns.
@@ -115,7 +115,7 @@ def add_graph_parser(subparsers: Any) -> None:
     q.add_argument("--db", required=True, help="corpus folder")
     q.add_argument("--retriever", choices=RETRIEVERS, default="hybrid")
     q.add_argument("-k", type=integer(1, MAX_K), default=10, help=f"evidence to return (default 10, at most {MAX_K})")
-    q.add_argument("--mix-tables", choices=["turns", "soft", "none"], default="turns",
+    q.add_argument("--mix-tables", choices=MIX_TABLES, default="turns",
                    help="how tables and text share the layout retrievers' lists: turns (default, measured best "
                         "with each company held out), soft (RRF of the overall and per-kind ranks) or none (one "
                         "ranking)")

@@ -25,7 +25,7 @@ from htmlrag.core.errors import HtmlRagError
 from htmlrag.superrag.retrieve.cypher_qa import CypherRetriever
 from htmlrag.superrag.retrieve.evidence import Evidence
 from htmlrag.superrag.retrieve.expand import SelfReflection, TableFigureExpansion
-from htmlrag.superrag.retrieve.hybrid import HybridRetriever, LLMTocSelector, TocRetriever
+from htmlrag.superrag.retrieve.hybrid import MIX_TABLES, HybridRetriever, LLMTocSelector, TocRetriever
 from htmlrag.superrag.retrieve.merge import CrossPageMerge, EmbeddingReranker, Rerank
 from htmlrag.superrag.settings import FusedRetriever
 
@@ -52,10 +52,6 @@ def _maybe_rerank(corpus: Any, base: Any, rerank: bool, fuse: bool, mix_tables: 
         if rerank else base
 
 
-#: How tables and the other content share a ranked list (:class:`~htmlrag.superrag.retrieve.hybrid.HybridRetriever`
-#: ``mix_tables``): ``turns`` (default), ``soft`` or ``none``.
-MIX_TABLES = ("turns", "soft", "none")
-
 
 def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer: Any = None,
                    toc_reader: Any = None, rerank: bool = False, rerank_fuse: bool = True,
@@ -76,10 +72,9 @@ def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer:
     company left out (docs/superrag.md, issue 35 sixth round)."""
     if mix_tables not in MIX_TABLES:
         raise HtmlRagError(f"mix_tables={mix_tables!r}: expected one of {', '.join(MIX_TABLES)}")
-    mix = mix_tables
 
     def hybrid(**kw: Any) -> HybridRetriever:
-        return HybridRetriever(corpus, mix_tables=mix, **kw)
+        return HybridRetriever(corpus, mix_tables=mix_tables, **kw)
 
     if name in ("vector", "bm25"):
         return hybrid(use=(name,))
@@ -87,7 +82,7 @@ def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer:
         return hybrid()
     if name == "toc":
         return TocRetriever(corpus, selector=LLMTocSelector(corpus, toc_reader) if toc_reader is not None else None,
-                            mix_tables=mix)
+                            mix_tables=mix_tables)
     if name == "tables":
         return TableFigureExpansion(corpus, hybrid())
     if name == "reflect":
@@ -95,9 +90,9 @@ def make_retriever(corpus: Any, name: str, *, reader: Any = None, cypher_writer:
     if name == "merge":
         return CrossPageMerge(corpus, hybrid())
     if name == "rerank":
-        return _maybe_rerank(corpus, hybrid(), True, rerank_fuse, mix)
+        return _maybe_rerank(corpus, hybrid(), True, rerank_fuse, mix_tables)
     if name == "full":
-        return _Full(corpus, reader, rerank, rerank_fuse, mix)
+        return _Full(corpus, reader, rerank, rerank_fuse, mix_tables)
     if name == "nonlayout":
         return _maybe_rerank(corpus, CrossPageMerge(corpus, HybridRetriever(corpus, nodes="flat")), rerank,
                              rerank_fuse)

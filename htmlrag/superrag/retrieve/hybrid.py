@@ -20,6 +20,10 @@ from htmlrag.superrag.retrieve.evidence import (
 )
 from htmlrag.superrag.retrieve.scope import scoped_question
 
+#: How tables and the other content share a ranked list (:class:`HybridRetriever` ``mix_tables``): ``turns``
+#: (default), ``soft`` or ``none``.
+MIX_TABLES = ("turns", "soft", "none")
+
 
 class HybridRetriever:
     """Vector search and BM25 over content nodes, fused with RRF.
@@ -59,7 +63,7 @@ class HybridRetriever:
             raise ValueError(f"nodes must be 'layout' or 'flat', not {nodes!r}")
         self.collection, self.kinds = ("content", CONTENT) if nodes == "layout" else ("flat", FLAT)
         self.mix = {True: "turns", False: "none"}.get(mix_tables, mix_tables)  # type: ignore[call-overload]
-        if self.mix not in ("turns", "soft", "none"):
+        if self.mix not in MIX_TABLES:
             raise ValueError(f"mix_tables must be 'turns', 'soft' or 'none' (or a bool), not {mix_tables!r}")
         tables = tuple(k for k in self.kinds if k == "TableChunk")
         self.groups: list[tuple[str, ...]] = [self.kinds]
