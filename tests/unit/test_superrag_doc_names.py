@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag.superrag.build.owners import document_label
+from htmlrag.superrag.build.owners import document_label, owner_of, owners
 from htmlrag.superrag.parse.model import Line
 from htmlrag.superrag.parse.names import document_name, metadata_name, prominent_name
 
@@ -43,6 +43,25 @@ def _cover_pdf(path: Path, *, label: bool = True, meta_title: str = "0000123456-
     doc.save(str(path))
     doc.close()
     return path
+
+
+@pytest.mark.parametrize(("name", "owner"), [
+    ("2023 Q3 AAPL.pdf", "AAPL"), ("NVDA_10-Q_2023-07-30.pdf", "NVDA"), ("Northwind Traders FY2024 Q1.pdf", "Northwind Traders"),
+    # the year first, written together with the quarter or half (FinanceBench's names, issue 35)
+    ("PFIZER_2023Q2_10Q.pdf", "PFIZER"), ("PG_E_2023Q3_10Q.pdf", "PG E"), ("Acme FY23Q2 10-Q.pdf", "Acme"),
+    ("Acme 2023H1 report.pdf", "Acme"), ("Acme 2023-Q2.pdf", "Acme"), ("Acme Q2FY2023.pdf", "Acme"),
+    ("Acme 3QFY23.pdf", "Acme"), ("AMCOR_2023_8K_dated-2023-05-30.pdf", "AMCOR"), ("3M_2018_10K.pdf", "3M"),
+    ("Bank of America 2023 Q1.pdf", "Bank of America"), ("intc-20230401.pdf", "intc"),
+])
+def test_the_owner_is_the_file_name_without_its_period_and_form(name: str, owner: str) -> None:
+    assert owner_of(name) == owner
+
+
+def test_one_companys_filings_named_by_year_and_quarter_are_one_owner() -> None:
+    """The filings of one company in several periods group as one company, whichever way the period is written."""
+    names = ["PFIZER_2023Q2_10Q.pdf", "PFIZER_2022Q4_10K.pdf", "Pfizer 2023 Q3.pdf", "JPMORGAN_2021Q1_10Q.pdf"]
+    assert owners(names) == {"PFIZER_2023Q2_10Q.pdf": "PFIZER", "PFIZER_2022Q4_10K.pdf": "PFIZER",
+                             "Pfizer 2023 Q3.pdf": "PFIZER", "JPMORGAN_2021Q1_10Q.pdf": "JPMORGAN"}
 
 
 def test_the_name_is_the_line_above_the_registrant_label(tmp_path: Path) -> None:

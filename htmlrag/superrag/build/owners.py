@@ -1,8 +1,9 @@
 """Which company (owner) a filing belongs to, read from its file name, with no list of companies.
 
 Periodic filings are named by their period and their owner ("2023 Q3 AAPL.pdf", "NVDA_10-Q_2023-07-30.pdf",
-"Northwind Traders FY2024 Q1.pdf"). The owner is what is left of the name once the period is taken out:
-years, quarters and halves (``Q3``, ``3Q``, ``H1``, ``FY2024``, ``FY24``), month names, form names
+"Northwind Traders FY2024 Q1.pdf", "PFIZER_2023Q2_10Q.pdf"). The owner is what is left of the name once the
+period is taken out: years, quarters and halves in either order and written apart or together (``Q3``, ``3Q``,
+``H1``, ``FY2024``, ``FY24``, ``2023Q2``, ``Q2FY23``, ``2023H1``), month names, form names
 (``10-Q``, ``10-K``, ``20-F``, ``annual``, ``report``...), and numbers. The remaining words, joined by one space,
 name the owner; a name with nothing left is its own owner (its stem). So a corpus of any companies' filings
 groups itself without a list in the code, and the held-out benchmark leaves out each group in turn.
@@ -17,13 +18,14 @@ from pathlib import Path
 _MONTHS = {"jan", "january", "feb", "february", "mar", "march", "apr", "april", "may", "jun", "june", "jul",
            "july", "aug", "august", "sep", "sept", "september", "oct", "october", "nov", "november", "dec",
            "december"}
-_FORM_WORDS = {"form", "annual", "quarterly", "report", "filing", "interim", "fy", "q", "k", "f"}
+_FORM_WORDS = {"form", "annual", "quarterly", "report", "filing", "interim", "dated", "fy", "q", "k", "f"}
 _PERIOD = re.compile(r"""^(?:
       \d+                              # years, days, numbers
     | (?:fy|cy)?\d{2,4}                # FY2024, FY24
     | (?:fy|cy)?q[1-4](?:fy|cy)?\d{0,4}   # Q3, Q3FY24, FYQ1
-    | [1-4]q(?:\d{2,4})?               # 3Q, 3Q23
-    | h[12](?:\d{2,4})?                # H1, H123
+    | [1-4]q(?:fy|cy)?(?:\d{2,4})?     # 3Q, 3Q23, 3QFY23
+    | h[12](?:fy|cy)?(?:\d{2,4})?      # H1, H123, H1FY23
+    | (?:fy|cy)?\d{2,4}(?:q[1-4]|[1-4]q|h[12])   # 2023Q2, FY23Q2, 20233Q, 2023H1 (the year first)
     | \d{1,2}-?[qkf]                   # 10-Q, 10Q, 10-K, 20-F (after splitting, '10' and 'q' also drop)
     )$""", re.X)
 
