@@ -11,7 +11,7 @@ its licence, its size, the experiments that need it, and the folder under the da
    (``X-Linked-Etag``: the SHA-256 of a large hub file), and otherwise records it; a mismatch deletes the
    file and fails;
 3. builds the dataset folder in a temporary folder beside its target (WikiTableQuestions: questions and
-   Wikipedia pages in the ``wtq-html-qa`` layout) with a manifest ``.htmlrag-data.json`` (the SHA-256 of
+   Wikipedia pages in the ``wtq-html-qa`` layout; FinanceBench: its 10-K/10-Q questions in the sec-10-q layout) with a manifest ``.htmlrag-data.json`` (the SHA-256 of
    every file), then renames it into place: a dataset folder is complete or absent.
 
 Sources are fetched with ``httpx``. Hub files use the hub's ``resolve`` URL (``HF_ENDPOINT``, token from
@@ -45,6 +45,11 @@ from urllib.parse import quote, urlsplit
 import lxml.html
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.data.financebench import DOCUMENTS as FB_DOCUMENTS
+from htmlrag.data.financebench import FB_COMMIT, FB_RAW, FB_REPO, build_financebench, financebench_pdfs
+from htmlrag.data.financebench import FORMS as FB_FORMS
+from htmlrag.data.financebench import PINNED as FB_PINNED
+from htmlrag.data.financebench import QUESTIONS as FB_QUESTIONS
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +102,8 @@ class Dataset:
         folder: where it lands under the data folder (the loader's layout).
         files: files to fetch (more may follow from :attr:`more_files`).
         method: ``http`` (fetch ``files``), ``gdown`` (a Google Drive folder).
-        build: ``copy`` (files as they are) or ``wtq`` (:func:`build_wtq_html` from the release zip).
+        build: ``copy`` (files as they are), ``wtq`` (:func:`build_wtq_html` from the release zip) or
+            ``financebench`` (:func:`htmlrag.data.financebench.build_financebench`: the sec-10-q layout).
         options: settings of the build (``wtq``: questions, seed, the pinned SHA-256 of ``training.tsv``).
         by_hand: what to put where when nothing can be fetched (after "put ...").
         more_files: files that depend on a fetched one (SPIQA: one arXiv PDF per paper of the split).
@@ -205,6 +211,17 @@ def _registry() -> dict[str, Dataset]:
             files=(*(Remote(f"{_SEC}/sec-10-q/data/v1/{quote(p)}", p, h, n) for p, (h, n) in _SEC_FILES.items()),
                    Remote(f"{_SEC}/LICENSE", "LICENSE", *_SEC_LICENSE)),
             by_hand="qna_data.csv, LICENSE and docs/*.pdf (the folder sec-10-q/data/v1 of the repository)"),
+        Dataset(
+            name="financebench",
+            title="FinanceBench open-source sample: 150 questions on filings of some 40 companies with their evidence "
+                  "pages; the 10-K and 10-Q questions, in the sec-10-q layout (htmlrag.data.financebench)",
+            source=f"https://github.com/{FB_REPO}", license="no licence file (research sample of arXiv 2311.11944); "
+            "PDFs: public SEC filings",
+            size="2 JSONL (1 MB, pinned) + the PDFs the kept questions name (62 filings, about 150 MB)",
+            needed_by=(), folder="pdf/financebench",
+            files=tuple(Remote(f"{FB_RAW}/{p}", p, *FB_PINNED[p]) for p in (FB_QUESTIONS, FB_DOCUMENTS)),
+            build="financebench", options={"forms": FB_FORMS}, more_files=financebench_pdfs,
+            by_hand=f"{FB_QUESTIONS}, {FB_DOCUMENTS} and pdfs/<doc_name>.pdf (the repository at {FB_COMMIT})"),
         Dataset(
             name="docbench",
             title="DOCBENCH: 229 PDFs, 1,102 questions in five domains",
@@ -459,6 +476,8 @@ def download(name: str, data_dir: str | Path, *, force: bool = False, client: An
             opts = dict(ds.options)
             build_wtq_html(downloads / ds.files[0].path, tmp, n=opts["questions"], seed=opts["seed"],
                            distractors=opts["distractors"], training_sha256=opts.get("training_sha256"))
+        elif ds.build == "financebench":
+            build_financebench(downloads, tmp, forms=tuple(ds.options["forms"]), move=not keep_downloads)
         else:
             for rel in sources:
                 (tmp / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,155 @@
+"""FinanceBench in the sec-10-q layout (``htmlrag.data.financebench``, ``htmlrag-data download financebench``):
+the kept forms, the questions whose answer can be found on their own evidence pages, the files every reader of
+the layout reads (the harness's loader, the SuperRAG bench), bad input named, and the download through a local
+HTTP stub (never the network)."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from htmlrag.core.errors import InputError
+from htmlrag.data import download as dl
+from htmlrag.data.financebench import DOCUMENTS, QUESTIONS, build_financebench, financebench_pdfs
+from tests.helpers.http_stub import Stub, StubFile
+
+INCOME = "Net sales 1,234 1,100\nCost of sales 800 700\nOperating income 434 400"
+
+
+def _pdf(path: Path, pages: list[str]) -> bytes:
+    import pymupdf
+
+    doc = pymupdf.open()
+    for text in pages:
+        doc.new_page().insert_text((72, 72), text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc.save(path)
+    return path.read_bytes()
+
+
+def _question(i: int, doc: str, question: str, answer: str, page: int, page_text: str) -> dict:
+    return {"financebench_id": f"financebench_id_{i:05d}", "company": doc.split("_")[0], "doc_name": doc,
+            "question_type": "metrics-generated", "question": question, "answer": answer,
+            "evidence": [{"evidence_text": page_text[:40], "evidence_doc_name": doc, "evidence_page_num": page,
+                          "evidence_text_full_page": page_text}]}
+
+
+def _fixture(root: Path) -> dict[str, bytes]:
+    """Two 10-Q/10-K filings and an 8-K of ACME with four questions; returns {relative path: bytes}."""
+    files = {
+        "pdfs/ACME_2023Q2_10Q.pdf": _pdf(root / "pdfs/ACME_2023Q2_10Q.pdf", ["ACME Corp. Form 10-Q", INCOME]),
+        "pdfs/ACME_2022_10K.pdf": _pdf(root / "pdfs/ACME_2022_10K.pdf", ["ACME Corp. Form 10-K", "Capital expenditure 57"]),
+        "pdfs/ACME_2023_8K_dated-2023-05-30.pdf": _pdf(root / "pdfs/ACME_2023_8K_dated-2023-05-30.pdf", ["8-K"]),
+    }
+    questions = [
+        _question(1, "ACME_2023Q2_10Q", "What were ACME's net sales in Q2 2023?", "$1,234 million", 1, INCOME),
+        # computed: the ratio is on no page, so no retrieved text could hold it
+        _question(2, "ACME_2023Q2_10Q", "What is ACME's operating margin in Q2 2023?", "35.2%", 1, INCOME),
+        _question(3, "ACME_2022_10K", "What was ACME's FY2022 capital expenditure?", "$57", 1, "Capital expenditure 57"),
+        _question(4, "ACME_2023_8K_dated-2023-05-30", "Did ACME file an 8-K?", "Yes", 0, "8-K"),
+    ]
+    docs = [{"doc_name": "ACME_2023Q2_10Q", "doc_type": "10q"}, {"doc_name": "ACME_2022_10K", "doc_type": "10k"},
+            {"doc_name": "ACME_2023_8K_dated-2023-05-30", "doc_type": "8k"}]
+    for rel, rows in ((QUESTIONS, questions), (DOCUMENTS, docs)):
+        body = "".join(json.dumps(r) + "\n" for r in rows).encode()
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(body)
+        files[rel] = body
+    return files
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_the_10k_and_10q_questions_in_the_sec10q_layout(tmp_path: Path) -> None:
+    from htmlrag.data.pdfqa import load_sec10q
+    from htmlrag.superrag.build.owners import owners
+
+    _fixture(tmp_path / "dl")
+    counts = build_financebench(tmp_path / "dl", tmp_path / "out")
+    assert counts == {"questions": 3, "checkable": 2, "documents": 2}  # the 8-K is not a periodic filing
+    assert sorted(p.name for p in (tmp_path / "out" / "docs").iterdir()) == ["ACME_2022_10K.pdf", "ACME_2023Q2_10Q.pdf"]
+    rows = _rows(tmp_path / "out" / "qna_data.csv")
+    assert [r["FinanceBench Id"] for r in rows] == ["financebench_id_00001", "financebench_id_00003"]
+    assert rows[0]["Source Docs"] == "ACME_2023Q2_10Q.pdf" and rows[0]["Evidence Pages"] == "2"
+    assert rows[0]["Answer"] == "$1,234 million" and rows[1]["Document Type"] == "10k"
+    every = _rows(tmp_path / "out" / "qna_all.csv")
+    assert [(r["FinanceBench Id"][-1], r["Answer In Evidence"]) for r in every] == [("1", "yes"), ("2", "no"), ("3", "yes")]
+    # one company, whichever way each file writes its period
+    assert set(owners(p.name for p in (tmp_path / "out" / "docs").iterdir()).values()) == {"ACME"}
+    examples = load_sec10q(tmp_path / "out")
+    assert [e.question for e in examples] == [r["Question"] for r in rows]
+    assert all(len(e.pages) == 1 for e in examples)  # each question is scoped to its own filing
+    # other forms when asked for
+    assert build_financebench(tmp_path / "dl", tmp_path / "all", forms=("10k", "10q", "8k"))["questions"] == 4
+
+
+def test_the_superrag_bench_reads_the_folder(tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_superrag", Path(__file__).parents[2] / "scripts/bench_superrag.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    _fixture(tmp_path / "dl")
+    build_financebench(tmp_path / "dl", tmp_path / "out")
+    pdfs, rows = bench.load_sets([tmp_path / "out"])
+    assert [r["_names"] for r in rows] == [["ACME_2023Q2_10Q.pdf"], ["ACME_2022_10K.pdf"]]
+    assert len(pdfs) == 2
+
+
+def test_bad_input_is_named(tmp_path: Path) -> None:
+    _fixture(tmp_path / "dl")
+    (tmp_path / "dl" / "pdfs" / "ACME_2022_10K.pdf").unlink()
+    with pytest.raises(InputError, match=r"ACME_2022_10K\.pdf: missing \(question financebench_id_00003"):
+        build_financebench(tmp_path / "dl", tmp_path / "out")
+    q = tmp_path / "dl" / QUESTIONS
+    q.write_text(q.read_text() + '{"financebench_id": "x", "doc_name": "NOPE_2020_10K", "question": "q", '
+                 '"answer": "1", "evidence": []}\n')
+    with pytest.raises(InputError, match="names document 'NOPE_2020_10K'"):
+        build_financebench(tmp_path / "dl", tmp_path / "out")
+    q.write_text(q.read_text() + "{not json\n")
+    with pytest.raises(InputError, match=r"financebench_open_source\.jsonl: line 6 is not JSON"):
+        build_financebench(tmp_path / "dl", tmp_path / "out")
+    for bad in ("../../etc/passwd", "/abs", "a/b", ".hidden", "x.."):
+        q.write_text(json.dumps({"financebench_id": "z", "doc_name": bad, "question": "q", "answer": "1",
+                                 "evidence": []}) + "\n")
+        with pytest.raises(InputError, match="not a plain file name"):
+            build_financebench(tmp_path / "dl", tmp_path / "out")
+    q.write_text('{"financebench_id": "y", "doc_name": "ACME_2022_10K"}\n')
+    with pytest.raises(InputError, match=r"question y lacks \['question', 'answer', 'evidence'\]"):
+        build_financebench(tmp_path / "dl", tmp_path / "out")
+
+
+def test_download_fetches_the_named_pdfs_builds_and_verifies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = _fixture(tmp_path / "src")
+    spec = dl.DATASETS["financebench"]
+    pinned = tuple(dataclasses.replace(r, sha256=hashlib.sha256(files[r.path]).hexdigest(), size=len(files[r.path]))
+                   for r in spec.files)
+    monkeypatch.setitem(dl.DATASETS, "financebench", dataclasses.replace(spec, files=pinned))
+    served = {"/" + f"{spec.files[0].url.rsplit('/data/', 1)[0]}/{rel}".split("://", 1)[1]: StubFile(body)
+              for rel, body in files.items()}
+    with Stub(served) as s:
+        monkeypatch.setenv("HTMLRAG_DATA_MIRROR", s.base)
+        root = dl.download("financebench", tmp_path / "data")
+        fetched = sorted(p.rsplit("/", 1)[1] for p, _ in s.requests)
+    assert fetched == ["ACME_2022_10K.pdf", "ACME_2023Q2_10Q.pdf", "financebench_document_information.jsonl",
+                       "financebench_open_source.jsonl"]  # the 8-K's PDF is not fetched
+    assert root == tmp_path / "data" / "pdf" / "financebench"
+    assert len(_rows(root / "qna_data.csv")) == 2 and sorted(p.name for p in (root / "docs").iterdir()) == \
+        ["ACME_2022_10K.pdf", "ACME_2023Q2_10Q.pdf"]
+    assert dl.state(dl.DATASETS["financebench"], tmp_path / "data") == "verified"
+    assert dl.verify(dl.DATASETS["financebench"], tmp_path / "data") == []
+    assert [r.path for r in financebench_pdfs(tmp_path / "src")] == ["pdfs/ACME_2023Q2_10Q.pdf", "pdfs/ACME_2022_10K.pdf"]
+
+
+def test_the_real_question_file_is_pinned() -> None:
+    spec = dl.DATASETS["financebench"]
+    assert all(r.sha256 and len(r.sha256) == 64 and r.size for r in spec.files)
+    assert all("/cc39aeb4afdf33909ee1412188bf89035950c2eb/" in r.url for r in spec.files)
