@@ -217,7 +217,7 @@ def _registry() -> dict[str, Dataset]:
                   "pages; the 10-K and 10-Q questions, in the sec-10-q layout (htmlrag.data.financebench)",
             source=f"https://github.com/{FB_REPO}", license="no licence file (research sample of arXiv 2311.11944); "
             "PDFs: public SEC filings",
-            size="2 JSONL (1 MB, pinned) + the PDFs the kept questions name (62 filings, about 150 MB)",
+            size="2 JSONL (1 MB, pinned) + the PDFs the kept questions name (72 filings, about 150 MB)",
             needed_by=(), folder="pdf/financebench",
             files=tuple(Remote(f"{FB_RAW}/{p}", p, *FB_PINNED[p]) for p in (FB_QUESTIONS, FB_DOCUMENTS)),
             build="financebench", options={"forms": FB_FORMS}, more_files=financebench_pdfs,
