@@ -81,6 +81,7 @@ def test_bench_takes_several_folders_and_hides_a_company(tmp_path: Path) -> None
     third = tmp_path / "third"
     (third / "docs").mkdir(parents=True)
     shutil.copy(SAMPLE / "docs" / "2024 Q1 NWND.pdf", third / "docs" / "Globex 2024 Q1.pdf")
+    shutil.copy(SAMPLE / "docs" / "2024 Q2 NWND.pdf", third / "docs" / "Initech_2024Q2_10Q.pdf")  # named by no question
     (third / "qna_data.csv").write_text(
         "Question,Source Docs,Question Type,Source Chunk Type,Answer\n"
         "What were net sales in the Europe region?,*Globex*,Single-Doc Single-Chunk RAG,Table,$412 million\n",
@@ -90,6 +91,9 @@ def test_bench_takes_several_folders_and_hides_a_company(tmp_path: Path) -> None
     assert [r["company"] for r in recs].count("Globex") == 1 and len(recs) == 9
     assert "held out Globex" not in proc.stdout and "hidden from the tables: Globex" in proc.stdout
     assert "all 8 questions" in proc.stdout
+    # retrieval is scoped to the named filings: one that no question names is not built (nor counted a company)
+    assert "not built, as no question names them: Initech_2024Q2_10Q.pdf" in proc.stdout
+    assert "built Initech" not in proc.stdout and "Initech (" not in proc.stdout
 
 
 def test_held_out_setting_ties_fall_to_the_library_defaults() -> None:
