@@ -187,6 +187,11 @@ def _spiqa_pdfs(downloads: Path) -> list[Remote]:
     return [Remote(f"https://arxiv.org/pdf/{pid}", f"test-A/pdfs/{pid}.pdf") for pid in data]
 
 
+def _financebench_pdfs(downloads: Path) -> list[Remote]:
+    """The filings FinanceBench's kept questions name (from the fetched question files)."""
+    return [Remote(url, path) for url, path in financebench_pdfs(downloads)]
+
+
 def _registry() -> dict[str, Dataset]:
     sets = [_htmlrag_test(d) for d in ("asqa", "hotpot-qa", "nq", "trivia-qa", "musique", "eli5")]
     sets += [
@@ -220,7 +225,7 @@ def _registry() -> dict[str, Dataset]:
             size="2 JSONL (1 MB, pinned) + the PDFs the kept questions name (72 filings, about 150 MB)",
             needed_by=(), folder="pdf/financebench",
             files=tuple(Remote(f"{FB_RAW}/{p}", p, *FB_PINNED[p]) for p in (FB_QUESTIONS, FB_DOCUMENTS)),
-            build="financebench", options={"forms": FB_FORMS}, more_files=financebench_pdfs,
+            build="financebench", options={"forms": FB_FORMS}, more_files=_financebench_pdfs,
             by_hand=f"{FB_QUESTIONS}, {FB_DOCUMENTS} and pdfs/<doc_name>.pdf (the repository at {FB_COMMIT})"),
         Dataset(
             name="docbench",

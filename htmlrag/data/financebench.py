@@ -96,14 +96,12 @@ def selected(downloads: Path, forms: tuple[str, ...] = FORMS) -> list[dict[str, 
     return out
 
 
-def financebench_pdfs(downloads: Path, forms: tuple[str, ...] = FORMS) -> list[Any]:
-    """The PDFs of the documents the kept questions name (one :class:`~htmlrag.data.download.Remote` each)."""
+def financebench_pdfs(downloads: Path, forms: tuple[str, ...] = FORMS) -> list[tuple[str, str]]:
+    """The PDFs of the documents the kept questions name: ``(url, path under the downloads folder)`` each."""
     from urllib.parse import quote
 
-    from htmlrag.data.download import Remote
-
     docs = dict.fromkeys(str(q["doc_name"]) for q in selected(downloads, forms))
-    return [Remote(f"{FB_RAW}/pdfs/{quote(d)}.pdf", f"pdfs/{d}.pdf") for d in docs]
+    return [(f"{FB_RAW}/pdfs/{quote(d)}.pdf", f"pdfs/{d}.pdf") for d in docs]
 
 
 def _evidence(row: dict[str, Any]) -> tuple[list[int], str]:

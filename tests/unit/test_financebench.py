@@ -146,7 +146,7 @@ def test_download_fetches_the_named_pdfs_builds_and_verifies(tmp_path: Path, mon
         ["ACME_2022_10K.pdf", "ACME_2023Q2_10Q.pdf"]
     assert dl.state(dl.DATASETS["financebench"], tmp_path / "data") == "verified"
     assert dl.verify(dl.DATASETS["financebench"], tmp_path / "data") == []
-    assert [r.path for r in financebench_pdfs(tmp_path / "src")] == ["pdfs/ACME_2023Q2_10Q.pdf", "pdfs/ACME_2022_10K.pdf"]
+    assert [p for _, p in financebench_pdfs(tmp_path / "src")] == ["pdfs/ACME_2023Q2_10Q.pdf", "pdfs/ACME_2022_10K.pdf"]
 
 
 def test_the_real_question_file_is_pinned() -> None:
