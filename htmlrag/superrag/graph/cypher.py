@@ -34,14 +34,16 @@ NODES_BY_ID = f"UNWIND $ids AS i MATCH (n) WHERE n.id = i RETURN {_RETURN}"
 #: are ~100x faster on Kuzu than a variable-length ``IS_UNDER*1..4`` pattern).
 CHILDREN = ("UNWIND $ids AS i MATCH (c)-[:IS_UNDER]->(s) WHERE s.id = i "
             "RETURN i AS parent, c.id AS id, c.kind AS kind, c.ord AS ord")
-#: Tables and figures that sit under the same parent as the given nodes, or on the same page.
-RELATED_TABLES_FIGURES = (
-    "UNWIND $ids AS i MATCH (c)-[:IS_UNDER]->(s)<-[:IS_UNDER]-(t) WHERE c.id = i AND t.kind IN ['Table', 'Figure'] "
-    "RETURN DISTINCT c.id AS source, t.id AS id, 'section' AS via "
-    "UNION "
-    "UNWIND $ids AS i MATCH (c)-[:ON_PAGE]->(p)<-[:ON_PAGE]-(t) WHERE c.id = i AND t.kind IN ['Table', 'Figure'] "
-    "RETURN DISTINCT c.id AS source, t.id AS id, 'page' AS via"
-)
+#: One hop up from given nodes (their parents, their pages) and one hop down to the tables and figures there:
+#: :func:`related_tables_figures` joins them. The two-hop pattern ``(c)-[:IS_UNDER]->(s)<-[:IS_UNDER]-(t)`` over
+#: unlabelled nodes took 230 s for 50 ids on a corpus of 22 10-K filings (Kuzu expands every edge before it
+#: filters on the id); one hop at a time takes well under a second there.
+PARENTS = "UNWIND $ids AS i MATCH (c)-[:IS_UNDER]->(s) WHERE c.id = i RETURN c.id AS source, s.id AS id"
+PAGES = "UNWIND $ids AS i MATCH (c)-[:ON_PAGE]->(p) WHERE c.id = i RETURN c.id AS source, p.id AS id"
+TABLES_FIGURES_UNDER = ("UNWIND $ids AS i MATCH (t)-[:IS_UNDER]->(s) WHERE s.id = i AND t.kind IN ['Table', 'Figure'] "
+                        "RETURN s.id AS source, t.id AS id")
+TABLES_FIGURES_ON = ("UNWIND $ids AS i MATCH (t)-[:ON_PAGE]->(p) WHERE p.id = i AND t.kind IN ['Table', 'Figure'] "
+                     "RETURN p.id AS source, t.id AS id")
 #: The table a table chunk belongs to.
 PARENT_TABLE = "UNWIND $ids AS i MATCH (c:TableChunk)-[:IS_UNDER]->(t:`Table`) WHERE c.id = i RETURN c.id AS source, t.id AS id"
 #: The node that follows each given node in reading order.
@@ -74,3 +76,25 @@ def section_content(store: Any, section_ids: Sequence[str], kinds: Sequence[str]
     rank = {s: n for n, s in enumerate(dict.fromkeys(section_ids))}
     out = [p for p in pairs.values() if p["kind"] in kinds]
     return sorted(out, key=lambda p: (rank[p["section"]], p["ord"] if p["ord"] is not None else -1))
+
+
+def related_tables_figures(store: Any, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The tables and figures that sit under the same parent as one of ``ids`` (``via`` "section") or on the
+    same page (``via`` "page"), as rows ``{source, id, via}``, once per (source, id, via), in the order of
+    ``ids``; a source that is itself a table or figure finds itself too. One-hop queries only (see
+    :data:`PARENTS`)."""
+    ids = list(dict.fromkeys(ids))
+    out: dict[tuple[str, str, str], None] = {}
+    found: dict[str, list[tuple[str, str]]] = {i: [] for i in ids}
+    for up, down, via in ((PARENTS, TABLES_FIGURES_UNDER, "section"), (PAGES, TABLES_FIGURES_ON, "page")):
+        hop = store.query(up, {"ids": ids}) if ids else []
+        mids = list(dict.fromkeys(r["id"] for r in hop))
+        below: dict[str, list[str]] = {}
+        for r in store.query(down, {"ids": mids}) if mids else []:
+            below.setdefault(r["source"], []).append(r["id"])
+        for r in hop:
+            found[r["source"]] += [(t, via) for t in below.get(r["id"], [])]
+    for i in ids:
+        for t, via in found[i]:
+            out.setdefault((i, t, via), None)
+    return [{"source": s, "id": t, "via": v} for s, t, v in out]

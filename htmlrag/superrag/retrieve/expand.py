@@ -62,7 +62,7 @@ class TableFigureExpansion:
         ids = [e.node_id for e in evidence]
         if not ids:
             return []
-        found = [r["id"] for r in self.corpus.store.query(cypher.RELATED_TABLES_FIGURES, {"ids": ids})]
+        found = [r["id"] for r in cypher.related_tables_figures(self.corpus.store, ids)]
         found += [r["id"] for r in self.corpus.store.query(cypher.PARENT_TABLE, {"ids": ids})]
         have = set(ids)
         cand = [i for i in dict.fromkeys(found) if i not in have]
