@@ -133,7 +133,7 @@ def test_section_content_walk_equals_the_variable_length_pattern(built) -> None:
 
 def test_related_tables_and_figures_one_hop_at_a_time_equal_the_two_hop_pattern(built) -> None:
     """The expansion's tables and figures (same parent or same page) are exactly what the two-hop pattern
-    returns; the two-hop pattern took minutes on a corpus of 22 10-K filings, the hops one at a time do not."""
+    returns (the two-hop pattern took 71.5 s for 50 ids on 22 10-K/10-Q filings, the hops 0.49 s)."""
     db, _ = built
     two_hop = ("UNWIND $ids AS i MATCH (c)-[:IS_UNDER]->(s)<-[:IS_UNDER]-(t) WHERE c.id = i AND t.kind IN ['Table', 'Figure'] "
                "RETURN DISTINCT c.id AS source, t.id AS id, 'section' AS via UNION "

@@ -36,8 +36,8 @@ CHILDREN = ("UNWIND $ids AS i MATCH (c)-[:IS_UNDER]->(s) WHERE s.id = i "
             "RETURN i AS parent, c.id AS id, c.kind AS kind, c.ord AS ord")
 #: One hop up from given nodes (their parents, their pages) and one hop down to the tables and figures there:
 #: :func:`related_tables_figures` joins them. The two-hop pattern ``(c)-[:IS_UNDER]->(s)<-[:IS_UNDER]-(t)`` over
-#: unlabelled nodes took 230 s for 50 ids on a corpus of 22 10-K filings (Kuzu expands every edge before it
-#: filters on the id); one hop at a time takes well under a second there.
+#: unlabelled nodes took 71.5 s for 50 ids on a corpus of 22 10-K/10-Q filings, one hop at a time 0.49 s (whole
+#: processes, median of 3; ``scripts/bench_expand_query.py``).
 PARENTS = "UNWIND $ids AS i MATCH (c)-[:IS_UNDER]->(s) WHERE c.id = i RETURN c.id AS source, s.id AS id"
 PAGES = "UNWIND $ids AS i MATCH (c)-[:ON_PAGE]->(p) WHERE c.id = i RETURN c.id AS source, p.id AS id"
 TABLES_FIGURES_UNDER = ("UNWIND $ids AS i MATCH (t)-[:IS_UNDER]->(s) WHERE s.id = i AND t.kind IN ['Table', 'Figure'] "
