@@ -131,8 +131,10 @@ BUDGET_K = 40
 
 
 def rel(path: Path) -> str:
-    """``path`` relative to the repository root (logs and committed results never hold machine paths)."""
-    return os.path.relpath(Path(path).resolve(), ROOT)
+    """``path`` relative to the repository root when it is inside the repository or beside it
+    (``../shared/data/pdf/sec-10-q``), else ``…/<its name>``: logs and committed results never hold machine paths."""
+    r = os.path.relpath(Path(path).resolve(), ROOT)
+    return r if not r.startswith(os.pardir + os.sep + os.pardir) and not os.path.isabs(r) else f"…/{Path(path).resolve().name}"
 
 
 def flat_chunks(pdf: Path, words: int = 150) -> list[str]:

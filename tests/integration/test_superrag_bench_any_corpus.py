@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ pytest.importorskip("sentence_transformers")
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "pdfs"
 RETRIEVERS = "hybrid,toc,full,full:off"
+MACHINE_PATH = re.compile(r"(/tmp/|/home/|/root/|/work/|/Users/|\b[A-Za-z]:\\\w)")  # as tests/unit/test_committed_results.py
 
 
 def _bench(tmp_path: Path, *data: Path, extra: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess, list]:
@@ -73,6 +75,9 @@ def test_bench_runs_on_the_sample_and_on_companies_named_only_by_their_files(tmp
         assert f"held out {company}" in proc.stdout
         assert f"chosen on the other companies' {n_other} questions" in proc.stdout
     assert "| retriever | " in proc.stdout and "at 300 evidence tokens" in proc.stdout
+    # a folder outside the repository is named by its name: no machine path in the log or the JSON
+    assert "(b) …/two: " in proc.stdout and {r["set"] for r in recs} == {"…/two"}
+    assert not MACHINE_PATH.search(proc.stdout) and not MACHINE_PATH.search(json.dumps(recs, ensure_ascii=False))
 
 
 @pytest.mark.slow
