@@ -17,7 +17,6 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 TWO_HOP = ("UNWIND $ids AS i MATCH (c)-[:IS_UNDER]->(s)<-[:IS_UNDER]-(t) WHERE c.id = i AND t.kind IN ['Table', 'Figure'] "
            "RETURN DISTINCT c.id AS source, t.id AS id, 'section' AS via UNION "
@@ -25,25 +24,9 @@ TWO_HOP = ("UNWIND $ids AS i MATCH (c)-[:IS_UNDER]->(s)<-[:IS_UNDER]-(t) WHERE c
            "RETURN DISTINCT c.id AS source, t.id AS id, 'page' AS via")
 
 
-class _Store:
-    """The read side of the graph store on a read-only Kuzu database (no corpus, no embedder needed)."""
-
-    def __init__(self, path: Path) -> None:
-        import kuzu
-
-        self.conn = kuzu.Connection(kuzu.Database(str(path), read_only=True))
-
-    def query(self, text: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        r = self.conn.execute(text, params or {})
-        cols = r.get_column_names()
-        out = []
-        while r.has_next():
-            out.append(dict(zip(cols, r.get_next(), strict=True)))
-        return out
-
-
 def main() -> int:
     from htmlrag.superrag.graph.cypher import related_tables_figures
+    from htmlrag.superrag.graph.store import KuzuStore
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--db", type=Path, required=True, help="a corpus folder (holding graph.kuzu) or the graph.kuzu itself")
@@ -54,7 +37,7 @@ def main() -> int:
     if not path.exists():
         print(f"bench_expand_query: no graph at {args.db}", file=sys.stderr)
         return 2
-    store = _Store(path)
+    store = KuzuStore(path, read_only=True)
     n_table = max(1, args.ids // 5)
     ids = [r["id"] for r in store.query(f"MATCH (n:SectionChunk) RETURN n.id AS id ORDER BY id LIMIT {args.ids - n_table}")]
     ids += [r["id"] for r in store.query(f"MATCH (n:TableChunk) RETURN n.id AS id ORDER BY id LIMIT {n_table}")]
