@@ -33,6 +33,18 @@ def shared_path(*parts: str) -> Path:
     return p
 
 
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto`` (README's test command): one worker per usable core, but at most 8 and at most one per
+    3 GiB of memory, since a worker holds torch and the subprocess runs it starts (``--dist loadfile`` in
+    pyproject keeps each file's module fixtures in one worker)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (AttributeError, ValueError, OSError):
+        gib = 3.0 * cores
+    return max(1, min(cores, 8, int(gib // 3)))
+
+
 @pytest.fixture
 def shared() -> Path:
     """The ../shared/data folder, or skip."""
