@@ -12,7 +12,9 @@ its licence, its size, the experiments that need it, and the folder under the da
    file and fails;
 3. builds the dataset folder in a temporary folder beside its target (WikiTableQuestions: questions and
    Wikipedia pages in the ``wtq-html-qa`` layout; FinanceBench: its 10-K/10-Q questions in the sec-10-q layout) with a manifest ``.htmlrag-data.json`` (the SHA-256 of
-   every file), then renames it into place: a dataset folder is complete or absent.
+   every file), then renames it into place: a dataset folder is complete or absent. The build links or
+   copies the fetched files; ``.downloads/<name>/`` is deleted only after the rename, so a failed or killed
+   build keeps them and the rerun fetches nothing again.
 
 Sources are fetched with ``httpx``. Hub files use the hub's ``resolve`` URL (``HF_ENDPOINT``, token from
 ``HF_TOKEN``); ``HF_HUB_OFFLINE=1`` stops before any request. ``HTMLRAG_DATA_MIRROR=<base URL>`` fetches every
@@ -482,16 +484,29 @@ def download(name: str, data_dir: str | Path, *, force: bool = False, client: An
             build_wtq_html(downloads / ds.files[0].path, tmp, n=opts["questions"], seed=opts["seed"],
                            distractors=opts["distractors"], training_sha256=opts.get("training_sha256"))
         elif ds.build == "financebench":
-            build_financebench(downloads, tmp, forms=tuple(ds.options["forms"]), move=not keep_downloads)
+            build_financebench(downloads, tmp, forms=tuple(ds.options["forms"]), link=not keep_downloads)
         else:
             for rel in sources:
-                (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(downloads / rel, tmp / rel) if keep_downloads else os.replace(downloads / rel, tmp / rel)
+                _place(downloads / rel, tmp / rel, link=not keep_downloads)
         _write_manifest(tmp, ds, _tree_digests(tmp), sources)
     if not keep_downloads:
         shutil.rmtree(downloads, ignore_errors=True)
     log.info("%s: installed in %s", ds.name, target)
     return target
+
+
+def _place(src: Path, dest: Path, *, link: bool) -> None:
+    """Put a fetched file into the staging folder without taking it out of ``.downloads/``: hard-linked
+    (``link``, where the file system can) or copied. The downloads are deleted only once the dataset is
+    installed, so a build that fails or is killed keeps every fetched file and the rerun fetches nothing again."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if link:
+        try:
+            os.link(src, dest)
+            return
+        except OSError:
+            pass
+    shutil.copy2(src, dest)
 
 
 def _fetch_all(ds: Dataset, downloads: Path, target: Path, client: Any) -> dict[str, Any]:

@@ -116,9 +116,11 @@ def _evidence(row: dict[str, Any]) -> tuple[list[int], str]:
     return sorted(set(pages)), "\n".join(texts)
 
 
-def build_financebench(downloads: Path, out: Path, *, forms: tuple[str, ...] = FORMS, move: bool = False) -> dict[str, int]:
+def build_financebench(downloads: Path, out: Path, *, forms: tuple[str, ...] = FORMS, link: bool = False) -> dict[str, int]:
     """Write ``out/docs/*.pdf``, ``out/qna_data.csv`` and ``out/qna_all.csv`` from the fetched files in
-    ``downloads`` (``data/*.jsonl``, ``pdfs/<doc_name>.pdf``); see the module docstring.
+    ``downloads`` (``data/*.jsonl``, ``pdfs/<doc_name>.pdf``); see the module docstring. The PDFs are copied,
+    or hard-linked with ``link`` (a copy where the file system cannot link); ``downloads`` is never emptied,
+    so a build that stops keeps every fetched file.
 
     Returns:
         ``{"questions": kept questions, "checkable": rows of qna_data.csv, "documents": PDFs written}``.
@@ -136,11 +138,21 @@ def build_financebench(downloads: Path, out: Path, *, forms: tuple[str, ...] = F
     for row in rows:
         doc = str(row["doc_name"])
         pdf = downloads / "pdfs" / f"{doc}.pdf"
-        if doc not in docs:  # each filing once (moved or copied: later questions on it find it written)
+        if doc not in docs:  # each filing once (later questions on it find it written)
             if not pdf.is_file():
                 raise InputError(f"{pdf}: missing (question {row['financebench_id']} is on {doc})")
+            with pdf.open("rb") as f:
+                head = f.read(1024)
+            if b"%PDF-" not in head:  # an error page or a Git LFS pointer saved under the PDF's name
+                raise InputError(f"{pdf}: not a PDF (it starts {head[:40]!r}; question {row['financebench_id']} "
+                                 "is on it); delete it and run the download again")
             dest = out / "docs" / pdf.name
-            os.replace(pdf, dest) if move else shutil.copy2(pdf, dest)
+            try:
+                if not link:
+                    raise OSError("copy asked for")
+                os.link(pdf, dest)
+            except OSError:
+                shutil.copy2(pdf, dest)
             docs.add(doc)
         pages, page_text = _evidence(row)
         question, answer = str(row["question"]).strip(), str(row["answer"]).strip()

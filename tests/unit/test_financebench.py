@@ -149,6 +149,38 @@ def test_download_fetches_the_named_pdfs_builds_and_verifies(tmp_path: Path, mon
     assert [p for _, p in financebench_pdfs(tmp_path / "src")] == ["pdfs/ACME_2023Q2_10Q.pdf", "pdfs/ACME_2022_10K.pdf"]
 
 
+def test_a_failed_build_keeps_the_fetched_files_and_the_rerun_fetches_nothing_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One filing arrives as an HTML error page: the build names it, installs nothing, and keeps every fetched
+    file; once the page is replaced by the PDF, the rerun builds without a request."""
+    files = _fixture(tmp_path / "src")
+    good = files["pdfs/ACME_2022_10K.pdf"]
+    files["pdfs/ACME_2022_10K.pdf"] = b"<!DOCTYPE html><html><body>rate limited</body></html>"
+    spec = dl.DATASETS["financebench"]
+    pinned = tuple(dataclasses.replace(r, sha256=hashlib.sha256(files[r.path]).hexdigest(), size=len(files[r.path]))
+                   for r in spec.files)
+    monkeypatch.setitem(dl.DATASETS, "financebench", dataclasses.replace(spec, files=pinned))
+    served = {"/" + f"{spec.files[0].url.rsplit('/data/', 1)[0]}/{rel}".split("://", 1)[1]: StubFile(body)
+              for rel, body in files.items()}
+    data = tmp_path / "data"
+    fetched = data / ".downloads" / "financebench"
+    with Stub(served) as s:
+        monkeypatch.setenv("HTMLRAG_DATA_MIRROR", s.base)
+        with pytest.raises(InputError, match=r"ACME_2022_10K\.pdf: not a PDF \(it starts b'<!DOCTYPE html>"):
+            dl.download("financebench", data)
+        assert len(s.requests) == 4
+    assert not (data / "pdf" / "financebench").exists() and not list((data / "pdf").glob(".tmp-*"))
+    assert sorted(p.relative_to(fetched).as_posix() for p in fetched.rglob("*") if p.is_file()) == \
+        sorted([QUESTIONS, DOCUMENTS, "pdfs/ACME_2023Q2_10Q.pdf", "pdfs/ACME_2022_10K.pdf"])
+    (fetched / "pdfs" / "ACME_2022_10K.pdf").write_bytes(good)  # as the message says: replace it
+    with Stub(served) as s:
+        monkeypatch.setenv("HTMLRAG_DATA_MIRROR", s.base)
+        root = dl.download("financebench", data)
+        assert s.requests == []
+    assert (root / "docs" / "ACME_2022_10K.pdf").read_bytes() == good
+    assert dl.verify(dl.DATASETS["financebench"], data) == [] and not fetched.exists()
+
+
 def test_the_real_question_file_is_pinned() -> None:
     spec = dl.DATASETS["financebench"]
     assert all(r.sha256 and len(r.sha256) == 64 and r.size for r in spec.files)
