@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
 from htmlrag.core.errors import InputError
 from htmlrag.data.pdfqa import PdfExample, pdf_example
@@ -102,6 +103,17 @@ def load_docbench(root: str | Path, *, domains: list[str] | None = None, types: 
     return sample_examples(out, sample_size, seed)
 
 
+def gdown_folder(gdown: Any, url: str, output: Path, *, quiet: bool = True) -> None:
+    """``gdown.download_folder`` of ``url`` into ``output`` on gdown 5 and 6 alike: files already complete
+    there are kept (``resume``), and gdown 5's 50-file stop is lifted (``remaining_ok``, an argument gdown 6
+    no longer has: passing it there raises ``TypeError``)."""
+    import inspect
+
+    known = inspect.signature(gdown.download_folder).parameters
+    extra = {k: True for k in ("remaining_ok", "resume") if k in known}
+    gdown.download_folder(url=url, output=str(output), quiet=quiet, **extra)
+
+
 def download_docbench(dest: str | Path) -> Path:
     """Download DOCBENCH's data folder into ``dest`` with ``gdown`` (``pip install gdown``).
 
@@ -118,7 +130,7 @@ def download_docbench(dest: str | Path) -> Path:
         raise InputError(f"downloading DOCBENCH needs gdown (pip install gdown); or {hint}") from exc
     target.mkdir(parents=True, exist_ok=True)
     try:
-        gdown.download_folder(url=DOCBENCH_URL, output=str(target), quiet=False, remaining_ok=True)
+        gdown_folder(gdown, DOCBENCH_URL, target, quiet=False)
     except Exception as exc:
         raise InputError(f"could not download DOCBENCH from Google Drive ({type(exc).__name__}: {exc}); {hint}") from exc
     return target

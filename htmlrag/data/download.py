@@ -534,18 +534,26 @@ def _fetch_all(ds: Dataset, downloads: Path, target: Path, client: Any) -> dict[
 
 
 def _download_gdown(ds: Dataset, downloads: Path, target: Path) -> Path:
-    """A Google Drive folder through ``gdown`` (``pip install gdown``), staged and renamed into place."""
+    """A Google Drive folder through ``gdown`` (``pip install gdown``) into ``downloads`` (resumed: files
+    already there are not fetched again), then staged and renamed into place like the others."""
     try:
         import gdown
     except ImportError as exc:
         raise DownloadError(f"{ds.name} comes from Google Drive and needs gdown (pip install gdown); or put "
                             f"{ds.by_hand} in {target} by hand ({ds.source})") from exc
+    from htmlrag.data.docbench import gdown_folder
+
+    downloads.mkdir(parents=True, exist_ok=True)
+    try:
+        gdown_folder(gdown, ds.source, downloads)
+    except Exception as exc:  # gdown raises many types (offline, quota, layout changes)
+        raise _unreachable(ds, ds.source, exc, downloads, target) from exc
     with _staging(target) as tmp:
-        try:
-            gdown.download_folder(url=ds.source, output=str(tmp), quiet=True, remaining_ok=True)
-        except Exception as exc:  # gdown raises many types (offline, quota, layout changes)
-            raise _unreachable(ds, ds.source, exc, downloads, target) from exc
+        for src in sorted(downloads.rglob("*")):
+            if src.is_file() and not src.name.endswith(".part"):
+                _place(src, tmp / src.relative_to(downloads), link=True)
         _write_manifest(tmp, ds, _tree_digests(tmp), {"gdown": ds.source})
+    shutil.rmtree(downloads, ignore_errors=True)
     return target
 
 

@@ -233,6 +233,70 @@ def test_files_put_by_hand_work_offline(tmp_path: Path, monkeypatch: pytest.Monk
     assert dl.verify(dl.DATASETS["docbench"], tmp_path) == []
 
 
+class _FakeGdown:
+    """``gdown.download_folder`` writing DOCBENCH-like files, with gdown 6's arguments (``resume``) or gdown 5's
+    (``remaining_ok`` too, and its stop at 50 files without it); ``cut_after`` files, then a dropped
+    connection, once."""
+
+    def __init__(self, version: int, files: dict[str, bytes], cut_after: int | None = None) -> None:
+        self.version, self.files, self.cut_after, self.calls, self.written = version, files, cut_after, [], []
+        import inspect
+
+        def v5(url, output, quiet=False, remaining_ok=False, resume=False):
+            return self._run(url, output, resume=resume, remaining_ok=remaining_ok)
+
+        def v6(url, output, quiet=False, resume=False, retries=0):
+            return self._run(url, output, resume=resume, remaining_ok=True)
+
+        self.download_folder = v5 if version == 5 else v6
+        assert "remaining_ok" in inspect.signature(v5).parameters
+
+    def _run(self, url: str, output: str, *, resume: bool, remaining_ok: bool) -> list[str]:
+        self.calls.append(url)
+        if len(self.files) > 50 and not remaining_ok:
+            raise RuntimeError("The gdrive folder has more than 50 files")
+        out = []
+        for rel, body in self.files.items():
+            dest = Path(output) / rel
+            if resume and dest.is_file():
+                continue
+            if self.cut_after is not None and len(self.written) == self.cut_after:
+                self.cut_after = None
+                raise ConnectionError("connection dropped")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(body)
+            self.written.append(rel)
+            out.append(str(dest))
+        return out
+
+
+@pytest.mark.parametrize("version", [5, 6])
+def test_google_drive_folder_resumes_and_passes_only_arguments_gdown_has(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: int) -> None:
+    """DOCBENCH comes through gdown: 60 files (over gdown 5's 50-file stop); the transfer drops after 25; the
+    error names the source and nothing is installed; the rerun fetches only the 35 missing, then installs all 60
+    and verifies. gdown 6 has no ``remaining_ok``: passing it raised TypeError, reported as 'unreachable'."""
+    import sys
+
+    files = {f"{i}/{i}_qa.jsonl": json.dumps({"question": f"q{i}", "answer": "a"}).encode() + b"\n" for i in range(60)}
+    fake = _FakeGdown(version, files, cut_after=25)
+    monkeypatch.setitem(sys.modules, "gdown", fake)
+    with pytest.raises(dl.SourceUnreachable, match=r"drive\.google\.com"):
+        dl.download("docbench", tmp_path)
+    assert not (tmp_path / "docbench").exists() and len(fake.written) == 25
+    root = dl.download("docbench", tmp_path)
+    assert len(fake.written) == 60 and len(set(fake.written)) == 60  # nothing fetched twice
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*_qa.jsonl")) == sorted(files)
+    assert dl.verify(dl.DATASETS["docbench"], tmp_path) == []
+    assert not (tmp_path / ".downloads" / "docbench").exists()
+    from htmlrag.data.docbench import download_docbench
+
+    again = _FakeGdown(version, files)
+    monkeypatch.setitem(sys.modules, "gdown", again)
+    download_docbench(tmp_path / "by-function")
+    assert len(again.written) == 60
+
+
 # ---------------------------------------------------------------- list, configs, the harness
 def test_list_names_every_dataset_its_source_and_the_experiments(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert data_main(["--data-dir", str(tmp_path), "list"]) == 0
