@@ -15,6 +15,8 @@ its licence, its size, the experiments that need it, and the folder under the da
    every file), then renames it into place: a dataset folder is complete or absent. The build links or
    copies the fetched files; ``.downloads/<name>/`` is deleted only after the rename, so a failed or killed
    build keeps them and the rerun fetches nothing again.
+4. holds ``<data>/.downloads/<name>.lock`` throughout: a second download of the same dataset into the same
+   data folder (jobs of a cluster array) waits, then finds it installed.
 
 Sources are fetched with ``httpx``. Hub files use the hub's ``resolve`` URL (``HF_ENDPOINT``, token from
 ``HF_TOKEN``); ``HF_HUB_OFFLINE=1`` stops before any request. ``HTMLRAG_DATA_MIRROR=<base URL>`` fetches every
@@ -396,10 +398,13 @@ def _write_manifest(folder: Path, ds: Dataset, files: dict[str, dict[str, Any]],
 
 @contextlib.contextmanager
 def _staging(target: Path) -> Iterator[Path]:
-    """A temporary folder beside ``target``, renamed to ``target`` when the block ends without error."""
+    """A temporary folder beside ``target``, renamed to ``target`` when the block ends without error (called
+    with the dataset's lock held: any other staging folder of ``target`` is a killed run's, and is removed)."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in target.parent.glob(f".tmp-{target.name}-*"):  # left by a killed run (the lock is ours now)
+        if stale.name[len(f".tmp-{target.name}-"):].isdigit():  # not .tmp-sec-10-q-more-<pid> for sec-10-q
+            shutil.rmtree(stale, ignore_errors=True)
     tmp = target.parent / f".tmp-{target.name}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
         yield tmp
@@ -461,8 +466,29 @@ def download(name: str, data_dir: str | Path, *, force: bool = False, client: An
         SourceUnreachable: offline or the source refused (the message says where to put files by hand).
         ChecksumError / DownloadError: see :func:`fetch`.
     """
+    from filelock import FileLock, Timeout
+
     ds = get(name)
     data_dir = Path(data_dir).expanduser().resolve()
+    # One download of a dataset at a time per data folder (jobs of a cluster array sharing one): a second
+    # waits, then finds the dataset installed. Without it both appended to the same .part files and the
+    # second rename of the staged folder failed.
+    lock = data_dir / ".downloads" / f"{ds.name}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    held = FileLock(str(lock))
+    try:
+        held.acquire(timeout=0)
+    except Timeout:
+        log.info("%s: another download of it holds %s; waiting for it to end", ds.name, lock)
+        held.acquire()
+    try:
+        return _download_held(ds, data_dir, force=force, client=client, keep_downloads=keep_downloads)
+    finally:
+        held.release()
+
+
+def _download_held(ds: Dataset, data_dir: Path, *, force: bool, client: Any, keep_downloads: bool) -> Path:
+    """:func:`download`'s work, with the dataset's lock held."""
     target = data_dir / ds.folder
     downloads = data_dir / ".downloads" / ds.name
     st = state(ds, data_dir)

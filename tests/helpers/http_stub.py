@@ -1,5 +1,5 @@
 """A local HTTP server for download tests: serves given bytes by path on 127.0.0.1, honours ``Range`` (or
-not), can cut a transfer short once, adds per-file headers, and records every request. Never the network."""
+not), can cut a transfer short once, adds per-file headers, can answer slowly, and records every request. Never the network."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ class StubFile:
     ranges: bool = True
     headers: dict[str, str] = field(default_factory=dict)
     status: int = 200
+    delay: float = 0.0  # seconds before the reply (a slow source: downloads overlap)
 
 
 class Stub:
@@ -41,6 +42,10 @@ class Stub:
                 if f is None:
                     self.send_error(404)
                     return
+                if f.delay:
+                    import time
+
+                    time.sleep(f.delay)
                 if f.status != 200:
                     self.send_error(f.status)
                     return

@@ -181,6 +181,48 @@ def test_a_failed_build_keeps_the_fetched_files_and_the_rerun_fetches_nothing_ag
     assert dl.verify(dl.DATASETS["financebench"], data) == [] and not fetched.exists()
 
 
+_CHILD = """
+import dataclasses, json, sys
+from htmlrag.data import download as dl
+pins = json.loads(sys.argv[1])
+spec = dl.DATASETS["financebench"]
+dl.DATASETS["financebench"] = dataclasses.replace(spec, files=tuple(
+    dataclasses.replace(r, sha256=pins[r.path][0], size=pins[r.path][1]) for r in spec.files))
+print(dl.download("financebench", sys.argv[2]))
+"""
+
+
+def test_two_processes_downloading_at_once_fetch_each_file_once_and_both_succeed(tmp_path: Path) -> None:
+    """Two jobs sharing a data folder (a cluster array) download FinanceBench at once from a slow source: the
+    second waits for the first and finds it installed; every file is fetched once, the folder verifies, and no
+    staging folder is left (a killed run's is removed too)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    files = _fixture(tmp_path / "src")
+    spec = dl.DATASETS["financebench"]
+    pins = {r.path: (hashlib.sha256(files[r.path]).hexdigest(), len(files[r.path])) for r in spec.files}
+    served = {"/" + f"{spec.files[0].url.rsplit('/data/', 1)[0]}/{rel}".split("://", 1)[1]: StubFile(body, delay=0.5)
+              for rel, body in files.items()}
+    data = tmp_path / "data"
+    (data / "pdf" / ".tmp-financebench-999999").mkdir(parents=True)  # a killed run's staging folder
+    (data / "pdf" / ".tmp-financebench-more-1").mkdir()  # another dataset's name: not ours to remove
+    with Stub(served) as s:
+        env = {**os.environ, "HTMLRAG_DATA_MIRROR": s.base, "PYTHONPATH": str(ROOT)}
+        procs = [subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(pins), str(data)], env=env, text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        outs = [p.communicate(timeout=300) for p in procs]
+        paths = sorted(p for p, _ in s.requests)
+    assert [p.returncode for p in procs] == [0, 0], [e[-2000:] for _, e in outs]
+    assert [o.strip() for o, _ in outs] == [str(data / "pdf" / "financebench")] * 2
+    assert len(paths) == 4 and len(set(paths)) == 4, paths  # each file once
+    assert dl.verify(dl.DATASETS["financebench"], data) == []
+    assert sorted(p.name for p in (data / "pdf").iterdir()) == [".tmp-financebench-more-1", "financebench"]
+
+
 def test_the_real_question_file_is_pinned() -> None:
     spec = dl.DATASETS["financebench"]
     assert all(r.sha256 and len(r.sha256) == 64 and r.size for r in spec.files)
