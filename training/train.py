@@ -5,7 +5,8 @@
     accelerate launch --config_file conf/accelerate/zero3.yaml -m htmlrag_bench.training.train train=phi35_pruner data.paths=[...]
     htmlrag-train -m train_launcher=slurm train=phi35_pruner deepspeed=zero3 data.paths=[...]
 
-Steps, top to bottom: resolve the DeepSpeed config -> (dry run: log and stop) -> a finished run with the same
+Steps, top to bottom: resolve the DeepSpeed config -> (dry run: log and stop) -> hold ``output_dir`` (a
+second run on the same folder stops here: :func:`hold_output_dir`) -> a finished run with the same
 settings stops here (see below) -> load the samples (an empty set stops here, before any model or GPU work) ->
 training arguments (this starts torch.distributed when launched on several GPUs) -> tokenize (loss on the
 assistant's tokens only; samples over ``max_length`` dropped) -> load the model (+ LoRA) -> ``Trainer.train``
@@ -199,7 +200,8 @@ def train(cfg: Any, callbacks: list[Any] | None = None) -> TrainResult | dict[st
 
     Raises:
         TrainDataError: no samples, or none within ``max_length`` (before any model is loaded).
-        HtmlRagError: a bad DeepSpeed/parallelism setting, or bf16 asked for without a GPU.
+        HtmlRagError: a bad DeepSpeed/parallelism setting, bf16 asked for without a GPU, or another run
+            writing ``output_dir``.
     """
     recipe = cfg.train
     ds_path = resolve_deepspeed(cfg.deepspeed)
@@ -210,6 +212,44 @@ def train(cfg: Any, callbacks: list[Any] | None = None) -> TrainResult | dict[st
         log.info("dry run of recipe %s (nothing loaded):\n%s", recipe.name, json.dumps(report, indent=2, default=str))
         return report
     key = run_key(cfg)
+    held = hold_output_dir(cfg.output_dir)
+    try:
+        return _train(cfg, key, ds_path, ds, callbacks)
+    finally:
+        if held is not None:
+            held.release()
+
+
+def hold_output_dir(output_dir: str | Path) -> Any:
+    """Lock ``<output_dir>/.htmlrag-train.lock`` for this run (its rank 0; ``RANK``/``SLURM_PROCID``), released
+    when it ends or dies. A second run on the same folder (a job resubmitted while the first still runs) stops
+    at once instead of writing checkpoints into the first's; its other ranks end with it (torchrun, srun).
+
+    Returns:
+        The held ``filelock.FileLock`` (None on other ranks).
+
+    Raises:
+        HtmlRagError: another run holds the folder.
+    """
+    from filelock import FileLock, Timeout
+
+    rank = os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0"))
+    if rank.strip() not in ("", "0"):
+        return None
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(out / ".htmlrag-train.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout as exc:
+        raise HtmlRagError(f"output_dir={out}: another htmlrag-train run is writing it (lock {lock.lock_file} "
+                           "held); wait for it to end, or choose another output_dir") from exc
+    return lock
+
+
+def _train(cfg: Any, key: str, ds_path: Path | None, ds: dict[str, Any] | None, callbacks: list | None) -> TrainResult:
+    """:func:`train` past the dry run, with the output folder held."""
+    recipe = cfg.train
     if cfg.resume and (done := finished_run(cfg.output_dir, key, cfg.export_dir)) is not None:
         log.info("this run is already finished: %d steps, model in %s (%s/train_result.json); nothing to do. "
                  "To train more, raise train.max_steps or train.max_minutes (continues from the last checkpoint) "

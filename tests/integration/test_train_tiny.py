@@ -20,6 +20,7 @@ pytest.importorskip("hydra")
 
 from hydra import compose, initialize_config_dir
 
+from htmlrag.core.errors import HtmlRagError
 from htmlrag.html.blocktree import build_block_tree
 from htmlrag.pruning.tokens import HFCounter
 from htmlrag.rankers.generative import GenerativeRanker, block_paths, path_string
@@ -109,7 +110,8 @@ def test_lora_is_merged_at_export(workdir):
 
 
 def test_killed_run_resumes_from_its_checkpoint(workdir):
-    """SIGKILL a training process once it has written a checkpoint; the next run continues the step count."""
+    """SIGKILL a training process once it has written a checkpoint (a second run on its folder meanwhile is
+    refused); the next run continues the step count."""
     root, model, _ = workdir
     out = root / "killed"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
@@ -125,6 +127,12 @@ def test_killed_run_resumes_from_its_checkpoint(workdir):
             assert proc.poll() is None, (root / "killed.log").read_text(errors="replace")[-3000:]
             assert time.monotonic() < deadline, "no checkpoint within 120 s"
             time.sleep(0.05)
+        # the same job resubmitted while the first still runs: stopped before it writes anything
+        before = sorted(p.name for p in out.iterdir())
+        with pytest.raises(HtmlRagError, match=rf"output_dir={out}: another htmlrag-train run is writing it"):
+            train(_cfg(root, model, "killed", "train.max_steps=10000", "train.save_steps=3"))
+        assert proc.poll() is None and not (out / "train_result.json").exists()
+        assert set(before) <= {p.name for p in out.iterdir()}
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
