@@ -23,7 +23,6 @@ import functools
 import glob
 import json
 import logging
-import os
 import random
 import re
 from collections.abc import Iterable, Sequence
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.core.io import atomic_file
 from htmlrag.data.schema import open_text, read_records
 
 log = logging.getLogger(__name__)
@@ -49,16 +49,12 @@ class TrainDataError(HtmlRagError):
 
 # ------------------------------------------------------------------------------------------------ files
 def write_jsonl(rows: Iterable[dict[str, Any]], path: str | Path) -> int:
-    """Write rows atomically (``path.tmp`` then rename); returns the number written."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
+    """Write rows atomically (a temporary file of this call's own, then a rename); returns the number written."""
     n = 0
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_file(path) as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             n += 1
-    os.replace(tmp, p)
     return n
 
 

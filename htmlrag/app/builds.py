@@ -28,6 +28,7 @@ from htmlrag.app.library import Busy, Library, display_name
 from htmlrag.app.pages import page_facts
 from htmlrag.app.uploads import Upload, UploadError
 from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.core.io import atomic_write as write_whole
 from htmlrag.evaluation.store import atomic_write
 from htmlrag.superrag.to_html import parse_cache_file, parse_cached
 
@@ -87,10 +88,8 @@ class Builds:
             folder = self.lib.uploads if up.kind == "pdf" else self.lib.pages_dir
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / (f"{sha}-{up.name}" if up.kind == "pdf" else f"{sha}.html")
-            if not path.exists():
-                tmp = path.with_name(f".{path.name}.tmp")
-                tmp.write_bytes(up.data)
-                tmp.replace(path)
+            if not path.exists():  # the same file uploaded twice at once: each writes its own temporary file
+                write_whole(path, up.data, fsync=False)
             out.append(Stored(up, path))
         return out
 

@@ -1,4 +1,5 @@
-"""Reading pages from disk: ``.html`` and ``.html.gz`` files, with errors that name the file.
+"""Reading pages from disk: ``.html`` and ``.html.gz`` files, with errors that name the file; and writing any
+file atomically (:func:`atomic_file`).
 
 This is the one reader of page files and of gzip data: the command line (``htmlrag clean/tree/prune``, with
 ``--max-page-mb``) and the web app's uploads (``--max-html-mb``) read through it with the same limit,
@@ -9,10 +10,25 @@ library's own callers (datasets, the harness) pass no limit.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any
 
 from htmlrag.core.errors import InputError
+
+
+def _read_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+#: The process's umask, read once at import (reading it means setting it, which is not safe among threads).
+_UMASK = _read_umask()
 
 #: The default limit on one page, in MB (10^6 bytes) after decompression: the web app's and the command line's.
 MAX_PAGE_MB = 5.0
@@ -89,3 +105,40 @@ def page_stem(path: str | Path) -> str:
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
     return name
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | Path, mode: str = "w", *, fsync: bool = True, encoding: str = "utf-8") -> Iterator[IO[Any]]:
+    """Open a new temporary file beside ``path`` for writing; when the block ends without error it replaces
+    ``path`` (flushed and, with ``fsync``, on disk first), otherwise it is removed. Readers see the old file or
+    the new one, never a half-written one. Each call has its own temporary name (``mkstemp``), so writers of
+    the same path at once, threads of one process or processes, never write into each other's file: the last
+    rename wins whole.
+
+    Args:
+        path: the file to write.
+        mode: ``"w"`` (text, ``encoding``) or ``"wb"``.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_file: mode {mode!r} (use 'w' or 'wb')")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": encoding})) as fh:
+            yield fh
+            fh.flush()
+            if fsync:
+                os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; a plain open() would have honoured the umask
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write(path: str | Path, data: str | bytes, *, fsync: bool = True) -> None:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path`` through :func:`atomic_file`."""
+    with atomic_file(path, "wb" if isinstance(data, bytes) else "w", fsync=fsync) as fh:
+        fh.write(data)

@@ -49,6 +49,7 @@ from urllib.parse import quote, urlsplit
 import lxml.html
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.io import atomic_write
 from htmlrag.data.financebench import DOCUMENTS as FB_DOCUMENTS
 from htmlrag.data.financebench import FB_COMMIT, FB_RAW, FB_REPO, build_financebench, financebench_pdfs
 from htmlrag.data.financebench import FORMS as FB_FORMS
@@ -391,9 +392,7 @@ def _tree_digests(root: Path) -> dict[str, dict[str, Any]]:
 def _write_manifest(folder: Path, ds: Dataset, files: dict[str, dict[str, Any]], sources: dict[str, Any]) -> None:
     record = {"name": ds.name, "source": ds.source, "license": ds.license,
               "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "sources": sources, "files": files}
-    tmp = folder / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, folder / MANIFEST)
+    atomic_write(folder / MANIFEST, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
 
 
 @contextlib.contextmanager

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.core.io import atomic_write as write_whole
 from htmlrag.core.redact import redact
 from htmlrag.evaluation.shapes import row_problem
 
@@ -57,14 +58,9 @@ def run_id_for(config: Mapping[str, Any], length: int = 12) -> str:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename (never a half-written file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(redact(text, shapes=False))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Write ``text`` (secrets redacted) to ``path`` through a temporary file of its own and a rename
+    (:func:`htmlrag.core.io.atomic_write`: never a half-written file, nor two writers' text mixed)."""
+    write_whole(path, redact(text, shapes=False))
 
 
 def dump_json(obj: Any) -> str:

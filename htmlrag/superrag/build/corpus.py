@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.io import atomic_write
 from htmlrag.core.models import MINILM
 from htmlrag.superrag.build import staging
 from htmlrag.superrag.build.embed import Embedder, make_embedder
@@ -423,9 +424,7 @@ def _milvus_lite_available() -> bool:
 
 
 def write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
-    tmp = folder / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(folder / MANIFEST)
+    atomic_write(folder / MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))
 
 
 def _settings(root: Path, config: CorpusConfig | None, embedder: Embedder | None) -> tuple[CorpusConfig, dict[str, Any]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.io import atomic_file
 
 log = logging.getLogger(__name__)
 
@@ -107,11 +108,9 @@ class BM25Index:
     def delete_document(self, doc_id: str) -> None:
         items = [it for it in self._load() if it["doc_id"] != doc_id]
         self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = self._file.with_suffix(".tmp")
-        with tmp.open("w", encoding="utf-8") as f:
+        with atomic_file(self._file) as f:
             for r in items:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
-        tmp.replace(self._file)
         self._items, self._bm25 = items, None
 
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.io import atomic_file
 
 log = logging.getLogger(__name__)
 
@@ -138,10 +139,8 @@ class NumpyIndex:
         return self._data[collection]
 
     def _save(self, collection: str) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = self.folder / f"{collection}.tmp.npz"
-        np.savez(tmp, **self._data[collection])
-        tmp.replace(self.folder / f"{collection}.npz")
+        with atomic_file(self.folder / f"{collection}.npz", "wb") as fh:  # a file object: savez adds no suffix
+            np.savez(fh, **self._data[collection])
 
     def add(self, collection: str, ids: Sequence[str], vectors: np.ndarray, doc_ids: Sequence[str],
             kinds: Sequence[str]) -> None:
