@@ -127,14 +127,24 @@ def test_bad_input_is_named(tmp_path: Path) -> None:
         build_financebench(tmp_path / "dl", tmp_path / "out")
 
 
+def _pinned(files: dict[str, bytes]) -> dl.Dataset:
+    """The registry's FinanceBench entry with the question files pinned to the fixture's."""
+    spec = dl.DATASETS["financebench"]
+    return dataclasses.replace(spec, files=tuple(
+        dataclasses.replace(r, sha256=hashlib.sha256(files[r.path]).hexdigest(), size=len(files[r.path]))
+        for r in spec.files))
+
+
+def _served(files: dict[str, bytes], delay: float = 0.0) -> dict[str, StubFile]:
+    """The fixture's files at the paths the registry's URLs have on a mirror (``HTMLRAG_DATA_MIRROR``)."""
+    base = dl.DATASETS["financebench"].files[0].url.rsplit("/data/", 1)[0]
+    return {"/" + f"{base}/{rel}".split("://", 1)[1]: StubFile(body, delay=delay) for rel, body in files.items()}
+
+
 def test_download_fetches_the_named_pdfs_builds_and_verifies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = _fixture(tmp_path / "src")
-    spec = dl.DATASETS["financebench"]
-    pinned = tuple(dataclasses.replace(r, sha256=hashlib.sha256(files[r.path]).hexdigest(), size=len(files[r.path]))
-                   for r in spec.files)
-    monkeypatch.setitem(dl.DATASETS, "financebench", dataclasses.replace(spec, files=pinned))
-    served = {"/" + f"{spec.files[0].url.rsplit('/data/', 1)[0]}/{rel}".split("://", 1)[1]: StubFile(body)
-              for rel, body in files.items()}
+    served = _served(files)
+    monkeypatch.setitem(dl.DATASETS, "financebench", _pinned(files))
     with Stub(served) as s:
         monkeypatch.setenv("HTMLRAG_DATA_MIRROR", s.base)
         root = dl.download("financebench", tmp_path / "data")
@@ -156,12 +166,8 @@ def test_a_failed_build_keeps_the_fetched_files_and_the_rerun_fetches_nothing_ag
     files = _fixture(tmp_path / "src")
     good = files["pdfs/ACME_2022_10K.pdf"]
     files["pdfs/ACME_2022_10K.pdf"] = b"<!DOCTYPE html><html><body>rate limited</body></html>"
-    spec = dl.DATASETS["financebench"]
-    pinned = tuple(dataclasses.replace(r, sha256=hashlib.sha256(files[r.path]).hexdigest(), size=len(files[r.path]))
-                   for r in spec.files)
-    monkeypatch.setitem(dl.DATASETS, "financebench", dataclasses.replace(spec, files=pinned))
-    served = {"/" + f"{spec.files[0].url.rsplit('/data/', 1)[0]}/{rel}".split("://", 1)[1]: StubFile(body)
-              for rel, body in files.items()}
+    served = _served(files)
+    monkeypatch.setitem(dl.DATASETS, "financebench", _pinned(files))
     data = tmp_path / "data"
     fetched = data / ".downloads" / "financebench"
     with Stub(served) as s:
@@ -203,10 +209,8 @@ def test_two_processes_downloading_at_once_fetch_each_file_once_and_both_succeed
     from tests.conftest import ROOT
 
     files = _fixture(tmp_path / "src")
-    spec = dl.DATASETS["financebench"]
-    pins = {r.path: (hashlib.sha256(files[r.path]).hexdigest(), len(files[r.path])) for r in spec.files}
-    served = {"/" + f"{spec.files[0].url.rsplit('/data/', 1)[0]}/{rel}".split("://", 1)[1]: StubFile(body, delay=0.5)
-              for rel, body in files.items()}
+    pins = {r.path: (r.sha256, r.size) for r in _pinned(files).files}
+    served = _served(files, delay=0.5)
     data = tmp_path / "data"
     (data / "pdf" / ".tmp-financebench-999999").mkdir(parents=True)  # a killed run's staging folder
     (data / "pdf" / ".tmp-financebench-more-1").mkdir()  # another dataset's name: not ours to remove
