@@ -542,6 +542,10 @@ def _unwrap_single(el: etree._Element, parent: etree._Element, tag: str, block: 
                 if grandchild.tag in not_kept:
                     return
             todo = [] if moved is None else moved
+            # el itself is looked at again once the moved grandchildren are done (a stack: they go on top):
+            # unwrapping them may leave el a single-child wrapper again (<body><option><b><option>a: the
+            # body takes <b>, the <b> gives way to the inner <option>, and the body wraps it alone).
+            todo.append(el)
         child.tail = None
         _unwrap_child(el, child, todo)
         if child_inline and not in_pre:

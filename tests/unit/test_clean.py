@@ -297,6 +297,7 @@ html_trees = st.recursive(
 @example(["<p>a<span><div>b</div></span>c</p>"], False, False)  # <p><div>: the parser closes the p
 @example(["<div><b><div><p>x</p></div></b></div>"], False, False)  # a refused unwrap, allowed once the b goes
 @example(["<div><img alt='x'> <i></i><div>y</div></div>"], False, False)  # space before a block, once <i> goes
+@example(["<option><b><option>a"], False, False)  # the body wraps the inner <option> alone once <b> goes
 def test_lossless_property_on_generated_trees(parts, keep_href, keep_hidden):
     html = "<html><body>" + "".join(parts) + "</body></html>"
     out = clean_html(html, keep_href=keep_href, keep_hidden=keep_hidden)
