@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 import zlib
 from collections.abc import Iterator
@@ -142,3 +143,17 @@ def atomic_write(path: str | Path, data: str | bytes, *, fsync: bool = True) -> 
     """Write ``data`` (text as UTF-8, or bytes) to ``path`` through :func:`atomic_file`."""
     with atomic_file(path, "wb" if isinstance(data, bytes) else "w", fsync=fsync) as fh:
         fh.write(data)
+
+
+def place_file(src: str | Path, dest: str | Path, *, link: bool) -> None:
+    """Put a copy of ``src`` at ``dest`` (folders made), leaving ``src`` in place: a hard link with ``link``
+    where the file system allows one (no second copy on disk), else a copy with its times."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if link:
+        try:
+            os.link(src, dest)
+            return
+        except OSError:
+            pass
+    shutil.copy2(src, dest)

@@ -49,7 +49,7 @@ from urllib.parse import quote, urlsplit
 import lxml.html
 
 from htmlrag.core.errors import HtmlRagError
-from htmlrag.core.io import atomic_write
+from htmlrag.core.io import atomic_write, place_file
 from htmlrag.data.financebench import DOCUMENTS as FB_DOCUMENTS
 from htmlrag.data.financebench import FB_COMMIT, FB_RAW, FB_REPO, build_financebench, financebench_pdfs
 from htmlrag.data.financebench import FORMS as FB_FORMS
@@ -512,26 +512,13 @@ def _download_held(ds: Dataset, data_dir: Path, *, force: bool, client: Any, kee
             build_financebench(downloads, tmp, forms=tuple(ds.options["forms"]), link=not keep_downloads)
         else:
             for rel in sources:
-                _place(downloads / rel, tmp / rel, link=not keep_downloads)
+                # linked or copied, never moved: a failed or killed build keeps every fetched file
+                place_file(downloads / rel, tmp / rel, link=not keep_downloads)
         _write_manifest(tmp, ds, _tree_digests(tmp), sources)
     if not keep_downloads:
         shutil.rmtree(downloads, ignore_errors=True)
     log.info("%s: installed in %s", ds.name, target)
     return target
-
-
-def _place(src: Path, dest: Path, *, link: bool) -> None:
-    """Put a fetched file into the staging folder without taking it out of ``.downloads/``: hard-linked
-    (``link``, where the file system can) or copied. The downloads are deleted only once the dataset is
-    installed, so a build that fails or is killed keeps every fetched file and the rerun fetches nothing again."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if link:
-        try:
-            os.link(src, dest)
-            return
-        except OSError:
-            pass
-    shutil.copy2(src, dest)
 
 
 def _fetch_all(ds: Dataset, downloads: Path, target: Path, client: Any) -> dict[str, Any]:
@@ -576,7 +563,7 @@ def _download_gdown(ds: Dataset, downloads: Path, target: Path) -> Path:
     with _staging(target) as tmp:
         for src in sorted(downloads.rglob("*")):
             if src.is_file() and not src.name.endswith(".part"):
-                _place(src, tmp / src.relative_to(downloads), link=True)
+                place_file(src, tmp / src.relative_to(downloads), link=True)
         _write_manifest(tmp, ds, _tree_digests(tmp), {"gdown": ds.source})
     shutil.rmtree(downloads, ignore_errors=True)
     return target

@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import InputError
+from htmlrag.core.io import place_file
 
 #: The repository and the commit every file is read from.
 FB_REPO = "patronus-ai/financebench"
@@ -146,13 +145,7 @@ def build_financebench(downloads: Path, out: Path, *, forms: tuple[str, ...] = F
             if b"%PDF-" not in head:  # an error page or a Git LFS pointer saved under the PDF's name
                 raise InputError(f"{pdf}: not a PDF (it starts {head[:40]!r}; question {row['financebench_id']} "
                                  "is on it); delete it and run the download again")
-            dest = out / "docs" / pdf.name
-            try:
-                if not link:
-                    raise OSError("copy asked for")
-                os.link(pdf, dest)
-            except OSError:
-                shutil.copy2(pdf, dest)
+            place_file(pdf, out / "docs" / pdf.name, link=link)
             docs.add(doc)
         pages, page_text = _evidence(row)
         question, answer = str(row["question"]).strip(), str(row["answer"]).strip()
