@@ -36,6 +36,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.locks import hold_or_refuse
 from htmlrag.core.models.aliases import resolve_model
 from htmlrag_bench.training.checkpoints import export_model, finished_run, latest_checkpoint, run_key
 from htmlrag_bench.training.data import (
@@ -231,20 +232,13 @@ def hold_output_dir(output_dir: str | Path) -> Any:
     Raises:
         HtmlRagError: another run holds the folder.
     """
-    from filelock import FileLock, Timeout
-
     rank = os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0"))
     if rank.strip() not in ("", "0"):
         return None
     out = Path(output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(out / ".htmlrag-train.lock"))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout as exc:
-        raise HtmlRagError(f"output_dir={out}: another htmlrag-train run is writing it (lock {lock.lock_file} "
-                           "held); wait for it to end, or choose another output_dir") from exc
-    return lock
+    lock = out / ".htmlrag-train.lock"
+    return hold_or_refuse(lock, f"output_dir={out}: another htmlrag-train run is writing it (lock {lock} held); "
+                                "wait for it to end, or choose another output_dir")
 
 
 def _train(cfg: Any, key: str, ds_path: Path | None, ds: dict[str, Any] | None, callbacks: list | None) -> TrainResult:

@@ -16,7 +16,6 @@ the input must be UTF-8. Line numbers in messages count every line of the input,
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
@@ -28,6 +27,7 @@ from typing import Any
 
 from htmlrag.core.cache import content_key
 from htmlrag.core.errors import InputError
+from htmlrag.core.locks import hold_or_refuse
 from htmlrag.evaluation.scoring.loop import code_fingerprint
 from htmlrag.evaluation.store import atomic_write
 
@@ -87,17 +87,12 @@ def check_paths(src: Path, out: Path) -> None:
 @contextlib.contextmanager
 def locked(out: Path) -> Iterator[None]:
     """Hold the output's lock file (``.<name>.lock`` beside it) for a run; refuse when another run holds it."""
-    out.parent.mkdir(parents=True, exist_ok=True)
     lock = out.with_name(f".{out.name}.lock")
-    with open(lock, "a") as fh:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            raise InputError(f"--out {out}: another htmlrag prune is writing it (lock {lock} held)") from exc
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    held = hold_or_refuse(lock, f"--out {out}: another htmlrag prune is writing it (lock {lock} held)", InputError)
+    try:
+        yield
+    finally:
+        held.release()
 
 
 def row_key(row: Mapping[str, Any]) -> tuple[str, str, str]:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import html
 import logging
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.core.locks import hold_or_refuse
 from htmlrag.html.formats import convert
 from htmlrag.pruning.pipeline import PipelineResult
 from htmlrag.superrag.build.corpus import open_writable
@@ -97,25 +97,13 @@ class CorpusHandle:
             self._corpus.close()
             self._corpus = None
         if self._lock is not None:
-            self._lock.close()
+            self._lock.release()
             self._lock = None
 
 
 def _lock(path: Path) -> Any:
-    fh = open(path, "a+")
-    try:
-        import fcntl
-
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except ImportError:  # pragma: no cover - Windows: no lock
-        pass
-    except OSError as exc:
-        fh.close()
-        raise HtmlRagError(f"{path.parent}: the graph corpus is in use by another process; graph systems run "
-                           "in one process at a time (no sharding)") from exc
-    fh.write(f"{os.getpid()}\n")
-    fh.flush()
-    return fh
+    return hold_or_refuse(path, f"{path.parent}: the graph corpus is in use by another process; graph systems run "
+                                "in one process at a time (no sharding)")
 
 
 def _pages(e: Evidence) -> str:
