@@ -87,7 +87,17 @@ class Asker:
         self.library, self.readers, self.rankers = library, readers, rankers
 
     def ask(self, req: AskRequest) -> dict[str, Any]:
-        """The answer, the evidence (best first per source) and timings; see ``docs/app.md`` for the fields."""
+        """The answer, the evidence (best first per source) and timings; see ``docs/app.md`` for the fields.
+
+        A reader whose service failed (while answering, reflecting or writing a Cypher query) stays "down" once
+        failed: it is forgotten, so the next question builds it afresh and a fixed endpoint works."""
+        try:
+            return self._ask(req)
+        except ServiceError:
+            self.readers.forget(req.reader)
+            raise
+
+    def _ask(self, req: AskRequest) -> dict[str, Any]:
         req.validate()
         t0 = time.perf_counter()
         pdf_ids, page_ids = self._scope(req.docs)
@@ -114,11 +124,7 @@ class Asker:
         context = tok.truncate("\n".join(c for c in contexts if c), req.budget)
         out["context_tokens"] = tok.count(context)
         if reader is not None:
-            try:
-                (res,) = reader.read([ReadRequest(req.question.strip(), context, fmt="html", short_answer=False)])
-            except ServiceError:  # the reader stays "down" once failed: forget it, so a fixed endpoint works
-                self.readers.forget(req.reader)
-                raise
+            (res,) = reader.read([ReadRequest(req.question.strip(), context, fmt="html", short_answer=False)])
             out["answer"] = res.text
         t2 = time.perf_counter()
         out["seconds"] = {"retrieve": round(t1 - t0, 3), "read": round(t2 - t1, 3), "total": round(t2 - t0, 3)}

@@ -20,6 +20,15 @@ from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.redact import redact
 
 
+#: OSErrors of a file that is not what the app expects there (a folder, missing, unreadable): a 400 naming it.
+_UNREADABLE = (IsADirectoryError, NotADirectoryError, FileNotFoundError, PermissionError)
+
+
+def _file_of(exc: BaseException) -> str:
+    """The file an OSError names ('' for other errors)."""
+    return str(exc.filename) if isinstance(exc, OSError) and exc.filename else ""
+
+
 def status_of(exc: Exception) -> int:
     """HTTP status for a library or app error."""
     if isinstance(exc, UploadError):
@@ -30,7 +39,9 @@ def status_of(exc: Exception) -> int:
         return 409
     if isinstance(exc, NoCorpus | InputError):
         return 400
-    if isinstance(exc, PermissionError):  # the Cypher guard's refusal (WriteQueryError)
+    if isinstance(exc, PermissionError) and not _file_of(exc):  # the Cypher guard's refusal (WriteQueryError)
+        return 400
+    if isinstance(exc, _UNREADABLE) and _file_of(exc):  # a run's or page's file is a folder, missing, unreadable
         return 400
     name = type(exc).__name__
     if name in ("ReaderHTTPError", "ServiceError"):  # the model endpoint failed or refused the key
@@ -41,7 +52,12 @@ def status_of(exc: Exception) -> int:
 def message_of(exc: Exception, settings: AppSettings) -> str:
     """What the user sees: the error's own message (library errors name the input and the problem), redacted;
     for unexpected errors only their type (details go to the server log)."""
-    text = str(exc) if isinstance(exc, HtmlRagError | PermissionError) else f"internal error ({type(exc).__name__})"
+    if _file_of(exc):  # an OSError naming a file: which file and what is wrong with it, never more
+        text = f"{_file_of(exc)}: {exc.strerror or type(exc).__name__}"  # type: ignore[attr-defined]
+    elif isinstance(exc, HtmlRagError | PermissionError):
+        text = str(exc)
+    else:
+        text = f"internal error ({type(exc).__name__})"
     for p in (str(settings.db.resolve()), str(settings.results.resolve())):
         text = text.replace(p, "…")
     return redact(text)

@@ -20,12 +20,15 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import threading
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -111,6 +114,17 @@ def allowed_hosts(settings: AppSettings, extra: tuple[str, ...] = ()) -> list[st
     return ["127.0.0.1", "localhost", "::1", "[::1]", settings.host, *extra]
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float written as a string (JSON has neither)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, ...] = ("testserver",)) -> Any:
     """The ASGI application for ``settings`` (``extra_hosts``: more accepted Host values; tests use
     ``testserver``)."""
@@ -163,6 +177,11 @@ def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, .
 
     for cls in (HtmlRagError, PermissionError):
         app.add_exception_handler(cls, on_error)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_invalid(request: Request, exc: RequestValidationError) -> Any:
+        # FastAPI's own handler echoes the input, and JSON has no NaN or Infinity: {"k": NaN} became a 500
+        return JSONResponse({"detail": _finite(jsonable_encoder(exc.errors()))}, status_code=422)
 
     app.add_middleware(SameOrigin)
     app.add_middleware(BodyLimit, limit=settings.max_request_bytes)

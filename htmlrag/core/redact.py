@@ -12,9 +12,11 @@ A **secret** is
   value of an ``api_key=``/``"password": "..."``-style field.
 
 :func:`redact` replaces each with ``[REDACTED]`` (values of 6 characters or more; shorter ones are not
-treated as secrets); ``redact(text, shapes=False)`` replaces only the known values, for data such as answers. A long known secret cut short by truncation (a prefix of 8+ characters ending a text or
-followed by a quote, or a suffix starting one) is redacted too, but code should redact *before* truncating:
-:func:`excerpt` does both in that order. :func:`error_text` is the one way an exception becomes a row field or
+treated as secrets); ``redact(text, shapes=False)`` replaces only the known values, for data such as answers.
+Of a known key-like secret of 12 characters or more (not a path or URL) **any 8 or more characters in a row**
+are redacted too, wherever they stand: a key cut short by truncation, or quoted in part by a service
+(``key ...SECRET123``); code should still redact *before* truncating: :func:`excerpt` does both in that order.
+A key spelled out with other characters between its own (``s k - 1 2 ...``) or encoded is not recognised. :func:`error_text` is the one way an exception becomes a row field or
 a message. :func:`install` makes every log record redacted (message, arguments and traceback), for every logger
 and handler, by wrapping the logging record factory; readers and the evaluation entry point call it.
 """
@@ -31,6 +33,10 @@ from collections.abc import Iterable
 
 REDACTED = "[REDACTED]"
 MIN_SECRET = 6
+#: A key-like secret of MIN_PIECE_OF characters or more is also redacted piece by piece: any PIECE or more of its
+#: characters in a row (a truncated key, a service echoing ``tail=...`` or ``key ending in ...``).
+MIN_PIECE_OF = 12
+PIECE = 8
 _NAME = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH)(?:_|$)", re.I)
 _NOT_SECRET = frozenset({"true", "false", "none", "null", "yes", "no", "disabled", "enabled", "offline"})
 _SHAPES = [
@@ -75,14 +81,41 @@ def known_secrets() -> tuple[str, ...]:
 def _pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
     if not secrets:
         return None
-    parts = [re.escape(s) for s in secrets]
-    for s in secrets:
-        if len(s) >= 16:  # a long key cut by truncation: its prefix at an end, its suffix at a start
-            prefixes = "|".join(re.escape(s[:k]) for k in range(len(s) - 1, 7, -1))
-            suffixes = "|".join(re.escape(s[-k:]) for k in range(len(s) - 1, 7, -1))
-            parts.append(rf"(?:{prefixes})(?=$|['\"\n…]|\.\.\.)")
-            parts.append(rf"(?:^|(?<=[.'\"\s…]))(?:{suffixes})")
-    return re.compile("|".join(parts))
+    return re.compile("|".join(re.escape(s) for s in secrets))
+
+
+def _pieces_count(secret: str) -> bool:
+    """Whether a piece of ``secret`` identifies it: a key-like value of :data:`MIN_PIECE_OF` characters or more
+    (not a path or URL, whose pieces are everyone's: ``SSH_AUTH_SOCK=/tmp/ssh-...``)."""
+    return (len(secret) >= MIN_PIECE_OF and not secret.startswith(("/", "~", "./", "../")) and "://" not in secret
+            and not any(c.isspace() for c in secret))
+
+
+@functools.lru_cache(maxsize=8)
+def _pieces(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Every :data:`PIECE`-character window of the key-like secrets, found at every position (a lookahead, so
+    overlapping windows are all found)."""
+    grams = sorted({s[i:i + PIECE] for s in secrets if _pieces_count(s) for i in range(len(s) - PIECE + 1)})
+    return re.compile("(?=(?:" + "|".join(map(re.escape, grams)) + "))") if grams else None
+
+
+def _redact_pieces(text: str, rx: re.Pattern[str]) -> str:
+    """``text`` with every run of :data:`PIECE` or more characters of a key-like secret replaced (windows that
+    overlap or touch are one run)."""
+    spans: list[list[int]] = []
+    for m in rx.finditer(text):
+        a = m.start()
+        if spans and a <= spans[-1][1]:
+            spans[-1][1] = a + PIECE
+        else:
+            spans.append([a, a + PIECE])
+    if not spans:
+        return text
+    out, last = [], 0
+    for a, b in spans:
+        out += [text[last:a], REDACTED]
+        last = b
+    return "".join([*out, text[last:]])
 
 
 def redact(text: object, secrets: Iterable[str] | None = None, *, shapes: bool = True) -> str:
@@ -100,6 +133,9 @@ def redact(text: object, secrets: Iterable[str] | None = None, *, shapes: bool =
     rx = _pattern(known)
     if rx is not None:
         out = rx.sub(REDACTED, out)
+    pieces = _pieces(known)
+    if pieces is not None:
+        out = _redact_pieces(out, pieces)
     if shapes:
         for shape, repl in _SHAPES:
             out = shape.sub(repl, out)

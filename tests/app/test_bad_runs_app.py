@@ -90,3 +90,38 @@ def test_a_bad_row_gives_a_400_naming_file_line_and_field(app: tuple, case: str)
         assert "predictions.jsonl:2" in r.text and field.replace("'", "&#39;") in r.text.replace("'", "&#39;"), \
             (route, r.text[:500])
     assert client.get("/api/results").status_code == 200          # the list still shows every run
+
+
+FILE_FAULTS = {  # a file the app reads that is not a readable file: a folder in its place, or gone
+    "predictions.jsonl a folder": lambda d: ((d / "predictions.jsonl").unlink(), (d / "predictions.jsonl").mkdir()),
+    "config.yaml a folder": lambda d: ((d / "config.yaml").unlink(), (d / "config.yaml").mkdir()),
+    "tables/results.csv a folder": lambda d: ((d / "tables" / "results.csv").unlink(),
+                                              (d / "tables" / "results.csv").mkdir()),
+}
+
+
+@pytest.mark.parametrize("case", list(FILE_FAULTS))
+def test_a_run_file_that_is_a_folder_gives_a_400_naming_it(app: tuple, case: str) -> None:
+    client, run_a, ids = app
+    FILE_FAULTS[case](run_a)
+    routes = [f"/api/results/runs/{ids['A']}", f"/results/run/{ids['A']}", f"/api/results/runs/{ids['A']}/questions",
+              f"/api/results/runs/{ids['A']}/questions/q1", f"/results/run/{ids['A']}/q/q1",
+              f"/results/diff?a={ids['A']}&b={ids['B']}", f"/api/results/diff?a={ids['A']}&b={ids['B']}"]
+    for route in routes:
+        r = client.get(route)
+        assert r.status_code in (200, 400), (route, r.status_code, r.text[:300])
+        if r.status_code == 400:
+            assert "internal error" not in r.text and case.split()[0].split("/")[-1] in r.text, (route, r.text[:300])
+            assert str(run_a.parent.parent) not in r.text  # the folder on this machine is not shown
+    assert client.get("/api/results").status_code == 200
+
+
+@pytest.mark.parametrize("value", ["NaN", "1e400", "Infinity", "-Infinity"])
+@pytest.mark.parametrize(("route", "body"), [("/api/ask", '{"question": "x", "k": %s}'),
+                                             ("/api/ask", '{"question": "x", "budget": %s}'),
+                                             ("/api/prune", '{"sample": "lighthouse.html", "question": "x", "budget": %s}')])
+def test_a_number_json_cannot_hold_gives_a_422_not_a_500(app: tuple, route: str, body: str, value: str) -> None:
+    client, _, _ = app
+    r = client.post(route, content=body % value, headers={"Content-Type": "application/json"})
+    assert r.status_code in (400, 422), (route, r.status_code, r.text[:300])
+    assert r.json()["detail"]  # valid JSON, naming the field

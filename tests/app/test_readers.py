@@ -59,3 +59,23 @@ def test_model_written_cypher_goes_through_the_guard(tmp_path: Path, monkeypatch
     else:
         assert r.status_code == 400 and "refused" in r.json()["detail"]
     assert int(count.split(":")[1].strip(" }")) > 10  # nothing deleted
+
+
+@pytest.mark.parametrize("retriever", ["reflect", "full", "cypher"])
+def test_a_reader_whose_endpoint_failed_is_rebuilt_whatever_used_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    retriever: str) -> None:
+    """Self-reflection and Cypher writing call the reader before it answers: a refusal there must not leave the
+    failed reader cached, or every later question gets the old 502 after the endpoint is fixed."""
+    from tests.helpers import app_data
+
+    monkeypatch.setattr(app_data._Stub, "answer", "MATCH (t:TableChunk) RETURN t.id AS id")
+    with openai_stub("echo401") as bad, openai_stub("ok") as good:
+        monkeypatch.setenv("OPENAI_BASE_URL", bad)
+        with TestClient(create_app(settings_for(tmp_path, openai_model="stub"))) as c:
+            _built(c, tmp_path)
+            ask = {"question": Q, "reader": "openai", "retriever": retriever}
+            first = c.post("/api/ask", json=ask)
+            monkeypatch.setenv("OPENAI_BASE_URL", good)  # the endpoint is fixed
+            second = c.post("/api/ask", json=ask)
+    assert first.status_code == 502 and "401" in first.json()["detail"]
+    assert second.status_code == 200, second.text

@@ -8,6 +8,7 @@ query never holds up another thread's query; and the guard's lexer agrees with K
 from __future__ import annotations
 
 import contextlib
+import json
 import random
 import threading
 from pathlib import Path
@@ -248,3 +249,47 @@ def test_the_cli_bounds_typed_queries(tmp_path: Path, capsys: pytest.CaptureFixt
     assert capsys.readouterr().out.count('"kind": "Row"') == 7
     assert main([*q, "MATCH (n) RETURN n.id AS id", "--max-hops", "0"]) == 2
     assert "max_hops must be a whole number >= 1, got 0" in capsys.readouterr().err
+
+
+#: Each builds a date, time or interval Kuzu's Python reader cannot convert (years past 9999): converting it
+#: crashed the whole process (SIGSEGV), the web app with it. Nested in a list, a struct, a map or a union too.
+OUT_OF_RANGE_TIMES = [
+    "RETURN to_date('99999-01-01') AS d", "RETURN date('99999-01-01') AS d", "RETURN timestamp('99999-01-01') AS d",
+    "RETURN cast('99999-01-01' AS DATE) AS d", "RETURN cast('99999-01-01' AS TIMESTAMP_MS) AS d",
+    "RETURN cast('99999-01-01' AS TIMESTAMP_TZ) AS d", "RETURN date('2020-01-01') + 3000000 AS d",
+    "RETURN [date('99999-01-01')] AS d", "RETURN {a: date('99999-01-01')} AS d",
+    "MATCH (n:SectionChunk) RETURN n.id AS id, date('2020-01-01') + n.ord * 1000000 AS d",
+]
+
+
+def test_dates_and_times_a_query_returns_never_crash_the_process(small: Path) -> None:
+    """Run in a child process, so that a crash fails this test instead of the test run."""
+    import subprocess
+    import sys
+
+    code = f"""
+import json, sys
+from htmlrag.superrag.graph.bounds import QueryLimits
+from htmlrag.superrag.graph.readonly import GraphQueryError
+from htmlrag.superrag.graph.store import KuzuStore
+store = KuzuStore({str(small)!r}, read_only=True, limits=QueryLimits())
+out = []
+for q in json.loads(sys.argv[1]):
+    try:
+        store.query_untrusted(q)
+        out.append("ran")
+    except GraphQueryError as exc:
+        out.append(str(exc))
+store.close()
+print(json.dumps(out))
+"""
+    p = subprocess.run([sys.executable, "-c", code, json.dumps(OUT_OF_RANGE_TIMES)], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}"
+    for q, outcome in zip(OUT_OF_RANGE_TIMES, json.loads(p.stdout.strip().splitlines()[-1]), strict=True):
+        assert "may not return" in outcome and "to_string" in outcome, (q, outcome)
+    # the same values as strings, and a date used only inside the query, are fine
+    with contextlib.closing(_store(small)) as store:
+        assert store.query_untrusted("RETURN to_string(date('99999-01-01')) AS d") == [{"d": "99999-01-01"}]
+        assert store.query_untrusted("RETURN date_part('year', date('2024-03-01')) AS y") == [{"y": 2024}]
+        assert store.query_untrusted("RETURN {date: 1} AS s") == [{"s": {"date": 1}}]

@@ -78,3 +78,23 @@ def test_log_records_are_redacted_everywhere(caplog: pytest.LogCaptureFixture) -
     assert KEY not in caplog.text and caplog.text.count("[REDACTED]") >= 3
     formatted = "\n".join(logging.Formatter().format(r) for r in caplog.records)
     assert KEY not in formatted and "ValueError: echo [REDACTED]" in formatted
+
+
+@pytest.mark.parametrize("shapes", [True, False])
+def test_any_eight_characters_of_a_key_in_a_row_are_redacted(shapes: bool) -> None:
+    """A service quoting part of the key (``tail=...``, ``raw:...``), a cut key, a key inside a longer word:
+    no run of 8 of its characters survives, in messages or in data; shorter runs and other text stay."""
+    texts = [f"tail={KEY[-9:]}", f"raw:{KEY[3:]}", f"x{KEY[5:20]}y", f"{KEY[:8]}", f"'{KEY[10:30]}'",
+             f"head {KEY[:10]} and tail {KEY[-10:]}", f"{KEY}{KEY}"]
+    for text in texts:
+        out = redact.redact(text, shapes=shapes)
+        assert all(KEY[i:i + 8] not in out for i in range(len(KEY) - 7)), (text, out)
+        assert "[REDACTED]" in out
+    assert redact.redact(f"key ending in {KEY[-4:]}") == f"key ending in {KEY[-4:]}"  # 4 characters say nothing
+    assert redact.redact("sk-proj- keys are long", shapes=False) == "[REDACTED] keys are long"  # even a prefix
+
+
+def test_pieces_of_a_path_valued_credential_variable_are_not_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/ssh-XXXXabcdef/agent.1234")
+    assert redact.redact("cannot open /tmp/ssh-other/file") == "cannot open /tmp/ssh-other/file"
+    assert redact.redact("sock /tmp/ssh-XXXXabcdef/agent.1234 gone") == "sock [REDACTED] gone"

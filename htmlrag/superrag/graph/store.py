@@ -17,6 +17,7 @@ hold up the questions of others.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.superrag.graph import cypher
 from htmlrag.superrag.graph.bounds import QueryLimits, QueryTooCostly, bound_query, check_params, fetch_capped
-from htmlrag.superrag.graph.readonly import check_read_only, database_error
+from htmlrag.superrag.graph.readonly import GraphQueryError, check_read_only, database_error
 from htmlrag.superrag.graph.schema import LABELS, NODE_PROPS, RELS
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,21 @@ def node_row(**kw: Any) -> dict[str, Any]:
     row = {k: ("" if t == "STRING" else 0) for k, t in NODE_PROPS.items()}
     row.update({k: v for k, v in kw.items() if v is not None})
     return row
+
+
+#: Kuzu's Python reader crashes the whole process (SIGSEGV, kuzu 0.11) converting a date or time outside
+#: Python's years 1-9999 (``RETURN date('99999-01-01')``, ``date(...) + 3000000``, a cast to any TIMESTAMP type):
+#: a typed or model-written query may not return such a type at all (the graph stores none: NODE_PROPS).
+_TEMPORAL = re.compile(r"\b(DATE|TIMESTAMP\w*|INTERVAL)\b")
+
+
+def _refuse_temporal(columns: Sequence[str], types: Sequence[str]) -> None:
+    """Raise :class:`GraphQueryError` when a returned column holds dates, times or intervals (nested ones too)."""
+    for name, kind in zip(columns, types, strict=False):
+        if _TEMPORAL.search(str(kind)):
+            raise GraphQueryError(f"the query returns {kind} values (column {name!r}), which a typed or "
+                                  f"model-written query may not return (an out-of-range one crashes the database "
+                                  f"reader); return to_string(...) of it instead")
 
 
 class KuzuStore:
@@ -157,6 +173,8 @@ class KuzuStore:
             res = self._connection(bounded=limits is not None).execute(text, params or {})
             r = (res if isinstance(res, list) else [res])[-1]
             cols = r.get_column_names()
+            if limits is not None:
+                _refuse_temporal(cols, r.get_column_data_types())
             rows = (dict(zip(cols, r.get_next(), strict=True)) for _ in iter(r.has_next, False))
             return fetch_capped(rows, limits) if limits is not None else list(rows)
         finally:
