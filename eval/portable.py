@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from htmlrag.evaluation.runs import run_name
+from htmlrag.evaluation.runs import load_yaml, run_name
 from htmlrag.evaluation.store import atomic_write
 from htmlrag.evaluation.tables import metric_column
 
@@ -166,7 +166,7 @@ def make_portable(run_dir: Path) -> list[Path]:
 
     changed: list[Path] = []
     cfg_path, ov_path = run_dir / "config.yaml", run_dir / "overrides.yaml"
-    config = yaml.safe_load(cfg_path.read_text(encoding="utf-8")) if cfg_path.is_file() else {}
+    config = load_yaml(cfg_path.read_text(encoding="utf-8")) if cfg_path.is_file() else {}
     locs = locations(config.get("paths") or {})
     if cfg_path.is_file():
         kept = {k: portable_value(v, locs) for k, v in config.items() if k != "paths"}
@@ -175,7 +175,7 @@ def make_portable(run_dir: Path) -> list[Path]:
             atomic_write(cfg_path, text)
             changed.append(cfg_path)
     if ov_path.is_file():
-        old = [str(o) for o in yaml.safe_load(ov_path.read_text(encoding="utf-8")) or []]
+        old = [str(o) for o in load_yaml(ov_path.read_text(encoding="utf-8")) or []]
         new = stored_overrides(old, locs)
         if new != old:
             atomic_write(ov_path, "".join(f"- {json.dumps(o)}\n" for o in new) or "[]\n")

@@ -31,11 +31,10 @@ def main() -> int:
     ap.add_argument("--metrics", nargs="*", default=None)
     ap.add_argument("--against", type=Path, default=None, help="another run: system-by-system paired t-tests")
     args = ap.parse_args()
-    import yaml
-
+    from htmlrag.evaluation.runs import load_yaml
     from htmlrag.evaluation.summary import summarize, write_tables
 
-    cfg = yaml.safe_load((args.run_dir / "config.yaml").read_text())
+    cfg = load_yaml((args.run_dir / "config.yaml").read_text(encoding="utf-8"))
     rows = [json.loads(x) for x in (args.run_dir / "predictions.jsonl").read_text().splitlines() if x.strip()]
     systems = [cfg["system_name"], *cfg.get("baselines", {})]
     metrics = args.metrics or [m if isinstance(m, str) else m["name"] for m in cfg["metric"]["names"]]

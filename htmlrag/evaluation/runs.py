@@ -176,13 +176,34 @@ def _read_json(path: Path) -> tuple[Any, str | None]:
         return None, f"{path.name}: not readable JSON ({exc})"
 
 
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` of a run's file, refusing aliases (``*name``): the harness never writes them, and a
+    file of nested aliases (a "billion laughs") loads in milliseconds into a structure whose every walk --
+    flattening for a diff, listing overrides -- takes exponential time.
+
+    Raises:
+        yaml.YAMLError: not YAML, or an alias (the error names its line).
+    """
+    import yaml
+
+    class NoAliases(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.composer.ComposerError(None, None, "an alias (*name) is not allowed in a run file",
+                                                  event.start_mark)
+            return super().compose_node(parent, index)
+
+    return yaml.load(text, Loader=NoAliases)  # noqa: S506 - a SafeLoader
+
+
 def _read_yaml(path: Path) -> tuple[Any, str | None]:
     import yaml
 
     if not path.is_file():
         return None, None
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")), None
+        return load_yaml(path.read_text(encoding="utf-8")), None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         return None, f"{path.name}: not readable YAML ({' '.join(str(exc).split())})"
 

@@ -42,6 +42,12 @@ BAD_FILES = {
     "metric_names a string": lambda d: _metrics(d, metric_names="ref_em"),
     "config.yaml garbage": lambda d: (d / "config.yaml").write_text("a: [\n"),
     "config.yaml a list": lambda d: (d / "config.yaml").write_text("- a\n"),
+    # nested aliases ("billion laughs"): loads at once, but every walk of it (a diff flattens configs) is
+    # exponential; the harness never writes aliases
+    "config.yaml aliases": lambda d: (d / "config.yaml").write_text(
+        "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n"
+                                                    for p, c in zip("abcdefgh", "bcdefghi", strict=True))),
+    "overrides.yaml aliases": lambda d: (d / "overrides.yaml").write_text("- &a x\n- *a\n"),
 }
 
 
