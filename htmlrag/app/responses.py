@@ -19,7 +19,6 @@ from htmlrag.app.uploads import UploadError
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.redact import redact
 
-
 #: OSErrors of a file that is not what the app expects there (a folder, missing, unreadable): a 400 naming it.
 _UNREADABLE = (IsADirectoryError, NotADirectoryError, FileNotFoundError, PermissionError)
 

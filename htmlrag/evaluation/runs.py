@@ -194,7 +194,7 @@ def load_yaml(text: str) -> Any:
                                                   event.start_mark)
             return super().compose_node(parent, index)
 
-    return yaml.load(text, Loader=NoAliases)  # noqa: S506 - a SafeLoader
+    return yaml.load(text, Loader=NoAliases)
 
 
 def _read_yaml(path: Path) -> tuple[Any, str | None]:
