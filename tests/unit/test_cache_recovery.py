@@ -21,7 +21,8 @@ def _aside(path: Path) -> list[Path]:
 
 @pytest.mark.parametrize("name", ["contexts", "pages", "responses", "judge"])
 @pytest.mark.parametrize("garbage", [b"\x00" * 10, os.urandom(8192), b"not a database at all\n" * 300,
-                                     b"SQLite format 3\x00" + os.urandom(4000)])
+                                     b"SQLite format 3\x00" + os.urandom(4000)],
+                         ids=["zeros", "random", "text", "sqlite-header-then-random"])  # the same ids in every worker
 def test_garbage_file_is_set_aside_and_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture, name: str,
                                                garbage: bytes) -> None:
     path = tmp_path / f"{name}.sqlite"
