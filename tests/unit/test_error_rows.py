@@ -112,6 +112,24 @@ def test_rows_and_cache_entries_written_by_older_code_are_not_trusted(tmp_path: 
     assert rows[0]["systems"]["ours"]["cached"] is False and rows[0]["systems"]["ours"]["scores"]["ref_em"] == 1.0
 
 
+@pytest.mark.parametrize("damaged", [{"context": 5}, {"context": "x"}, {"context": "x", "stage_tokens": "9"},
+                                     {"context": "x", "stage_tokens": {"raw": "9"}}, [1, 2], "text", None,
+                                     {"context": "x", "stage_tokens": {"raw": 9}, "cost": [1]},
+                                     {"context": "x", "stage_tokens": {"raw": 9}, "seconds": "slow"}])
+def test_a_cached_context_of_another_shape_is_a_miss(tmp_path: Path, damaged: object) -> None:
+    """A damaged or foreign context entry (valid JSON, wrong shape) is built again: no KeyError that loses the
+    chunk's rows, no row built from it."""
+    cache = tmp_path / "cache"
+    first = _run(tmp_path, _examples(None, 2), _caches(cache))
+    with sqlite3.connect(cache / "contexts.sqlite") as db:
+        db.execute("UPDATE contexts SET value = ?", (json.dumps(damaged),))
+    again = _run(tmp_path, _examples(None, 2), _caches(cache), results="other")
+    for a, b in zip(first, again, strict=True):
+        for name in ("ours", "vanilla"):
+            assert b["systems"][name]["cached"] is False and not b["systems"][name]["error"]
+            assert b["systems"][name]["scores"] == a["systems"][name]["scores"]
+
+
 # -- caches that cannot work ----------------------------------------------------------------------------------
 
 def _folder_in_place(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -119,8 +119,8 @@ class Builder:
                 for _, _, fp in slots]
         use = self.caches.contexts is not None
         hits = [self.caches.contexts.get(k) if use and fp else None for k, (_, _, fp) in zip(keys, slots, strict=True)]
-        # (entries with page errors, which older caches held, are built again)
-        if all(isinstance(h, dict) and "context" in h and not h.get("page_errors") for h in hits):
+        # (entries with page errors, which older caches held, and entries of another shape are built again)
+        if all(_usable(h, waterfall=ident is not None) for h in hits):
             return [(name, b, h, True) for (name, b, _), h in zip(slots, hits, strict=True)]
         entries = self._build(system, question, pages, digests, [b for _, b, _ in slots], check)
         out = []
@@ -185,3 +185,21 @@ class Builder:
         formats = getattr(res, "stage_formats", None) or {}
         return [[name, int(check.holds(text, formats.get(name, "html")))] for name, text in res.stages.items()
                 if system.clean or name != "cleaned"]
+
+
+def _usable(entry: Any, *, waterfall: bool) -> bool:
+    """A cached context entry of the shape :meth:`Builder._entry` writes (a damaged or foreign entry --
+    ``{"context": 5}`` -- is a miss, never a row built from it)."""
+    if not isinstance(entry, dict) or entry.get("page_errors") or not isinstance(entry.get("context"), str):
+        return False
+    stages = entry.get("stage_tokens")
+    if not isinstance(stages, dict) or not all(isinstance(k, str) and type(v) is int for k, v in stages.items()):
+        return False
+    if not isinstance(entry.get("cost", {}), dict) or isinstance(entry.get("seconds", 0), bool) \
+            or not isinstance(entry.get("seconds", 0), int | float):
+        return False
+    marks = entry.get("waterfall")
+    if marks is None:
+        return not waterfall
+    return isinstance(marks, list) and all(isinstance(m, list) and len(m) == 2 and isinstance(m[0], str)
+                                           and m[1] in (0, 1) for m in marks)
