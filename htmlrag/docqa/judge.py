@@ -166,7 +166,7 @@ class LLMJudge:
         use_cache = cache and self.cache is not None and not getattr(self.chat, "sampled", False)
         key = self._key(msgs) if use_cache else ""
         hit = self.cache.get(key) if use_cache else None  # type: ignore[union-attr]
-        if hit is not None:
+        if isinstance(hit, dict) and isinstance(hit.get("reply"), str):  # (a damaged entry is a miss)
             raw, cached = hit["reply"], True
         else:
             try:

@@ -188,7 +188,7 @@ class BaseReader:
         todo = []
         for i, m in enumerate(msgs):
             hit = self.cache.get(self.cache_key(m)) if use_cache else None  # type: ignore[union-attr]
-            if hit is not None:
+            if _usable_answer(hit):
                 outs[i] = ReaderOutput(hit["text"], fitted[i].context, hit.get("prompt_tokens", 0), cached=True,
                                        seconds=float(hit.get("seconds", 0.0)), gpu_seconds=hit.get("gpu_seconds"))
             else:
@@ -318,3 +318,13 @@ def ensure_window(reader: BaseReader, needs: Sequence[tuple[str, int, ReadReques
             + ("use a smaller budget or a model with a longer window" if derived else
                f"set reader.window={need} or more, reader.window=null to derive it, or a smaller budget"))
     return reader.window
+
+
+def _usable_answer(hit: Any) -> bool:
+    """A cached answer of the shape :meth:`Reader.read` stores (a damaged or foreign entry is a miss)."""
+    if not isinstance(hit, dict) or not isinstance(hit.get("text"), str):
+        return False
+    num = (int, float)
+    return ((hit.get("prompt_tokens") is None or type(hit.get("prompt_tokens")) is int) and isinstance(hit.get("seconds", 0.0), num)
+            and not isinstance(hit.get("seconds", 0.0), bool)
+            and (hit.get("gpu_seconds") is None or isinstance(hit.get("gpu_seconds"), num)))

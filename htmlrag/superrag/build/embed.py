@@ -206,9 +206,9 @@ class CachedEmbedder:
         keys = list(text_of) if len(text_of) == len(texts) else [content_key("emb", self.name, t) for t in texts]
         found: dict[str, np.ndarray] = {}
         for k in text_of:
-            v = self._cache.get(k)
+            v = _vector(self._cache.get(k), self.dim)
             if v is not None:
-                found[k] = np.frombuffer(base64.b64decode(v), dtype=np.float32)
+                found[k] = v
         todo = [k for k in text_of if k not in found]
         for s in range(0, len(todo), self.STEP):  # stored step by step: a killed run keeps what it embedded
             part = todo[s : s + self.STEP]
@@ -218,6 +218,20 @@ class CachedEmbedder:
         if not texts:
             return self.inner.encode([])
         return np.stack([found[k] for k in keys]).astype(np.float32)
+
+
+def _vector(value: object, dim: int) -> np.ndarray | None:
+    """A cached embedding (base64 of float32s), or None when the entry is damaged or of another size (a miss)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except ValueError:
+        return None
+    if not raw or len(raw) % 4 or (dim and len(raw) != 4 * dim):
+        return None
+    v = np.frombuffer(raw, dtype=np.float32)
+    return v if np.isfinite(v).all() else None
 
 
 def make_embedder(name: str) -> Embedder:

@@ -61,8 +61,8 @@ class FigureDescriber:
 
         key = content_key("figure", self.reader.name, self.reader.cache_identity(),
                           hashlib.sha256(png).hexdigest(), FIGURE_PROMPT, caption)
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            return str(hit)
+        if self.cache is not None and isinstance(hit := self.cache.get(key), str):  # (a damaged entry: a miss)
+            return hit
         self.requests += 1
         ((text, _),) = self.reader._generate([figure_messages(png, caption)])
         if self.cache is not None:
