@@ -35,14 +35,19 @@ from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.fingerprint import METRICS, fingerprint
+from htmlrag.evaluation.costs import PriceTable, cost_summary
+from htmlrag.evaluation.report import _in_order, _run_rows, cost_grid, frontier_table, waterfall_grid
+from htmlrag.evaluation.report import recorded_settings as report_settings
 from htmlrag.evaluation.rescore import Rescored, judgments, rescore
 from htmlrag.evaluation.run_tables import recorded_settings, run_tables, subset_value
-from htmlrag.evaluation.runs import Run, find_runs, is_run, leaves, open_run
+from htmlrag.evaluation.runs import Run, find_runs, is_run, leaves, load_yaml, open_run
+from htmlrag.evaluation.scoring.metrics import get_metric
 from htmlrag.evaluation.store import (
     MANIFEST,
     PREDICTIONS,
     RunStore,
     atomic_write,
+    manifest_text,
     read_manifest,
     row_digest,
     rows_record,
@@ -56,6 +61,13 @@ log = logging.getLogger(__name__)
 RECORDS = ("rows", "metric_code")
 #: metrics.json keys copied from the stored file (the run's identity, not computed from rows).
 IDENTITY = ("experiment", "run_id", "dataset", "ours", "alpha", "metric_names", "fidelity", "reader")
+#: Every top-level key of ``metrics.json`` the harness writes (now or in the committed older runs); any other is a
+#: finding ("not written by the harness").
+KNOWN_KEYS = frozenset({*RECORDS, *IDENTITY, "frontier", "intervals", "n_examples", "n_failed_examples",
+                        "system_order", "systems", "tests", "waterfall"})
+#: What marks a run of the current format: the harness's finalize always writes both keys and ``rows.sha256``;
+#: a run holding any of them must hold all (a run holding none was written before verify existed).
+MISSING = "the file is missing"
 
 
 @dataclass
@@ -117,15 +129,31 @@ def _read_rows(report: Report, run: Run) -> tuple[list[dict[str, Any]] | None, l
     that appear on more than one line."""
     store = RunStore(run.dir.parent.parent, run.experiment, run.dir.name)
     files = store.row_files()
+    record = run.summary.get("rows") if isinstance(run.summary.get("rows"), Mapping) else None
     if not files:
+        if record is not None:  # the run recorded its rows: they are gone
+            report.add(PREDICTIONS, f"{record.get('n')} rows (checksum recorded)", "0 rows",
+                       f"rows: {record.get('n')} missing ({PREDICTIONS}: {MISSING})")
+            return None, []
         report.notes.append(f"no {PREDICTIONS}: rows not re-scored and metrics.json not recomputed; tables are "
                             "checked against metrics.json")
         return None, []
     try:
+        for f in files:
+            if not f.is_file():
+                raise InputError(f"{f.relative_to(run.dir).as_posix()}: not a file")
+            data = f.read_bytes()
+            torn = len(data) - data.rfind(b"\n") - 1
+            if torn:
+                report.notes.append(f"{f.relative_to(run.dir).as_posix()}: an incomplete last line ({torn} bytes, "
+                                    "no newline: a killed writer's) is not read")
         ids = [str(r["id"]) for f in files for r in store.read_rows(f)]
         rows = run.rows()
     except InputError as exc:
         report.add(PREDICTIONS, "readable rows", str(exc), "rows: a line is not a row")
+        return None, []
+    except OSError as exc:
+        report.add(PREDICTIONS, "readable rows", f"{type(exc).__name__}: {exc}", "rows: the file cannot be read")
         return None, []
     dup = sorted(i for i, n in Counter(ids).items() if n > 1)
     return rows, dup
@@ -145,6 +173,17 @@ def _check_rows(report: Report, run: Run, rows: list[dict[str, Any]], dup: Seque
         if rows_record(rows)["sha256"] != record.get("sha256"):
             causes.rows += _name_rows(run, rows) or ["the rows differ from their recorded checksum (no rows.sha256 "
                                                      "to name them)"]
+    manifest = run.dir / MANIFEST
+    if record is not None and not causes.rows:  # the rows match their checksum: rows.sha256 must list them
+        if not manifest.is_file():
+            report.add(MANIFEST, "a digest per row", MISSING, f"{MANIFEST} deleted: the harness writes it with "
+                       "metrics.json's row checksum")
+        else:
+            text = manifest.read_text(encoding="utf-8", errors="replace")
+            if text != manifest_text(rows) and read_manifest(manifest) != {str(r["id"]): row_digest(r) for r in rows}:
+                report.add(MANIFEST, f"{len(read_manifest(manifest) or {})} digests",
+                           f"{len(rows)} digests of the rows", f"{MANIFEST} was edited: it does not list the rows, "
+                           "which match metrics.json's checksum")
     if n_stored is not None and n_stored != len(rows) and not any("missing" in c or "added" in c for c in causes.rows):
         causes.rows.append(f"{len(rows)} rows where the run recorded {n_stored}")
     if causes.rows:
@@ -172,6 +211,147 @@ def _check_code(report: Report, run: Run, causes: Causes) -> None:
         report.notes.append("no metric-code fingerprint recorded: a changed score cannot be told from edited code")
     elif stored != now:
         causes.code = f"the metric code changed since the run (fingerprint {stored} -> {now})"
+
+
+# ---------------------------------------------------------------------------------------------------- records
+def _current(run: Run) -> bool:
+    """Whether the run has the marks of the current format (see :data:`MISSING`)."""
+    return any(k in run.summary for k in RECORDS) or (run.dir / MANIFEST).exists()
+
+
+def _check_records(report: Report, run: Run) -> None:
+    """The run's own records: a run of the current format holds all of them; ``metrics.json`` holds no key the
+    harness does not write."""
+    if _current(run):
+        for key in RECORDS:
+            if key not in run.summary:
+                report.add(f"metrics.json {key}", "(missing)", "recorded by the harness",
+                           f"metrics.json was edited: its {key!r} record was deleted (the run has the other records "
+                           "of the current format)")
+        if not (run.dir / MANIFEST).exists():
+            report.add(MANIFEST, MISSING, "a digest per row", f"{MANIFEST} deleted: the harness writes it with "
+                       "metrics.json's row checksum")
+    for key in sorted(k for k in run.summary if k not in KNOWN_KEYS):
+        report.add(f"metrics.json {key}", run.summary[key], "(missing)", "metrics.json was edited: a key not "
+                   "written by the harness")
+
+
+def _stored_run_names(run: Run) -> set[str]:
+    path = run.dir / "tables" / "provenance.csv"
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return set()
+    return {line.rsplit(",", 1)[-1] for line in lines[1:] if line.strip()}
+
+
+def _name(report: Report, run: Run) -> str:
+    """The run's name in its tables' provenance: :attr:`Run.name`, or the name its tables were written under
+    when only its parents differ (a run moved into another experiment folder or results root). A folder renamed
+    away from its run id is one finding."""
+    stored = _stored_run_names(run)
+    if len(stored) != 1:
+        return run.name
+    name = next(iter(stored))
+    last = name.rsplit("/", 1)[-1]
+    if last == run.dir.name:
+        return name
+    rid = str(run.summary.get("run_id", ""))
+    if last == rid and run.dir.name != rid:
+        report.add("run folder", f"the folder is named {run.dir.name}", f"the run's id is {rid}",
+                   "the run folder was renamed (its tables name it by its id); rename it back to its id")
+        return name
+    return run.name
+
+
+def _config_value(config: Mapping[str, Any], dotted: str) -> Any:
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return KeyError
+        node = node[part]
+    return node
+
+
+def _reader_model(config: Mapping[str, Any]) -> str | None:
+    """The reader model ``metrics.json`` records for this ``config.yaml`` (``None``: cannot be told)."""
+    reader = config.get("reader")
+    if not isinstance(reader, Mapping):
+        return None
+    target = str(reader.get("_target_") or "")
+    if target.endswith("NoneReader"):
+        return "none"
+    if reader.get("model"):
+        return str(reader["model"])
+    if target.endswith("FakeReader") and reader.get("max_words") is not None:
+        return f"fake-{reader['max_words']}w"
+    return None
+
+
+def _check_config(report: Report, run: Run) -> None:
+    """``config.yaml`` and ``overrides.yaml`` against the run: present in a run of the current format, the
+    identity fields of ``metrics.json`` (experiment, dataset, system under test, alpha, metrics, reader,
+    fidelity) agree with them, and every ``key=value`` override holds in ``config.yaml``."""
+    cfg_path = run.dir / "config.yaml"
+    if not cfg_path.is_file():
+        if _current(run):
+            report.add("config.yaml", MISSING, "the run's resolved configuration",
+                       "config.yaml deleted: the harness writes it when the run starts")
+        else:
+            report.notes.append("no config.yaml (written before runs kept it): the run's identity is not checked")
+        return
+    config = run.config
+    if not isinstance(config, Mapping) or not config:
+        report.add("config.yaml", "(unreadable)", "the run's resolved configuration", "config.yaml was edited")
+        return
+    s = run.summary
+    metric_names = _config_value(config, "metric.names")
+    if isinstance(metric_names, list):
+        metric_names = [str(m.get("name") if isinstance(m, Mapping) else m) for m in metric_names]
+    expect = {"experiment": _config_value(config, "name"), "dataset": _config_value(config, "dataset.name"),
+              "ours": _config_value(config, "system_name"), "alpha": _config_value(config, "metric.alpha"),
+              "metric_names": metric_names, "fidelity.name": _config_value(config, "fidelity.name"),
+              "reader.model": _reader_model(config)}
+    for key, want in expect.items():
+        if want is KeyError or want is None:
+            continue
+        have = _config_value(s, key)
+        if key == "metric_names" and isinstance(have, list):  # the judge adds its metrics after the configured
+            have = [m for m in have if not str(m).startswith("judge") or m in want]
+        if have is KeyError or (have != want and not (key == "alpha" and close(have, want))):
+            report.add(f"metrics.json {key}", have if have is not KeyError else "(missing)", want,
+                       f"metrics.json was edited: its {key} does not agree with config.yaml")
+    env = run.dir / "env.json"
+    if env.is_file() and "fidelity" in s:
+        try:
+            recorded = json.loads(env.read_text(encoding="utf-8")).get("fidelity")
+        except (OSError, ValueError, AttributeError):
+            recorded = None
+        if recorded is not None and recorded != s["fidelity"]:
+            for key in sorted(set(leaves(recorded)) | set(leaves(s["fidelity"]))):
+                a, b = leaves(s["fidelity"]).get(key, "(missing)"), leaves(recorded).get(key, "(missing)")
+                if a != b and not key.startswith("name"):  # the name is checked against config.yaml above
+                    report.add(f"metrics.json fidelity.{key}", a, b, "metrics.json was edited: its fidelity does "
+                               "not agree with env.json's, written by the same call")
+    over = run.dir / "overrides.yaml"
+    if over.is_file():
+        try:
+            items = load_yaml(over.read_text(encoding="utf-8"))
+        except Exception as exc:  # any YAML error: a finding naming the file
+            report.add("overrides.yaml", "(unreadable)", str(exc), "overrides.yaml was edited")
+            return
+        for item in items or []:
+            key, sep, value = str(item).partition("=")
+            key = key.lstrip("+~")
+            if not sep or "." not in key or str(item).startswith("~"):
+                continue  # a config group's choice: composed into config.yaml, not a value of it
+            have = _config_value(config, key)
+            want = load_yaml(value) if value else None
+            if have is KeyError or (have != want and str(have) != value):
+                report.add(f"overrides.yaml {key}", value, "(missing)" if have is KeyError else _show(have),
+                           "overrides.yaml or config.yaml was edited: the override does not hold in config.yaml")
+    else:
+        report.notes.append("no overrides.yaml: config.yaml checked against metrics.json only")
 
 
 # ---------------------------------------------------------------------------------------------------- scores
@@ -295,12 +475,14 @@ def _subsets(report: Report, run: Run, rows: list[dict[str, Any]] | None, res: R
              ) -> tuple[list[str], bool, set[str]]:
     """The subset keys and pairwise flag of the stored tables, and the table files that cannot be recomputed."""
     tables = run.dir / "tables"
-    found = {d.name[3:] for d in tables.glob("by_*") if d.is_dir()}
-    # in the run's order (``docqa.subsets`` of its config.yaml), so the pairwise groups line up
+    found = {d.name[3:] for d in tables.glob("by_*") if d.is_dir()} if tables.is_dir() else set()
+    # in the run's order (``docqa.subsets`` of its config.yaml), so the pairwise groups line up; the harness writes
+    # a table for each of them (one missing is a finding)
     subsets = run.get("docqa.subsets")
     order = [str(k) for k in subsets] if isinstance(subsets, list) else []
-    keys = [k for k in order if k in found] + sorted(found - set(order))
-    pairwise = (tables / "pairwise.md").is_file() or (tables / "pairwise.json").is_file()
+    keys = order + sorted(found - set(order))
+    pairwise = (tables / "pairwise.md").is_file() or (tables / "pairwise.json").is_file() or \
+        bool(run.get("docqa.pairwise"))
     unknown: set[str] = set()
     for key in keys:
         why = ("no rows" if rows is None else "the rows do not record it (written before rows kept subset values)"
@@ -315,12 +497,78 @@ def _subsets(report: Report, run: Run, rows: list[dict[str, Any]] | None, res: R
     return [k for k in keys if f"by_{k}/" not in unknown], pairwise and "pairwise." not in unknown, unknown
 
 
+def _formats(obj: Any, stem: str) -> dict[str, str]:
+    """The texts :func:`htmlrag.evaluation.grid.write_formats` writes for ``obj``."""
+    out = {f"{stem}.md": obj.to_markdown(), f"{stem}.csv": obj.to_csv(), f"{stem}.tex": obj.to_latex()}
+    if hasattr(obj, "provenance_csv"):
+        out[f"{stem}.provenance.csv"] = obj.provenance_csv()
+    return out
+
+
+def _prices(run: Run) -> PriceTable:
+    """The price table of the run: ``config.yaml``'s ``cost`` group (what the harness used), else the one
+    ``cost.json`` recorded."""
+    if isinstance(run.config.get("cost"), Mapping):
+        return PriceTable.from_dict(run.config["cost"])
+    try:
+        recorded = json.loads((run.dir / "cost.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        recorded = {}
+    return PriceTable.from_dict(recorded.get("prices") if isinstance(recorded, Mapping) else None)
+
+
+def report_tables(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], run: Run, name: str
+                  ) -> tuple[dict[str, str], dict[str, Any]]:
+    """The frontier, waterfall and cost tables as :func:`htmlrag.evaluation.report.write_run_report` writes them
+    (``{path under tables/: text}``), and the ``cost.json`` it writes (``{}``: none)."""
+    out: dict[str, str] = {}
+    if summary.get("frontier"):
+        settings = report_settings(summary)
+        for m in summary.get("metric_names") or []:
+            lines = _run_rows(summary, m, name)
+            if lines:
+                out.update(_formats(frontier_table(
+                    lines, m, summary["frontier"]["ours"], alpha=float(summary.get("alpha", 0.05)),
+                    caption=f"{m} at each context budget, from one ranking per question", settings=settings,
+                    higher_is_better=get_metric(m).higher_is_better), f"frontier_{m}"))
+    if summary.get("waterfall"):
+        falls = {s: summary["waterfall"][s] for s in _in_order(summary, summary["waterfall"])}
+        out.update(_formats(waterfall_grid(falls), "waterfall"))
+    cost = cost_summary(rows, summary, _prices(run)) if rows else {}
+    if cost:
+        out.update(_formats(cost_grid(cost), "cost"))
+    return out, json.loads(json.dumps(cost))
+
+
+def _check_cost(report: Report, run: Run, cost: Mapping[str, Any], cause: str) -> None:
+    path = run.dir / "cost.json"
+    if not cost:
+        return
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except OSError:
+        report.add("cost.json", MISSING, "the cost ledger's summary", f"cost.json: {MISSING}")
+        return
+    except ValueError as exc:
+        report.add("cost.json", "(unreadable)", str(exc), "cost.json was edited")
+        return
+    a, b = leaves(stored if isinstance(stored, Mapping) else {}), leaves(cost)
+    for key in [*b, *(k for k in a if k not in b)]:
+        x, y = a.get(key, "(missing)"), b.get(key, "(missing)")
+        if not close(x, y):
+            report.add(f"cost.json {key}", x, y, cause)
+
+
 def _check_tables(report: Report, run: Run, summary: Mapping[str, Any], rows: list[dict[str, Any]] | None,
-                  res: Rescored | None, cause: str, write: bool) -> None:
-    """Recompute every table file under ``tables/`` and compare (or, with ``write``, rewrite them)."""
+                  res: Rescored | None, cause: str, write: bool, name: str) -> None:
+    """Recompute every table file under ``tables/`` and compare (or, with ``write``, rewrite them); a table the
+    harness writes for this run that is not stored is a finding."""
     keys, pairwise, unknown = _subsets(report, run, rows, res)
-    texts = run_tables(summary, (res.rows if res else rows) or [], run=run.name,
-                       caption=_caption(run, summary, report), subsets=keys, pairwise=pairwise)
+    used = (res.rows if res else rows) or []
+    texts = run_tables(summary, used, run=name, caption=_caption(run, summary, report), subsets=keys,
+                       pairwise=pairwise)
+    extra, cost = report_tables(summary, used, run, name)
+    texts.update(extra)
     folder = run.dir / "tables"
     stored = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
     for rel in stored:
@@ -332,10 +580,23 @@ def _check_tables(report: Report, run: Run, summary: Mapping[str, Any], rows: li
             atomic_write(folder / rel, texts[rel])
             continue
         report.tables += 1
-        for d in diff_table(f"tables/{rel}", (folder / rel).read_text(encoding="utf-8", errors="replace"), texts[rel]):
+        try:
+            text = (folder / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            report.add(f"tables/{rel}", "(unreadable)", str(exc), "the file cannot be read")
+            continue
+        for d in diff_table(f"tables/{rel}", text, texts[rel]):
             report.add(d.where, d.stored, d.recomputed, cause)
+    if not write and rows is not None:
+        _check_cost(report, run, cost, cause)
     for rel in sorted(set(texts) - set(stored)):
-        report.notes.append(f"tables/{rel}: not stored by the run")
+        if write:
+            atomic_write(folder / rel, texts[rel])
+        elif folder.exists() and not folder.is_dir():
+            report.add(f"tables/{rel}", MISSING, "the table the harness writes", "tables is not a folder: "
+                       f"{MISSING}")
+        else:
+            report.add(f"tables/{rel}", MISSING, "the table the harness writes", MISSING)
 
 
 # ---------------------------------------------------------------------------------------------------- runs
@@ -357,6 +618,14 @@ def verify_run(path: str | Path, *, write_tables: bool = False) -> Report:
         report.add("run", "a finished run", "; ".join(run.problems) or "no metrics.json", "the run cannot be read")
         return report
     causes = Causes()
+    try:
+        name = _name(report, run)
+        _check_records(report, run)
+        _check_config(report, run)
+    except SHAPE_ERRORS as exc:
+        report.add("run", "records of the shape the harness writes", f"{type(exc).__name__}: {exc}",
+                   "a file has a shape the harness does not write (edited, or another tool's)")
+        name = run.name
     rows, dup = _read_rows(report, run)
     res, summary = None, run.summary
     try:
@@ -367,12 +636,15 @@ def verify_run(path: str | Path, *, write_tables: bool = False) -> Report:
             res = _rescore(report, run, rows, causes)
             summary = recompute(run, res)
             _check_metrics(report, run.summary, summary, res, causes)
-        metrics_ok = not any(f.where.startswith(("metrics.json", "rows", "score")) for f in report.findings)
+        metrics_ok = not any(f.where.startswith(("metrics.json", "rows", "score", PREDICTIONS))
+                             for f in report.findings)
         cause = TABLE_CAUSE if metrics_ok else causes.of_metrics(bool(res and res.differences))
+        if any(f.where.startswith("metrics.json") and "edited" in f.cause for f in report.findings):
+            cause = "metrics.json was edited (the tables follow from the file as the harness wrote it)"
         if write_tables and not metrics_ok:
             report.notes.append("tables not rewritten: metrics.json does not follow from the rows")
             write_tables = False
-        _check_tables(report, run, summary, rows, res, cause, write_tables)
+        _check_tables(report, run, summary, rows, res, cause, write_tables, name)
     except SHAPE_ERRORS as exc:
         report.add("run", "rows and metrics.json of the shape the harness writes", f"{type(exc).__name__}: {exc}",
                    "a row or file has a shape the numbers cannot be recomputed from (edited, or another tool's)")
