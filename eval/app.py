@@ -236,13 +236,28 @@ def _hydra_main(cfg: DictConfig) -> float | None:
     quiet_third_party()  # only our INFO lines; other packages' warnings and errors still show
     try:
         return run(cfg)
-    except HtmlRagError as exc:  # a user's mistake or a failed service: the message, no traceback; secrets redacted
-        log.error("%s", exc)
-        print(f"htmlrag-bench: error: {redact.redact(exc)}", file=sys.stderr)
+    except Exception as exc:
+        known = user_error(exc)
+        if known is None:
+            log.exception("run failed")  # the traceback goes through the redacting log record factory
+            sys.exit(1)
+        # a user's mistake or a failed service: the message, no traceback; secrets redacted
+        log.error("%s", known)
+        print(f"htmlrag-bench: error: {redact.redact(known)}", file=sys.stderr)
         sys.exit(1)
-    except Exception:
-        log.exception("run failed")  # the traceback goes through the redacting log record factory
-        sys.exit(1)
+
+
+def user_error(exc: BaseException) -> HtmlRagError | None:
+    """The library error behind ``exc``: itself, or the one Hydra wrapped while instantiating a config object
+    (``InstantiationException`` around a dataset's "questions.jsonl:3: ..."); None for anything else."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, HtmlRagError):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -121,14 +122,29 @@ def install(cfg: Any) -> None:
     _LOCATIONS[:] = config_locations(cfg)
 
 
+def code_locations() -> list[tuple[str, str]]:
+    """``(folder, placeholder)`` pairs for where the code runs from, as a traceback names it: the source tree of
+    htmlrag and the harness (``<source>``) and the Python installation (``<python>``: the environment, its
+    base), longest first."""
+    import htmlrag
+
+    pairs = {str(Path(sys.prefix).resolve()): "<python>", str(Path(sys.base_prefix).resolve()): "<python>",
+             str(Path(sys.prefix)): "<python>", str(Path(sys.base_prefix)): "<python>",
+             str(Path(htmlrag.__file__).resolve().parent.parent): "<source>",
+             str(Path(__file__).resolve().parent.parent): "<source>"}
+    return sorted(((f, h) for f, h in pairs.items() if f not in ("/", "")), key=lambda p: -len(p[0]))
+
+
 class PortableFormatter(logging.Formatter):
     """The log file's formatter (``conf/hydra/default.yaml``): each line with this machine's folders written as
-    their placeholders (``${paths.results}/quickstart/093ac65d4f21``), as stored files do. The console keeps
+    their placeholders (``${paths.results}/quickstart/093ac65d4f21``), as stored files do, and a traceback's
+    files relative to the code's folders (``<source>/eval/app.py``, ``<python>/lib/...``). The console keeps
     the folders as they are."""
 
     def format(self, record: logging.LogRecord) -> str:
         text = super().format(record)
-        return portable(text, _LOCATIONS or locations({}))
+        locs = sorted([*(_LOCATIONS or locations({})), *code_locations()], key=lambda p: -len(p[0]))
+        return portable(text, locs)
 
 
 def rewrite_file(path: Path, locs: list[tuple[str, str]]) -> None:

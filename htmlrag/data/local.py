@@ -7,13 +7,22 @@ import random
 from pathlib import Path
 
 from htmlrag.core.errors import InputError
-from htmlrag.data.schema import Example, as_str_list, check_unique_ids, read_records, sample_examples
+from htmlrag.data.schema import (
+    Example,
+    as_str_list,
+    check_unique_ids,
+    numbered_records,
+    read_records,
+    sample_examples,
+)
 
 
 def _resolve(root: Path, rel: str, source: str) -> Path:
     for cand in (root / rel, root / f"{rel}.gz"):
         if cand.is_file():
             return cand
+        if cand.is_dir():
+            raise InputError(f"{source}: page {rel!r} is a folder, not a file")
     raise InputError(f"{source}: page {rel!r} not found under {root} (tried .gz too)")
 
 
@@ -69,12 +78,22 @@ def load_page_questions(path: str | Path, *, sample_size: int | None = None, see
     p = Path(path).resolve()
     qfile = p / "questions.jsonl" if p.is_dir() else p
     examples = []
-    for i, row in enumerate(read_records(qfile)):
+    rows = numbered_records(qfile) if not qfile.name.endswith((".json", ".json.gz", ".json.bz2")) else \
+        list(enumerate(read_records(qfile), 1))
+    for i, (line, row) in enumerate(rows):
+        where = f"{qfile}:{line}"
+        question, pages, ident = row.get("question"), row.get("pages") or [], row.get("id", i)
+        if not isinstance(question, str) or not question.strip():
+            raise InputError(f"{where}: 'question' must be a non-empty string, got {question!r:.60}")
         answers = as_str_list(row.get("answers"))
-        if not row.get("question") or not answers:
-            raise InputError(f"{qfile}: row {i} lacks question or answers")
-        pages = [_resolve(qfile.parent, name, str(qfile)) for name in row.get("pages") or []]
-        examples.append(Example(id=str(row.get("id", i)), question=row["question"].strip(), answers=answers,
+        if not answers:
+            raise InputError(f"{where}: the row has no answers ('answers': a string or a list of strings)")
+        if not isinstance(pages, list) or not all(isinstance(x, str) and x.strip() for x in pages):
+            raise InputError(f"{where}: 'pages' must be a list of page file names, got {pages!r:.60}")
+        if not isinstance(ident, str | int) or isinstance(ident, bool):
+            raise InputError(f"{where}: 'id' must be a string or a whole number, got {ident!r:.60}")
+        pages = [_resolve(qfile.parent, name, where) for name in pages]
+        examples.append(Example(id=str(ident), question=question.strip(), answers=answers,
                                 long_answers=as_str_list(row.get("long_answers")), pages=list(pages),
                                 metadata={"dataset": qfile.parent.name}))
     check_unique_ids(examples, str(qfile))

@@ -48,14 +48,26 @@ class Example:
 
 
 def open_text(path: Path) -> Iterator[str]:
-    """Yield the lines of a text file that may be gzip- or bzip2-compressed."""
+    """Yield the lines of a UTF-8 text file (a byte-order mark is dropped) that may be gzip- or
+    bzip2-compressed.
+
+    Raises:
+        InputError: missing, a folder, unreadable, broken compression, or not UTF-8 (naming the line).
+    """
     opener = gzip.open if path.suffix == ".gz" else bz2.open if path.suffix == ".bz2" else open
     try:
-        with opener(path, "rt", encoding="utf-8") as fh:
-            yield from fh
+        with opener(path, "rb") as fh:
+            for n, raw in enumerate(fh, 1):  # lines of bytes, each decoded: an error names its line
+                try:
+                    yield raw.decode("utf-8-sig" if n == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(f"{path}:{n}: not UTF-8 text ({exc.reason} at byte {exc.start} of the "
+                                     f"line)") from exc
     except FileNotFoundError as exc:
         raise InputError(f"{path}: no such file") from exc
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except IsADirectoryError as exc:
+        raise InputError(f"{path}: a folder, not a file") from exc
+    except (OSError, EOFError) as exc:
         raise InputError(f"{path}: cannot read: {exc}") from exc
 
 
@@ -77,6 +89,17 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
             raise InputError(f"{p}: expected a list of JSON objects")
         return data
+    return [row for _, row in numbered_records(p)]
+
+
+def numbered_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each line of a ``.jsonl`` file (blank lines skipped), so that a check of a
+    row's fields can name its line.
+
+    Raises:
+        InputError: as :func:`read_records`.
+    """
+    p = Path(path)
     rows = []
     for n, line in enumerate(open_text(p), 1):
         if not line.strip():
@@ -87,7 +110,7 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
             raise InputError(f"{p}:{n}: not a JSON line: {exc}") from exc
         if not isinstance(row, dict):
             raise InputError(f"{p}:{n}: expected a JSON object, got {type(row).__name__}")
-        rows.append(row)
+        rows.append((n, row))
     return rows
 
 
