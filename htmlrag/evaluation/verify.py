@@ -141,7 +141,9 @@ def _read_rows(report: Report, run: Run) -> tuple[list[dict[str, Any]] | None, l
     try:
         for f in files:
             if not f.is_file():
-                raise InputError(f"{f.relative_to(run.dir).as_posix()}: not a file")
+                report.add(f.relative_to(run.dir).as_posix(), "a file of rows", "not a file (a folder?)",
+                           "rows: the file cannot be read")
+                return None, []
             data = f.read_bytes()
             torn = len(data) - data.rfind(b"\n") - 1
             if torn:
@@ -174,16 +176,12 @@ def _check_rows(report: Report, run: Run, rows: list[dict[str, Any]], dup: Seque
             causes.rows += _name_rows(run, rows) or ["the rows differ from their recorded checksum (no rows.sha256 "
                                                      "to name them)"]
     manifest = run.dir / MANIFEST
-    if record is not None and not causes.rows:  # the rows match their checksum: rows.sha256 must list them
-        if not manifest.is_file():
-            report.add(MANIFEST, "a digest per row", MISSING, f"{MANIFEST} deleted: the harness writes it with "
-                       "metrics.json's row checksum")
-        else:
-            text = manifest.read_text(encoding="utf-8", errors="replace")
-            if text != manifest_text(rows) and read_manifest(manifest) != {str(r["id"]): row_digest(r) for r in rows}:
-                report.add(MANIFEST, f"{len(read_manifest(manifest) or {})} digests",
-                           f"{len(rows)} digests of the rows", f"{MANIFEST} was edited: it does not list the rows, "
-                           "which match metrics.json's checksum")
+    # the rows match their checksum: rows.sha256 must list them (a missing rows.sha256 is named by _check_records)
+    if record is not None and not causes.rows and manifest.is_file():
+        text = manifest.read_text(encoding="utf-8", errors="replace")
+        if text != manifest_text(rows) and read_manifest(manifest) != {str(r["id"]): row_digest(r) for r in rows}:
+            report.add(MANIFEST, f"{len(read_manifest(manifest) or {})} digests", f"{len(rows)} digests of the rows",
+                       f"{MANIFEST} was edited: it does not list the rows, which match metrics.json's checksum")
     if n_stored is not None and n_stored != len(rows) and not any("missing" in c or "added" in c for c in causes.rows):
         causes.rows.append(f"{len(rows)} rows where the run recorded {n_stored}")
     if causes.rows:
