@@ -1,0 +1,163 @@
+"""``htmlrag-paper verify`` against tampering that the first version let pass with exit 0: table files beside
+results.* (waterfall, cost, frontier), deleted tables, a deleted predictions.jsonl, deleted run records, an
+unknown metrics.json key, config/overrides/identity edits, a renamed folder, a folder in place of the rows and a
+torn last line. One quickstart run (budgets 64 and 128: frontier, waterfall and cost tables) is made once; each
+test copies it and tampers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from htmlrag_bench.eval.verify import main
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("tamper")
+    out = subprocess.run([sys.executable, "-m", "htmlrag_bench.eval.app", "experiment=quickstart", "reader=fake",
+                          "metric=short", "run.save_contexts=true", "run.progress=false", "pruner.budgets=[64,128]",
+                          f"paths.results={tmp / 'r'}", f"paths.cache={tmp / 'c'}"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    (run,) = [p.parent for p in (tmp / "r" / "quickstart").glob("*/metrics.json")]
+    return run
+
+
+def copy(made: Path, tmp: Path, experiment: str = "quickstart", name: str | None = None) -> Path:
+    return Path(shutil.copytree(made, tmp / "root" / experiment / (name or made.name)))
+
+
+def verify(capsys: pytest.CaptureFixture, path: Path) -> tuple[int, str]:
+    status = main(["-q", str(path)])
+    return status, capsys.readouterr().out
+
+
+def edit_json(path: Path, change: Callable[[dict], None]) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def test_the_untouched_run_verifies_every_table(made: Path, tmp_path: Path, capsys) -> None:
+    status, out = verify(capsys, copy(made, tmp_path))
+    assert status == 0, out
+    n = len([p for p in (made / "tables").rglob("*") if p.is_file()])
+    assert out == f"verified: 1 runs, 6 rows, {n} tables\n"
+
+
+@pytest.mark.parametrize(("rel", "old", "new"), [("waterfall.md", "| 100.0 |", "| 99.0 |"),
+                                                 ("cost.md", "| yes |", "| |"),
+                                                 ("frontier_em.md", "tokens", "tokenz")])
+def test_an_edited_cell_of_a_report_table_is_named(made: Path, tmp_path: Path, capsys, rel: str, old: str,
+                                                   new: str) -> None:  # C1
+    run = copy(made, tmp_path)
+    path = run / "tables" / rel
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new, 1))
+    status, out = verify(capsys, run)
+    assert status == 1 and f"tables/{rel}" in out, out
+
+
+def test_an_edited_cost_json_is_named(made: Path, tmp_path: Path, capsys) -> None:  # C1
+    run = copy(made, tmp_path)
+    edit_json(run / "cost.json", lambda d: d.update(metric="f1"))
+    status, out = verify(capsys, run)
+    assert status == 1 and "cost.json metric: stored f1" in out, out
+
+
+@pytest.mark.parametrize("how", ["one", "folder", "file"])
+def test_deleted_tables_are_findings(made: Path, tmp_path: Path, capsys, how: str) -> None:  # C2
+    run = copy(made, tmp_path)
+    if how == "one":
+        (run / "tables" / "results.tex").unlink()
+    else:
+        shutil.rmtree(run / "tables")
+        if how == "file":
+            (run / "tables").write_text("")
+    status, out = verify(capsys, run)
+    assert status == 1 and "tables/results.tex: stored the file is missing" in out, out
+    assert "cause: " in out and "the file is missing" in out
+
+
+def test_a_deleted_predictions_jsonl_is_a_finding(made: Path, tmp_path: Path, capsys) -> None:  # C3
+    run = copy(made, tmp_path)
+    (run / "predictions.jsonl").unlink()
+    status, out = verify(capsys, run)
+    assert status == 1 and "rows: 6 missing" in out and "recomputed 0 rows" in out, out
+
+
+@pytest.mark.parametrize(("tamper", "expect"), [
+    (lambda r: edit_json(r / "metrics.json", lambda d: d.pop("rows")), "its 'rows' record was deleted"),
+    (lambda r: edit_json(r / "metrics.json", lambda d: d.pop("metric_code")), "its 'metric_code' record was deleted"),
+    (lambda r: (r / "rows.sha256").unlink(), "rows.sha256 deleted"),
+    (lambda r: (r / "rows.sha256").write_text((r / "rows.sha256").read_text().replace("  ", "  x", 1)),
+     "rows.sha256 was edited"),
+    (lambda r: edit_json(r / "metrics.json", lambda d: d.update(note="x")), "a key not written by the harness"),
+], ids=["rows-key", "metric-code-key", "rows.sha256-deleted", "rows.sha256-ids", "unknown-key"])
+def test_deleted_or_added_records_are_findings(made: Path, tmp_path: Path, capsys, tamper, expect: str) -> None:  # C4
+    run = copy(made, tmp_path)
+    tamper(run)
+    status, out = verify(capsys, run)
+    assert status == 1 and expect in out, out
+
+
+@pytest.mark.parametrize(("tamper", "expect"), [
+    (lambda r: (r / "config.yaml").unlink(), "config.yaml deleted"),
+    (lambda r: (r / "overrides.yaml").write_text('- "experiment=quickstart"\n- "pruner.budget=256"\n'),
+     "overrides.yaml pruner.budget: stored 256, recomputed 128"),
+    (lambda r: edit_json(r / "metrics.json", lambda d: d.update(reader={"model": "gpt-4o"})),
+     "metrics.json reader.model: stored gpt-4o, recomputed fake-30w"),
+    (lambda r: edit_json(r / "metrics.json", lambda d: d.update(dataset="wtq_html_qa")),
+     "metrics.json dataset: stored wtq_html_qa, recomputed sample_pages"),
+], ids=["config-deleted", "overrides", "reader", "dataset"])
+def test_config_and_identity_edits_are_findings(made: Path, tmp_path: Path, capsys, tamper, expect: str) -> None:  # C5
+    run = copy(made, tmp_path)
+    tamper(run)
+    status, out = verify(capsys, run)
+    assert status == 1 and expect in out, out
+
+
+def test_an_edited_fidelity_is_blamed_on_metrics_json(made: Path, tmp_path: Path, capsys) -> None:  # C5
+    run = copy(made, tmp_path)
+    edit_json(run / "metrics.json", lambda d: d["fidelity"].update(name="paper"))
+    status, out = verify(capsys, run)
+    assert status == 1 and "metrics.json fidelity.name: stored paper, recomputed ours" in out, out
+    assert "the table does not follow from metrics.json" not in out
+
+
+def test_a_renamed_folder_is_one_clear_finding(made: Path, tmp_path: Path, capsys) -> None:  # C6
+    status, out = verify(capsys, copy(made, tmp_path, name="renamed"))
+    assert status == 1 and f"the folder is named renamed, recomputed the run's id is {made.name}" in out, out
+    assert "1 differences" in out
+
+
+def test_a_run_moved_into_another_experiment_folder_verifies(made: Path, tmp_path: Path, capsys) -> None:  # C6
+    status, out = verify(capsys, copy(made, tmp_path, experiment="elsewhere"))
+    assert status == 0, out
+
+
+def test_a_folder_in_place_of_the_rows_is_a_finding(made: Path, tmp_path: Path, capsys) -> None:  # D2
+    run = copy(made, tmp_path)
+    (run / "predictions.jsonl").unlink()
+    (run / "predictions.jsonl").mkdir()
+    status, out = verify(capsys, run)
+    assert status == 1 and "predictions.jsonl: stored a file of rows" in out, out
+
+
+def test_a_torn_last_line_is_noted(made: Path, tmp_path: Path, caplog) -> None:
+    run = copy(made, tmp_path)
+    with (run / "predictions.jsonl").open("a") as f:
+        f.write('{"id": "x')
+    with caplog.at_level("INFO"):
+        assert main([str(run)]) == 0
+    assert "predictions.jsonl: an incomplete last line (9 bytes" in caplog.text
