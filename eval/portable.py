@@ -148,9 +148,20 @@ class PortableFormatter(logging.Formatter):
 
 
 def rewrite_file(path: Path, locs: list[tuple[str, str]]) -> None:
-    """Rewrite a text file Hydra wrote into the results folder (``multirun.yaml``) with its locations replaced."""
-    if path.is_file():
-        atomic_write(path, portable(path.read_text(encoding="utf-8"), locs))
+    """Rewrite a YAML file Hydra wrote into the results folder (``multirun.yaml``) with its locations replaced,
+    the code's folders too (``hydra.runtime.config_sources``: ``<source>/conf``). A location that *is* a
+    ``paths.*`` value becomes its placeholder escaped (``\\${paths.results}``), so the file still loads
+    instead of referring to itself."""
+    if not path.is_file():
+        return
+    import yaml
+
+    every = sorted([*locs, *code_locations()], key=lambda p: -len(p[0]))
+    data = portable_value(load_yaml(path.read_text(encoding="utf-8")), every)
+    if isinstance(data, dict) and isinstance(data.get("paths"), dict):
+        data["paths"] = {k: "\\" + v if isinstance(v, str) and v.startswith("${paths.") else v
+                         for k, v in data["paths"].items()}
+    atomic_write(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
 
 
 # ---------------------------------------------------------------------------------------------------- old runs

@@ -58,6 +58,13 @@ def test_moved_folder_names_no_machine_folder(moved: dict[str, Path]) -> None:
     assert "path: ${paths.samples}/pages" in config and "corpus_root: ${paths.cache}/superrag/corpora" in config
     prov = list(csv.DictReader((moved["run"] / "tables" / "provenance.csv").open()))
     assert {r["runs"] for r in prov} == {f"quickstart/{moved['run'].name}"}
+    # the sweep's record names the config folder by the source tree and still loads (no self-reference)
+    from omegaconf import OmegaConf
+
+    (multirun,) = (moved["B"] / "_hydra" / "quickstart").glob("multirun-*/multirun.yaml")
+    assert "provider: main" in multirun.read_text()  # hydra.runtime.config_sources: the conf folder, made portable
+    loaded = OmegaConf.load(multirun)
+    assert loaded.paths.results == "${paths.results}" and loaded.paths.cache == "${paths.cache}"
 
 
 @pytest.mark.slow
