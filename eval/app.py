@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import hydra
+from hydra.experimental.callback import Callback as _Callback
 from omegaconf import DictConfig
 
 from htmlrag.core import redact
@@ -247,17 +248,52 @@ def _hydra_main(cfg: DictConfig) -> float | None:
         sys.exit(1)
 
 
-def user_error(exc: BaseException) -> HtmlRagError | None:
-    """The library error behind ``exc``: itself, or the one Hydra wrapped while instantiating a config object
-    (``InstantiationException`` around a dataset's "questions.jsonl:3: ..."); None for anything else."""
+#: A file or folder that is not what the run needs there (a folder where a run's file goes, a file where a
+#: folder goes, missing, not allowed): its name and the problem are the whole message.
+_PLACE_ERRORS = (IsADirectoryError, NotADirectoryError, FileExistsError, FileNotFoundError, PermissionError)
+
+
+def user_error(exc: BaseException) -> Exception | None:
+    """The error behind ``exc`` that the user can act on from its message alone: a library error (itself, or
+    the one Hydra wrapped while instantiating a config object: ``InstantiationException`` around a dataset's
+    "questions.jsonl:3: ..."), or a file in the way (an OSError naming it); None for anything else."""
     seen: set[int] = set()
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
         if isinstance(cur, HtmlRagError):
             return cur
+        if isinstance(cur, _PLACE_ERRORS) and cur.filename:
+            return HtmlRagError(f"{cur.filename}: {cur.strerror or type(cur).__name__}")
         seen.add(id(cur))
         cur = cur.__cause__ or cur.__context__
     return None
+
+
+class CheckFolders(_Callback):  # type: ignore[misc, valid-type]
+    """Hydra callback: before Hydra makes its log folder, a file standing where a results or cache folder must
+    go stops the run with one line naming it (Hydra's own error was a traceback)."""
+
+    def _check(self, config: Any, key: str) -> None:
+        from omegaconf import OmegaConf
+
+        places = [OmegaConf.select(config, key, default=None), OmegaConf.select(config, "paths.results", default=None),
+                  OmegaConf.select(config, "paths.cache", default=None)]
+        for place in places:
+            if not place:
+                continue
+            p = Path(str(place))
+            for q in (p, *p.parents):
+                if q.exists():
+                    if not q.is_dir():
+                        print(f"htmlrag-bench: error: {q}: a file where the folder {p} must go", file=sys.stderr)
+                        sys.exit(1)
+                    break
+
+    def on_run_start(self, config: Any, **kwargs: Any) -> None:
+        self._check(config, "hydra.run.dir")
+
+    def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
+        self._check(config, "hydra.sweep.dir")
 
 
 def main() -> None:

@@ -54,3 +54,30 @@ def test_a_crash_log_names_no_folder_of_this_machine(tmp_path: Path) -> None:
         text = p.read_text()
         found = re.findall(r"(?:/tmp/|/home/|/root/|/work/|/usr/)\S*", text)
         assert not found, (p.name, found[:5])
+
+
+def _bench(tmp_path: Path, results: Path, *extra: str) -> subprocess.CompletedProcess:
+    q = tmp_path / "data" / "questions.jsonl"
+    q.parent.mkdir(exist_ok=True)
+    q.write_text(json.dumps(ROW) + "\n")
+    return subprocess.run(command(*extra, *overrides(q, results, tmp_path / "cache")), cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+
+@pytest.mark.parametrize("sweep", [False, True])
+def test_a_file_where_the_results_folder_goes_is_one_clear_line(tmp_path: Path, sweep: bool) -> None:
+    (tmp_path / "afile").write_text("x")
+    out = _bench(tmp_path, tmp_path / "afile" / "results", *(["-m", "pruner.budget=64,128"] if sweep else []))
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr[-3000:]
+    assert f"htmlrag-bench: error: {tmp_path / 'afile'}: a file where the folder" in out.stderr
+
+
+def test_a_folder_where_the_runs_rows_go_is_one_clear_line(tmp_path: Path) -> None:
+    first = _bench(tmp_path, tmp_path / "results")
+    assert first.returncode == 0, first.stderr[-3000:]
+    (pred,) = (tmp_path / "results").rglob("predictions.jsonl")
+    pred.unlink()
+    pred.mkdir()
+    out = _bench(tmp_path, tmp_path / "results")
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr[-3000:]
+    assert f"htmlrag-bench: error: {pred}: Is a directory" in out.stderr
