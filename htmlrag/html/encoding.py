@@ -21,7 +21,8 @@ it, so a page one of them reads the others read too.
 
 Decoding never raises: undecodable bytes become U+FFFD; an encoding whose labels map to WHATWG's
 "replacement" (``hz-gb-2312``, ``iso-2022-kr``, ...) turns a non-empty page into one U+FFFD, as browsers do.
-NUL and the other C0 controls but TAB/LF/FF/CR are dropped wherever they are (:func:`to_text`,
+NUL and the other C0 controls but TAB/LF/FF/CR are dropped wherever they are, and a form feed (HTML
+whitespace, which XML text -- hence the parser's tree -- cannot hold) becomes a space (:func:`to_text`,
 :func:`to_utf8`). A page is refused as binary by what it is as a whole -- a binary signature at its start (PDF,
 PNG, GIF, JPEG, ZIP, gzip) or over 10% control bytes across all of it (ASCII-compatible encodings only) --
 never by where a NUL sits.
@@ -53,9 +54,11 @@ _UNQUOTED = re.compile(rb"[^\t\n\x0c\r >]*")
 _LATER = re.compile(rb"<!--|<meta[\t\n\x0c\r /]", re.IGNORECASE)
 _BINARY_SIGNATURES = (b"%PDF-", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a", b"\xff\xd8\xff", b"PK\x03\x04",
                       b"\x1f\x8b\x08")
-# C0 controls that cannot appear in HTML/XML text (below 0x20 but TAB, LF, CR), lone surrogates, FFFE/FFFF.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_CONTROL_BYTES = bytes([*range(0, 9), 11, 12, *range(14, 32)])
+# C0 controls that cannot appear in HTML/XML text (below 0x20 but TAB, LF, FF, CR), lone surrogates, FFFE/FFFF;
+# a form feed is HTML whitespace that XML text cannot hold: it becomes a space, so words stay apart.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_CONTROL_BYTES = bytes([*range(0, 9), 11, *range(14, 32)])
+_FF_TO_SPACE = bytes.maketrans(b"\x0c", b" ")
 
 
 @dataclass(frozen=True)
@@ -325,7 +328,7 @@ def to_utf8(html: str | bytes, name: str = "<input>") -> bytes:
         s = sniff(data)
         if s.name == "utf-8" and not data.startswith(_BINARY_SIGNATURES):  # the fast path never skips that check
             body = data[s.skip :]
-            if len(body.translate(None, _CONTROL_BYTES)) == len(body):
+            if len(body.translate(None, _CONTROL_BYTES)) == len(body) and b"\x0c" not in body:
                 if s.source == "detected":  # sniff found it valid UTF-8 already
                     return body
                 try:
@@ -341,8 +344,8 @@ def to_utf8(html: str | bytes, name: str = "<input>") -> bytes:
         data = html.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates
         data = html.encode("utf-8", errors="replace")
-    if len(data.translate(None, _CONTROL_BYTES)) != len(data):
-        data = data.translate(None, _CONTROL_BYTES)
+    if len(data.translate(None, _CONTROL_BYTES)) != len(data) or b"\x0c" in data:
+        data = data.translate(_FF_TO_SPACE, _CONTROL_BYTES)
     return data
 
 
@@ -354,4 +357,4 @@ def to_text(html: str | bytes, name: str = "<input>") -> str:
         raise InputError(f"{name}: expected str or bytes, got {type(html).__name__}")
     if _CONTROL.search(html):
         html = _CONTROL.sub("", html)
-    return html
+    return html.replace("\x0c", " ") if "\x0c" in html else html

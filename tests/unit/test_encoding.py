@@ -139,3 +139,16 @@ def test_decode_and_fast_path_agree() -> None:
     for data in (page('<meta charset="utf-16">', "ü".encode()), page('<meta charset="windows-1251">'),
                  "<p>plain ü</p>".encode(), codecs.BOM_UTF8 + b"<p>x</p>", "<p>déjà</p>".encode("cp1252")):
         assert to_utf8(data).decode("utf-8") == to_text(data)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "windows-1252", "utf-16"])
+def test_a_form_feed_is_whitespace_never_dropped_and_never_binary(encoding: str) -> None:
+    """FF is HTML whitespace: the words on either side stay apart (XML text cannot hold FF, so it becomes a
+    space), and a page full of form feeds (a printout's page breaks) is a page, not binary data."""
+    from htmlrag.html.encoding import decode_html, to_text, to_utf8
+
+    page = "<pre>Page 1 text\x0cPage 2 text\x0cPage 3</pre>" + "\x0c" * 40
+    data = page.encode(encoding)
+    for out in (to_text(data), to_utf8(data).decode("utf-8"), to_text(page), to_utf8(page).decode("utf-8")):
+        assert "text Page 2" in out and "\x0c" not in out
+    assert decode_html(data).count("\x0c") == 42  # the decoder itself keeps it; the parser's input has spaces
