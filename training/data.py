@@ -32,6 +32,7 @@ from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.io import atomic_file
+from htmlrag.core.options import check_output_file
 from htmlrag.data.schema import open_text, read_records
 
 log = logging.getLogger(__name__)
@@ -49,12 +50,21 @@ class TrainDataError(HtmlRagError):
 
 # ------------------------------------------------------------------------------------------------ files
 def write_jsonl(rows: Iterable[dict[str, Any]], path: str | Path) -> int:
-    """Write rows atomically (a temporary file of this call's own, then a rename); returns the number written."""
+    """Write rows atomically (a temporary file of this call's own, then a rename); returns the number written.
+
+    Raises:
+        InputError: ``path`` cannot be written (a folder, device or FIFO there, a file where its folder goes, a
+            read-only folder, a full disk): names the file and the reason.
+    """
+    check_output_file(path, "output")
     n = 0
-    with atomic_file(path) as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            n += 1
+    try:
+        with atomic_file(path) as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+                n += 1
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
     return n
 
 

@@ -9,8 +9,9 @@ holds rows of two settings at once; new rows are appended as they finish (a kill
 finished file holds exactly one row per non-blank input line, in input order.
 
 The output is locked (``.<name>.lock`` beside it) for the whole run: a second ``prune`` on the same ``--out``
-stops with an error. ``--out`` may not be the input file (same file by name, symlink or hard link) nor a folder;
-the input must be UTF-8. Line numbers in messages count every line of the input, blank ones included.
+stops with an error. ``--out`` may not be the input file (same file by name, symlink or hard link), a folder, nor a device, FIFO
+or socket; the input must be UTF-8. Line numbers in messages count every line of the input, blank ones
+included.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from htmlrag.core.cache import content_key
 from htmlrag.core.errors import InputError
 from htmlrag.core.locks import hold_or_refuse
+from htmlrag.core.options import check_output_file
 from htmlrag.evaluation.scoring.loop import code_fingerprint
 from htmlrag.evaluation.store import atomic_write
 
@@ -76,9 +78,11 @@ def read_batch(src: Path) -> list[BatchLine]:
 
 
 def check_paths(src: Path, out: Path) -> None:
-    """Refuse an output that is a folder or the input itself (by name, symlink or hard link)."""
+    """Refuse an output that is a folder, a device, FIFO or socket (it is replaced by a rename: ``/dev/null``
+    would become a file), below a file, or the input itself (by name, symlink or hard link)."""
     if out.is_dir():
         raise InputError(f"--out {out}: is a folder; give a file name (e.g. {out / 'pruned.jsonl'})")
+    check_output_file(out, "--out")
     if out.exists() and src.exists() and os.path.samefile(src, out):
         raise InputError(f"--out {out} is the input file {src}: writing it would destroy the input; choose "
                          "another --out")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
-from htmlrag.core.options import integer
+from htmlrag.core.options import integer, number
 from htmlrag.superrag.build.corpus import CorpusConfig, build_corpus, open_corpus
 from htmlrag.superrag.build.embed import make_embedder
 from htmlrag.superrag.graph.bounds import QueryLimits
@@ -25,6 +25,21 @@ from htmlrag.superrag.retrieve.cypher_qa import FixedCypherWriter
 
 #: Most evidence items ``graph query -k`` returns.
 MAX_K = 1000
+
+#: Upper bounds of ``graph build``'s and ``--preview``'s numeric options (far above any useful value)
+MAX_CHUNK_WORDS = 1_000_000
+MAX_KNN_K = 1000
+MAX_PREVIEW = 1_000_000
+
+#: What pdfio's message tells a library caller, and what a ``graph build`` user can do instead
+_REPAIR_HINT = "(pass repair=True to accept)"
+_REPAIR_CLI = ("(htmlrag graph build accepts no damaged PDF: repair it first, e.g. `qpdf in.pdf out.pdf` "
+               "or `mutool clean in.pdf out.pdf`, and build from the repaired copy)")
+
+
+def _cli_error(message: str) -> str:
+    """A build error as a command-line user can act on it (library hints rewritten)."""
+    return str(message).replace(_REPAIR_HINT, _REPAIR_CLI)
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -41,7 +56,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         results = build_corpus(args.pdfs, args.db, config=cfg, embedder=make_embedder(args.embedding_model),
                                password=args.password)
     except HtmlRagError as exc:
-        print(f"htmlrag: error: {exc}", file=sys.stderr)
+        print(f"htmlrag: error: {_cli_error(str(exc))}", file=sys.stderr)
         return 1
     failed = 0
     for r in results:
@@ -51,7 +66,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
                 print(f"htmlrag: warning: {w}", file=sys.stderr)
         else:
             failed += 1
-            print(f"htmlrag: error: {r.error}", file=sys.stderr)
+            print(f"htmlrag: error: {_cli_error(r.error)}", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -64,6 +79,10 @@ def _cmd_query(args: argparse.Namespace) -> int:
         return 2
     writer: Any = None
     retriever = args.retriever
+    if args.cypher is not None and not args.cypher.strip():
+        print("htmlrag: error: --cypher: empty query; give a Cypher query (read-only), or leave --cypher out to "
+              f"use --retriever ({args.retriever})", file=sys.stderr)
+        return 2
     if args.cypher:
         writer, retriever = FixedCypherWriter(args.cypher), "cypher"
     try:
@@ -99,8 +118,8 @@ def add_graph_parser(subparsers: Any) -> None:
     b.add_argument("--db", required=True, help="corpus folder (created or extended)")
     b.add_argument("--embedding-model", default="sentence-transformers/all-MiniLM-L6-v2",
                    help="sentence-transformers model (default: bundled all-MiniLM-L6-v2); 'hashing-256' = fake")
-    b.add_argument("--chunk-words", type=integer(1), default=150, help="largest section chunk, in words")
-    b.add_argument("--knn-k", type=integer(0), default=3, help="IS_SIMILAR neighbours per content node")
+    b.add_argument("--chunk-words", type=integer(1, MAX_CHUNK_WORDS), default=150, help="largest section chunk, in words")
+    b.add_argument("--knn-k", type=integer(0, MAX_KNN_K), default=3, help="IS_SIMILAR neighbours per content node")
     b.add_argument("--knn-metric", choices=["cosine", "dot", "l2"], default="cosine")
     b.add_argument("--graph-backend", choices=["kuzu", "neo4j"], default="kuzu")
     b.add_argument("--neo4j-uri", help="with --graph-backend neo4j (user/password from NEO4J_USER/NEO4J_PASSWORD)")
@@ -125,16 +144,19 @@ def add_graph_parser(subparsers: Any) -> None:
                         "reranks (off = fuse)")
     q.add_argument("--doc", action="append", help="restrict to this document id (repeatable)")
     q.add_argument("--cypher", help="run this Cypher query (read-only) instead of a model-written one")
-    d = QueryLimits()
-    q.add_argument("--max-hops", type=int, default=d.max_hops,
+    d, top = QueryLimits(), QueryLimits.MAX
+    q.add_argument("--max-hops", type=integer(1, top["max_hops"]), default=d.max_hops,
                    help=f"largest upper bound of a variable-length path in a typed or model-written query "
                         f"(default {d.max_hops}; unbounded -[*]-> is refused)")
-    q.add_argument("--timeout", type=float, default=d.timeout_s,
-                   help=f"seconds a typed or model-written query may run (default {d.timeout_s:g})")
-    q.add_argument("--max-rows", type=int, default=d.max_rows,
-                   help=f"rows a typed or model-written query returns at most (default {d.max_rows})")
-    q.add_argument("--query-memory-mb", type=int, default=d.memory_mb,
-                   help=f"memory a query may hold in the graph database, MB (default {d.memory_mb})")
+    q.add_argument("--timeout", type=number(0, top["timeout_s"], lo_open=True), default=d.timeout_s,
+                   help=f"seconds a typed or model-written query may run (default {d.timeout_s:g}, at most "
+                        f"{top['timeout_s']:,})")
+    q.add_argument("--max-rows", type=integer(1, top["max_rows"]), default=d.max_rows,
+                   help=f"rows a typed or model-written query returns at most (default {d.max_rows}, at most "
+                        f"{top['max_rows']:,})")
+    q.add_argument("--query-memory-mb", type=integer(1, top["memory_mb"]), default=d.memory_mb,
+                   help=f"memory a query may hold in the graph database, MB (default {d.memory_mb}, at most "
+                        f"{top['memory_mb']:,})")
     q.add_argument("--json", action="store_true", help="print the evidence as JSON")
-    q.add_argument("--preview", type=integer(0), default=160, help="characters of text shown per evidence")
+    q.add_argument("--preview", type=integer(0, MAX_PREVIEW), default=160, help="characters of text shown per evidence")
     q.set_defaults(func=_cmd_query)

@@ -7,23 +7,28 @@ are still processed, and the exit status is 1 if any failed.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from htmlrag.app.cli import add_serve_parser
 from htmlrag.cli.graph import add_graph_parser
-from htmlrag.cli.prune import add_max_page_option, add_prune_parser, max_page_bytes
-from htmlrag.core.errors import HtmlRagError
-from htmlrag.core.io import PageTooLarge, page_stem, read_page
+from htmlrag.cli.prune import MAX_WORDS, add_max_page_option, add_prune_parser, max_page_bytes
+from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.core.io import PageTooLarge, page_stem, read_capped, read_page
 from htmlrag.core.logs import quiet_third_party
-from htmlrag.core.options import integer
+from htmlrag.core.options import check_output_dir, check_output_file, integer
 from htmlrag.html.blocktree import build_block_tree
 from htmlrag.html.clean import clean_html
 
 log = logging.getLogger("htmlrag")
+
+#: Most characters ``tree --preview`` and ``graph query --preview`` show per item
+MAX_PREVIEW = 1_000_000
 
 
 def _fail(what: str, exc: BaseException) -> None:
@@ -35,11 +40,8 @@ def _fail(what: str, exc: BaseException) -> None:
 
 def _cmd_clean(args: argparse.Namespace) -> int:
     if not args.paths:
-        limit = max_page_bytes(args)
-        data = sys.stdin.buffer.read(limit + 1)
         try:
-            if len(data) > limit:
-                raise PageTooLarge(f"<stdin>: over the {limit / 1e6:.1f} MB limit for pages")
+            data = read_capped(sys.stdin.buffer, max_page_bytes(args), "<stdin>")
             sys.stdout.write(clean_html(data, keep_href=args.keep_href, name="<stdin>", keep_hidden=args.keep_hidden))
             sys.stdout.write("\n")
         except HtmlRagError as exc:
@@ -49,29 +51,62 @@ def _cmd_clean(args: argparse.Namespace) -> int:
     if len(args.paths) > 1 and not args.out_dir:
         print("htmlrag: error: several paths need --out-dir DIR (one output file per input)", file=sys.stderr)
         return 2
-    out_dir = Path(args.out_dir) if args.out_dir else None
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
+    targets: list[Path | None] = [None] * len(args.paths)
+    if args.out_dir:
+        try:
+            targets = _clean_targets(args.paths, args.out_dir)
+        except HtmlRagError as exc:
+            print(f"htmlrag: error: {exc}", file=sys.stderr)
+            return 1
     failed = 0
-    used: set[str] = set()
-    for path in _progress(args.paths, "clean"):
+    for path, target in _progress(list(zip(args.paths, targets, strict=True)), "clean"):
         try:
             cleaned = clean_html(read_page(path, max_page_bytes(args)), keep_href=args.keep_href, name=str(path), keep_hidden=args.keep_hidden)
         except Exception as exc:  # one bad page never stops the batch
             _fail(str(path), exc)
             failed += 1
             continue
-        if out_dir is None:
+        if target is None:
             sys.stdout.write(cleaned + "\n")
             continue
+        try:
+            target.write_text(cleaned, encoding="utf-8")
+        except OSError as exc:  # a full disk, a folder made meanwhile: this output fails, the others go on
+            print(f"htmlrag: error: {target}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+            failed += 1
+    return 1 if failed else 0
+
+
+def _clean_targets(paths: Sequence[str], out_dir: str) -> list[Path]:
+    """The output file of every input in ``out_dir`` (made if missing): ``<stem>.html``, ``<stem>-2.html``... for
+    inputs of one name. Every target is checked before any page is cleaned.
+
+    Raises:
+        InputError: ``out_dir`` cannot be made, a target is a folder, device, FIFO or socket, or a target is one
+            of the inputs (by name, symlink or hard link: writing it would destroy that input).
+    """
+    folder = check_output_dir(out_dir, "--out-dir")
+    used: set[str] = set()
+    targets = []
+    for path in paths:
         stem = page_stem(path)
         name, k = stem, 1
         while name in used:  # a/index.html and b/index.html both need a file
             k += 1
             name = f"{stem}-{k}"
         used.add(name)
-        (out_dir / f"{name}.html").write_text(cleaned, encoding="utf-8")
-    return 1 if failed else 0
+        target = folder / f"{name}.html"
+        check_output_file(target, "--out-dir: output")
+        targets.append(target)
+    inputs = [Path(p) for p in paths if os.path.exists(p)]
+    for target in targets:
+        if not target.exists():
+            continue
+        for src in inputs:
+            if os.path.samefile(src, target):
+                raise InputError(f"--out-dir: output {target} is the input {src}: writing it would destroy the "
+                                 "input; choose another --out-dir")
+    return targets
 
 
 def _cmd_tree(args: argparse.Namespace) -> int:
@@ -121,10 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("tree", help="print the block tree of a page")
     t.add_argument("path", help=".html or .html.gz file")
-    t.add_argument("--max-words", type=integer(1), default=256, help="largest block, in words (default 256)")
+    t.add_argument("--max-words", type=integer(1, MAX_WORDS), default=256, help="largest block, in words (default 256)")
     t.add_argument("--json", action="store_true", help="print JSON with the blocks' full text")
     t.add_argument("--no-clean", action="store_true", help="the page is already cleaned")
-    t.add_argument("--preview", type=integer(0), default=80, help="characters of text shown per block")
+    t.add_argument("--preview", type=integer(0, MAX_PREVIEW), default=80, help="characters of text shown per block")
     add_max_page_option(t)
     t.set_defaults(func=_cmd_tree)
 
@@ -136,15 +171,55 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``htmlrag`` console script."""
+    """Entry point of the ``htmlrag`` console script.
+
+    An output that cannot be written (a full disk, a read-only folder, a folder where a file goes; stdout
+    included) ends the command with ``htmlrag: error: <file>: <reason>`` and exit status 1, never a traceback.
+    """
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
 
     quiet_third_party(verbose=args.verbose)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a full disk behind stdout shows here, not at exit
+        return code
     except BrokenPipeError:  # `htmlrag clean x.html | head`
+        _drop_stdout()
         return 0
+    except OSError as exc:
+        _drop_stdout()
+        print(f"htmlrag: error: {os_error_text(exc)}", file=sys.stderr)
+        return 1
+
+
+#: errno values of a failed write to a stream (stdout) rather than to a named file
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EPIPE, errno.EBADF}
+
+
+def os_error_text(exc: OSError) -> str:
+    """``<file>: <reason>`` for an OSError (a write to stdout without a file name is ``<stdout>``)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is not None:
+        name = exc.filename if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
+        return f"{name}: {reason}"
+    if exc.errno in _WRITE_ERRNOS:
+        return f"<stdout>: cannot write: {reason}"
+    return reason
+
+
+def _drop_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush of unwritten output (to a closed pipe
+    or a full disk) does not print a second error at exit."""
+    if sys.stdout is not sys.__stdout__:  # replaced (a test's capture): not ours to redirect
+        return
+    try:
+        fd = sys.stdout.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # stdout replaced (tests) or already closed
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

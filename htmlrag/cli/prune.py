@@ -20,10 +20,17 @@ from htmlrag.core.io import MAX_PAGE_MB, PageTooLarge, read_page
 from htmlrag.core.options import integer, number, workers
 from htmlrag.factory import PIPELINE, defaults, make_pipeline, make_ranker
 from htmlrag.pruning.tokens import load_tokenizer
-from htmlrag.rankers.base import PagePrior
+from htmlrag.rankers.base import MAX_PAGE_PRIOR, PagePrior
 from htmlrag.rankers.embedding import EmbeddingCache
 
 log = logging.getLogger("htmlrag")
+
+#: Upper bounds of the numeric options (far above any real use; a bigger value is a typo, refused when parsed)
+MAX_TOKENS = 10_000_000      # --budget, --budget1, --gen-max-prompt-tokens, --embed-max-seq
+MAX_WORDS = 1_000_000        # --max-words, --max-words2
+MAX_BLOCKS = 1_000_000       # --embed-candidates, --split-to-fill
+MAX_STREAMS = 256            # --embed-cpu-workers
+MAX_PAGE_MB_LIMIT = 10_000   # --max-page-mb (10 GB)
 
 
 def add_prune_parser(sub: Any) -> None:
@@ -34,16 +41,16 @@ def add_prune_parser(sub: Any) -> None:
     p.add_argument("--question", "-q", help="the question (single mode)")
     p.add_argument("--batch", help="JSONL input: {id, question, pages: [html]} or {id, question, page_paths: [...]}")
     p.add_argument("--out", help="JSONL output of --batch: {id, context, tokens, seconds} (+ error) per input line")
-    p.add_argument("--budget", type=integer(1), default=pipe["budget2"], help=f"final token budget (default {pipe['budget2']})")
+    p.add_argument("--budget", type=integer(1, MAX_TOKENS), default=pipe["budget2"], help=f"final token budget (default {pipe['budget2']})")
     p.add_argument("--ranker", choices=["bm25", "embed", "gen"], default="bm25", help="ranker of step 1")
-    p.add_argument("--max-words", type=integer(1), default=pipe["max_words1"],
+    p.add_argument("--max-words", type=integer(1, MAX_WORDS), default=pipe["max_words1"],
                    help=f"block size of step 1 in words (default {pipe['max_words1']})")
     p.add_argument("--ranker2", choices=["bm25", "embed", "gen"], help="ranker of step 2 (two-step pipeline)")
-    p.add_argument("--budget1", type=integer(1), default=pipe["budget1"],
+    p.add_argument("--budget1", type=integer(1, MAX_TOKENS), default=pipe["budget1"],
                    help=f"step-1 budget when --ranker2 is set (default {pipe['budget1']})")
-    p.add_argument("--max-words2", type=integer(1), default=pipe["max_words2"],
+    p.add_argument("--max-words2", type=integer(1, MAX_WORDS), default=pipe["max_words2"],
                    help=f"block size of step 2 (default {pipe['max_words2']})")
-    p.add_argument("--page-prior", type=number(0), default=0.0,
+    p.add_argument("--page-prior", type=number(0, MAX_PAGE_PRIOR), default=0.0,
                    help="add W x the page's best block score to every block of it (0: off; see PagePrior)")
     p.add_argument("--tokenizer", default=None, help="HF tokenizer name/path (default: Mistral-7B, offline)")
     p.add_argument("--embed-model", default=emb["model"],
@@ -52,23 +59,23 @@ def add_prune_parser(sub: Any) -> None:
     p.add_argument("--embed-dtype", choices=["auto", "float32", "bfloat16", "float16"], default=emb["dtype"],
                    help="embedding model dtype (default auto: bfloat16 on CPUs with AVX512-BF16/AMX and on CUDA, "
                         "~1.7x faster with the same block ranking; float32 elsewhere)")
-    p.add_argument("--embed-max-seq", type=integer(1), default=None,
+    p.add_argument("--embed-max-seq", type=integer(1, MAX_TOKENS), default=None,
                    help="embedding input length in tokens (default: the length the model was trained at where "
                         "known, MiniLM 128; else the model's own)")
-    p.add_argument("--embed-cpu-workers", type=integer(1), default=None,
+    p.add_argument("--embed-cpu-workers", type=integer(1, MAX_STREAMS), default=None,
                    help="CPU: parallel encoding streams (default: one per torch thread, at most 8; 1: off)")
-    p.add_argument("--embed-candidates", type=integer(0), default=emb["candidates"],
+    p.add_argument("--embed-candidates", type=integer(0, MAX_BLOCKS), default=emb["candidates"],
                    help=f"embed only the N blocks BM25 ranks highest, the rest below them in BM25's order "
                         f"(default {emb['candidates']}: the same answer retention as every block on WTQ-HTML, "
                         "~3-4x faster; 0: every block, the paper's ranker)")
     p.add_argument("--gen-model", default=None, help="generative pruner name/path (for --ranker gen)")
     p.add_argument("--gen-dtype", default=gen["dtype"], help=f"generative pruner dtype (default {gen['dtype']})")
-    p.add_argument("--gen-max-prompt-tokens", type=integer(1), default=None, help="cap on the pruner prompt length")
+    p.add_argument("--gen-max-prompt-tokens", type=integer(1, MAX_TOKENS), default=None, help="cap on the pruner prompt length")
     p.add_argument("--gen-truncation", choices=["error", "left", "right"], default=gen["truncation"],
                    help="a pruner prompt over the window: reject (default) or drop HTML from the left/right")
     p.add_argument("--no-pack", action="store_true",
                    help="one block per child (the paper's Algorithm 1) instead of packing small siblings")
-    p.add_argument("--split-to-fill", type=integer(0), default=pipe["split_to_fill"],
+    p.add_argument("--split-to-fill", type=integer(0, MAX_BLOCKS), default=pipe["split_to_fill"],
                    help="split up to N blocks that do not fit the room left so their best parts fill it "
                         f"(default {pipe['split_to_fill']}; 0: the paper's rule, skip them whole; not for --ranker gen)")
     p.add_argument("--device", default=emb["device"], help="torch device for model rankers")
@@ -87,9 +94,9 @@ def add_prune_parser(sub: Any) -> None:
 
 def add_max_page_option(p: argparse.ArgumentParser) -> None:
     """``--max-page-mb``: the largest page read, after decompression (the web app's limit by default)."""
-    p.add_argument("--max-page-mb", type=number(0, lo_open=True), default=MAX_PAGE_MB,
-                   help=f"largest page, in MB after decompression (default {MAX_PAGE_MB:g}, as the web app); "
-                        "a bigger page or a gzip bomb is an error naming the file")
+    p.add_argument("--max-page-mb", type=number(0, MAX_PAGE_MB_LIMIT, lo_open=True), default=MAX_PAGE_MB,
+                   help=f"largest page, in MB after decompression (default {MAX_PAGE_MB:g}, as the web app; at most "
+                        f"{MAX_PAGE_MB_LIMIT:g}); a bigger page or a gzip bomb is an error naming the file")
 
 
 def max_page_bytes(args: argparse.Namespace) -> int:

@@ -44,8 +44,13 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n:,} bytes"
 
 
+#: Bytes read or decompressed per step: a limit is never allocated up front, only what the input holds.
+_CHUNK = 1 << 20
+
+
 def gunzip_capped(data: bytes, limit: int | None, name: str) -> bytes:
-    """Decompress gzip ``data`` (every member), never holding more than ``limit`` + 1 bytes of output.
+    """Decompress gzip ``data`` (every member), never holding more than ``limit`` + 1 bytes of output, and
+    decompressing in steps of at most 1 MiB (any ``limit`` works: none is allocated up front).
 
     Raises:
         PageTooLarge: the output is over ``limit`` bytes.
@@ -55,18 +60,42 @@ def gunzip_capped(data: bytes, limit: int | None, name: str) -> bytes:
     rest = data
     while True:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        room = 0 if limit is None else limit - len(out) + 1  # 0: no bound (zlib's convention)
-        try:
-            out += d.decompress(rest, room)
-        except zlib.error as exc:
-            raise InputError(f"{name}: broken gzip data ({exc})") from exc
-        if limit is not None and (len(out) > limit or d.unconsumed_tail):
-            raise PageTooLarge(f"{name}: decompresses to more than the {_mb(limit)} limit for pages")
+        tail = rest
+        while not d.eof:
+            room = _CHUNK if limit is None else min(_CHUNK, limit - len(out) + 1)
+            try:
+                chunk = d.decompress(tail, room)
+            except zlib.error as exc:
+                raise InputError(f"{name}: broken gzip data ({exc})") from exc
+            out += chunk
+            if limit is not None and len(out) > limit:
+                raise PageTooLarge(f"{name}: decompresses to more than the {_mb(limit)} limit for pages")
+            if not chunk and not d.unconsumed_tail:  # every input byte used, no output pending
+                break
+            tail = d.unconsumed_tail
         if not d.eof:
             raise InputError(f"{name}: truncated gzip data")
         rest = d.unused_data
         if not rest.strip(b"\x00"):  # the end (zero padding after the last member is allowed)
             return bytes(out)
+
+
+def read_capped(stream: IO[bytes], limit: int | None, name: str) -> bytes:
+    """Read ``stream`` to its end in steps of at most 1 MiB, refusing more than ``limit`` bytes (one byte past
+    it is read to tell); nothing is allocated up front, so a huge ``limit`` costs only what the stream holds.
+
+    Raises:
+        PageTooLarge: the stream holds more than ``limit`` bytes.
+    """
+    buf = bytearray()
+    while True:
+        want = _CHUNK if limit is None else min(_CHUNK, limit - len(buf) + 1)
+        chunk = stream.read(want)
+        if not chunk:
+            return bytes(buf)
+        buf += chunk
+        if limit is not None and len(buf) > limit:
+            raise PageTooLarge(f"{name}: over the {_mb(limit)} limit for pages")
 
 
 def read_page(path: str | Path, max_bytes: int | None = None) -> bytes:
@@ -78,14 +107,20 @@ def read_page(path: str | Path, max_bytes: int | None = None) -> bytes:
 
     Raises:
         InputError: the file is missing, unreadable, or a broken gzip stream.
-        PageTooLarge: the page is over ``max_bytes`` (a plain file is refused before it is read).
+        PageTooLarge: the page is over ``max_bytes`` (a plain file is refused before it is read; a device or
+            pipe, such as ``/dev/zero``, is read only up to the limit).
     """
     p = Path(path)
+    # gzip grows incompressible data by under 1%: a file this much over the limit is over it in any case
+    cap = None if max_bytes is None else max_bytes + max_bytes // 100 + 1024
     try:
-        # gzip grows incompressible data by under 1%: a file this much over the limit is over it in any case
-        if max_bytes is not None and p.is_file() and p.stat().st_size > max_bytes + max_bytes // 100 + 1024:
+        if cap is not None and p.is_file() and p.stat().st_size > cap:
             raise PageTooLarge(f"{p}: {_mb(p.stat().st_size)} is over the {_mb(max_bytes)} limit for pages")
-        data = p.read_bytes()
+        with p.open("rb") as fh:
+            try:
+                data = read_capped(fh, cap, str(p))
+            except PageTooLarge:  # a device or pipe (a file's size is checked above)
+                raise PageTooLarge(f"{p}: over the {_mb(max_bytes)} limit for pages") from None
     except FileNotFoundError as exc:
         raise InputError(f"{p}: no such file") from exc
     except IsADirectoryError as exc:

@@ -26,12 +26,22 @@ def hold_or_refuse(path: str | Path, busy: str, error: type[Exception] = HtmlRag
         The held ``filelock.FileLock``.
 
     Raises:
-        error: another process holds ``path``.
+        error: another process holds ``path`` (``busy``), or the lock file cannot be made (``cannot write
+            <folder>: <reason>``: a read-only or missing folder, a file in the way).
     """
+    import os
+
     from filelock import FileLock, Timeout
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # filelock reports a lock file it cannot create as a Timeout, the same as one another process holds:
+        # create it here first, so that a Timeout below can only mean "held"
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o666))
+    except OSError as exc:
+        raise error(f"cannot write {path.parent}: {exc.strerror or exc} (the lock file {path.name} goes there)"
+                    ) from exc
     lock = FileLock(str(path))
     try:
         lock.acquire(timeout=0)

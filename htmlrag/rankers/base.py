@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -27,6 +28,10 @@ class Ranker(Protocol):
         ...
 
 
+#: The largest :class:`PagePrior` weight (``--page-prior``): far above any useful one (0.5 is the measured best)
+MAX_PAGE_PRIOR = 1000.0
+
+
 class PagePrior:
     """Adds page-level evidence to any ranker's block scores: every block of a page gets
     ``weight * (the page's best block score)`` added, so among blocks that score alike those of the page
@@ -39,8 +44,9 @@ class PagePrior:
     """
 
     def __init__(self, ranker: Ranker, weight: float = 0.5):
-        if weight < 0:
-            raise ValueError(f"page prior weight must be >= 0, got {weight}")
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) \
+                or not 0 <= weight <= MAX_PAGE_PRIOR:
+            raise ValueError(f"page prior weight must be a finite number within 0-{MAX_PAGE_PRIOR:g}, got {weight!r}")
         self.ranker, self.weight = ranker, weight
         self.name = f"{ranker.name}+page{weight:g}"
 
@@ -52,9 +58,23 @@ class PagePrior:
 
 
 def add_page_prior(scores: Sequence[np.ndarray], weight: float) -> list[np.ndarray]:
-    """Per-page scores with ``weight * max(page scores)`` added to every block of the page (see PagePrior)."""
+    """Per-page scores with ``weight * max(page scores)`` added to every block of the page (see PagePrior).
+
+    Raises:
+        ValueError: the prior overflows float32 (a huge weight or score): finite scores never become infinite
+            or NaN here.
+    """
     out = []
-    for s in scores:
+    for i, s in enumerate(scores):
         s = np.asarray(s, dtype=np.float32)
-        out.append(s + np.float32(weight) * s.max() if (weight and len(s)) else s)
+        if not (weight and len(s)):
+            out.append(s)
+            continue
+        top = s.max()
+        with np.errstate(over="ignore", invalid="ignore"):  # float32 as always; an overflow is refused below
+            res = s + np.float32(weight) * top
+        if not np.isfinite(res).all() and np.isfinite(s).all():
+            raise ValueError(f"page {i + 1}: page prior weight {weight:g} x best block score {top:g} overflows "
+                             "the scores; use a smaller weight")
+        out.append(res)
     return out

@@ -35,7 +35,7 @@ import functools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.superrag.graph.cypher_grammar import Recognizer
@@ -72,13 +72,21 @@ class QueryLimits:
     memory_mb: int = 256
     max_string: int = 100_000
 
+    #: The largest value of each limit (far above any useful one): a bigger one is a mistake, refused before
+    #: it reaches the database (Kuzu takes the timeout as whole milliseconds and reserves memory for its
+    #: buffer pool: 1,000,000 MB cost 2.3 GB for a two-row query)
+    MAX: ClassVar[Mapping[str, int]] = {"max_hops": 1000, "timeout_s": 86_400, "max_rows": 10_000_000,
+                                        "max_result_bytes": 1_000_000_000, "max_list": 10_000_000,
+                                        "memory_mb": 16_384, "max_string": 100_000_000}
+
     def __post_init__(self) -> None:
         for name in ("max_hops", "max_rows", "max_result_bytes", "max_list", "memory_mb", "max_string"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise HtmlRagError(f"query limit {name} must be a whole number >= 1, got {value!r}")
-        if not (isinstance(self.timeout_s, int | float) and math.isfinite(self.timeout_s) and self.timeout_s > 0):
-            raise HtmlRagError(f"query limit timeout_s must be a number of seconds > 0, got {self.timeout_s!r}")
+            value, top = getattr(self, name), self.MAX[name]
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+                raise HtmlRagError(f"query limit {name} must be a whole number within 1-{top:,}, got {value!r}")
+        t, top = self.timeout_s, self.MAX["timeout_s"]
+        if isinstance(t, bool) or not (isinstance(t, int | float) and math.isfinite(t) and 0 < t <= top):
+            raise HtmlRagError(f"query limit timeout_s must be a number of seconds > 0 and <= {top:,}, got {t!r}")
 
 
 def check_params(cypher: str, params: Mapping[str, Any] | None) -> None:
