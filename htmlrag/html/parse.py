@@ -35,25 +35,32 @@ def _parser() -> etree.HTMLParser:
 
 
 class _Flattener(_StdTokenizer):
-    """Re-serialises a page while dropping tags nested deeper than ``max_depth``."""
+    """Re-serialises a page while dropping tags nested deeper than ``max_depth``.
+
+    It keeps the stack of open elements: an end tag closes the nearest open element of its name (and, as
+    HTML does, the ones opened inside it), so the end tag of a kept element -- ``</head>`` after thousands of
+    unclosed ``<noscript>`` -- is kept, and what follows it is shallow again."""
 
     def __init__(self, max_depth: int):
         super().__init__(convert_charrefs=False)
         self.max_depth = max_depth
         self.out: list[str] = []
-        self.depth = 0
-        self.dropped: list[str] = []  # names of start tags dropped at depth, to drop their end tags too
+        self.depth = 0  # kept elements open
+        self.stack: list[tuple[str, bool]] = []  # open elements: (name, kept)
+        self.where: dict[str, list[int]] = {}  # name -> positions in the stack, nearest last
 
     def handle_starttag(self, tag, attrs):
         if tag in _VOID:
             self.out.append(self.get_starttag_text() or f"<{tag}>")
             return
-        if self.depth >= self.max_depth:
-            self.dropped.append(tag)
+        kept = self.depth < self.max_depth
+        self.where.setdefault(tag, []).append(len(self.stack))
+        self.stack.append((tag, kept))
+        if kept:
+            self.depth += 1
+            self.out.append(self.get_starttag_text() or f"<{tag}>")
+        else:
             self.out.append(" ")
-            return
-        self.depth += 1
-        self.out.append(self.get_starttag_text() or f"<{tag}>")
 
     def handle_startendtag(self, tag, attrs):
         self.out.append(self.get_starttag_text() or f"<{tag}/>")
@@ -61,12 +68,17 @@ class _Flattener(_StdTokenizer):
     def handle_endtag(self, tag):
         if tag in _VOID:
             return
-        if self.dropped:
-            self.dropped.pop()
-            self.out.append(" ")
+        open_at = self.where.get(tag)
+        if not open_at:  # nothing of that name is open: the parser decides (as before)
+            self.out.append(f"</{tag}>")
             return
-        self.depth = max(0, self.depth - 1)
-        self.out.append(f"</{tag}>")
+        at = open_at[-1]
+        kept = self.stack[at][1]
+        while len(self.stack) > at:  # close it and everything opened inside it
+            name, was_kept = self.stack.pop()
+            self.where[name].pop()
+            self.depth -= was_kept
+        self.out.append(f"</{tag}>" if kept else " ")
 
     def handle_data(self, data):
         self.out.append(html_lib.escape(data, quote=False) if self.cdata_elem is None else data)

@@ -218,3 +218,20 @@ def test_every_format_converter_on_flattened_pages(pages: dict) -> None:
     cleaned = clean_html(pages[("section", 5000)])
     for fmt in FORMATS:
         assert NAME in convert(cleaned, fmt)
+
+
+@pytest.mark.parametrize("n", [2040, 2050, 5000])
+@pytest.mark.parametrize(("before", "unclosed", "after"), [
+    ("<html><head>", "<noscript>n ", "</head><body><p>{}</p></body></html>"),
+    ("<body><div id=a>", "<span>s ", "</div><p>{}</p>"),
+    ("<body><table><tr><td>", "<b>b ", "</td></tr></table><p>{}</p>"),
+    ("<body><ul><li>", "<em>e ", "</li></ul><p>{}</p>"),
+])
+def test_what_follows_thousands_of_unclosed_elements_keeps_its_place(before: str, unclosed: str, after: str,
+                                                                     n: int) -> None:
+    """The end tag of a kept element closes what was opened inside it, as HTML does: the text after it is
+    shallow again and cleaned like any other text (past libxml2's 2,048 levels, 2,050 unclosed <noscript> in
+    <head> used to swallow the whole body, which cleaning then removed with the <noscript>)."""
+    page = before + unclosed * n + after.format(NEEDLE)
+    assert NEEDLE in clean_html(page)
+    assert NEEDLE in " ".join(b.text for b in build_block_tree(page, max_words=64).blocks)
