@@ -3,12 +3,14 @@
 lxml/libxml2 is the fast path. libxml2 stops parsing at nesting depth 2048 and silently drops the rest of
 the page, so when it reports that limit we re-tokenise the page with the standard library's tokenizer,
 flatten nesting below :data:`MAX_DEPTH` (the deep tags are dropped, their text kept) and parse the result.
-No text is lost either way.
+No text is lost either way. A page with a start tag over 32 KB goes through the same tokenizer first, each
+element keeping its first :data:`MAX_ATTRS` attributes (libxml2's time is quadratic in an element's attributes).
 """
 
 from __future__ import annotations
 
 import html as html_lib
+import re
 from html.parser import HTMLParser as _StdTokenizer
 
 import lxml.etree as etree
@@ -18,6 +20,11 @@ from htmlrag.html.encoding import to_utf8
 
 #: Nesting depth kept by the fallback path; deeper start/end tags are dropped (their text is kept).
 MAX_DEPTH = 1024
+#: Attributes kept per element when a tag is huge: libxml2's time grows with the square of an element's
+#: attribute count (300,000 attributes on one <div>, a 3.5 MB page: over 90 s), the standard tokenizer's does not.
+MAX_ATTRS = 1000
+#: A start tag this long (bytes) sends the page through the standard tokenizer first, keeping MAX_ATTRS attributes.
+_HUGE_TAG = re.compile(rb"<[A-Za-z][^<>]{32768}")
 
 _VOID = frozenset(
     "area base br col embed hr img input keygen link meta param source track wbr basefont frame".split()
@@ -41,29 +48,36 @@ class _Flattener(_StdTokenizer):
     HTML does, the ones opened inside it), so the end tag of a kept element -- ``</head>`` after thousands of
     unclosed ``<noscript>`` -- is kept, and what follows it is shallow again."""
 
-    def __init__(self, max_depth: int):
+    def __init__(self, max_depth: int, max_attrs: int | None = None):
         super().__init__(convert_charrefs=False)
-        self.max_depth = max_depth
+        self.max_depth, self.max_attrs = max_depth, max_attrs
         self.out: list[str] = []
         self.depth = 0  # kept elements open
         self.stack: list[tuple[str, bool]] = []  # open elements: (name, kept)
         self.where: dict[str, list[int]] = {}  # name -> positions in the stack, nearest last
 
+    def _tag(self, tag: str, attrs: list, end: str = ">") -> str:
+        if self.max_attrs is None or len(attrs) <= self.max_attrs:
+            return self.get_starttag_text() or f"<{tag}{end}"
+        kept = "".join(f' {k}="{html_lib.escape(v, quote=True)}"' if v is not None else f" {k}"
+                       for k, v in attrs[: self.max_attrs])
+        return f"<{tag}{kept}{end}"
+
     def handle_starttag(self, tag, attrs):
         if tag in _VOID:
-            self.out.append(self.get_starttag_text() or f"<{tag}>")
+            self.out.append(self._tag(tag, attrs))
             return
         kept = self.depth < self.max_depth
         self.where.setdefault(tag, []).append(len(self.stack))
         self.stack.append((tag, kept))
         if kept:
             self.depth += 1
-            self.out.append(self.get_starttag_text() or f"<{tag}>")
+            self.out.append(self._tag(tag, attrs))
         else:
             self.out.append(" ")
 
     def handle_startendtag(self, tag, attrs):
-        self.out.append(self.get_starttag_text() or f"<{tag}/>")
+        self.out.append(self._tag(tag, attrs, "/>"))
 
     def handle_endtag(self, tag):
         if tag in _VOID:
@@ -93,9 +107,10 @@ class _Flattener(_StdTokenizer):
         self.out.append(f"<!{decl}>")
 
 
-def flatten_deep_nesting(html: str, max_depth: int = MAX_DEPTH) -> str:
-    """Return ``html`` with tags below ``max_depth`` removed (text kept); comments and PIs are dropped."""
-    tok = _Flattener(max_depth)
+def flatten_deep_nesting(html: str, max_depth: int = MAX_DEPTH, max_attrs: int | None = None) -> str:
+    """Return ``html`` with tags below ``max_depth`` removed (text kept); comments and PIs are dropped; with
+    ``max_attrs``, each element keeps its first ``max_attrs`` attributes."""
+    tok = _Flattener(max_depth, max_attrs)
     tok.feed(html)
     tok.close()
     return "".join(tok.out)
@@ -137,6 +152,9 @@ def parse_html(html: str | bytes, name: str = "<input>") -> etree._Element | Non
     data = to_utf8(html, name)
     if not data.strip():
         return None
+    if _HUGE_TAG.search(data):  # an element with (perhaps) very many attributes: see MAX_ATTRS
+        data = flatten_deep_nesting(data.decode("utf-8", errors="replace"), max_depth=1 << 30,
+                                    max_attrs=MAX_ATTRS).encode("utf-8")
     parser = _parser()
     try:
         root = etree.fromstring(data, parser=parser)

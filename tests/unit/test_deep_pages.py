@@ -235,3 +235,23 @@ def test_what_follows_thousands_of_unclosed_elements_keeps_its_place(before: str
     page = before + unclosed * n + after.format(NEEDLE)
     assert NEEDLE in clean_html(page)
     assert NEEDLE in " ".join(b.text for b in build_block_tree(page, max_words=64).blocks)
+
+
+@pytest.mark.parametrize("tag", ["div", "img", "br/"])
+def test_an_element_with_very_many_attributes_keeps_its_first_thousand(tag: str) -> None:
+    """libxml2's time grows with the square of one element's attribute count (300,000 attributes: over 90 s);
+    a huge tag goes through the standard tokenizer first and keeps its first MAX_ATTRS attributes, the text
+    around it unchanged."""
+    from htmlrag.html.parse import MAX_ATTRS
+
+    name = tag.rstrip("/")
+    attrs = " ".join(f'a{i}="v&amp;{i}"' for i in range(20_000))
+    page = f"<html><body><p>before</p><{name} {attrs}{'/' if tag.endswith('/') else ''}>{NEEDLE}<p>after</p></body></html>"
+    root = parse_html(page)
+    (el,) = root.iter(name)
+    assert len(el.attrib) == MAX_ATTRS and el.get("a0") == "v&0" and el.get(f"a{MAX_ATTRS - 1}")
+    text = " ".join(root.itertext())
+    assert "before" in text and NEEDLE in text and "after" in text
+    assert NEEDLE in clean_html(page)
+    small = parse_html(f'<p {" ".join(f"a{i}=v" for i in range(50))}>x</p>')
+    assert len(next(small.iter("p")).attrib) == 50  # ordinary pages take the fast path untouched
