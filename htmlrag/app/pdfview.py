@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import InputError
+from htmlrag.superrag.parse.pdfio import capped_zoom
 
 _WORD = re.compile(r"\w[\w.,%$'’/-]*\w|\w", re.UNICODE)
 
@@ -123,9 +124,7 @@ def render_page_png(pdf: str | Path, page: int, *, zoom: float = 1.5, password: 
         if not 1 <= page <= doc.page_count:
             raise InputError(f"{Path(pdf).name}: no page {page} (the document has {doc.page_count})")
         p = doc[page - 1]
-        z = min(zoom, math.sqrt(max_pixels / max(float(p.rect.width) * float(p.rect.height), 1.0)))
-        while (r := (p.rect * pymupdf.Matrix(z, z)).irect).width * r.height > max_pixels:  # MuPDF rounds up
-            z *= 0.995
+        z = capped_zoom(p.rect, zoom, max_pixels)
         try:
             return p.get_pixmap(matrix=pymupdf.Matrix(z, z), alpha=False).tobytes("png")
         except Exception as exc:  # MuPDF's own errors (a broken content stream, memory)

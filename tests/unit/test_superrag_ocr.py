@@ -80,3 +80,35 @@ def test_without_ocr_the_page_warns_and_require_raises(tmp_path: Path, monkeypat
         parse_pdf(scan, options=ParseOptions(ocr="require"))
     off = parse_pdf(scan, options=ParseOptions(ocr="off"))
     assert any("OCR is off" in w for w in off.warnings)
+
+
+@pytest.mark.parametrize("points", [1000, 7000, 14000])
+def test_a_huge_scanned_page_is_read_within_the_pixel_cap(monkeypatch: pytest.MonkeyPatch, points: int) -> None:
+    """A 7,000-point page at 300 dpi would be 850 megapixels (over 4 GB while rendering, from a 7 KB PDF): OCR
+    and figure images render at the largest resolution within MAX_RENDER_PIXELS, and OCR's boxes are still in
+    page points."""
+    pytest.importorskip("pytesseract")
+    import pytesseract
+
+    from htmlrag.superrag.build.figdesc import figure_png
+    from htmlrag.superrag.parse.ocr import ocr_lines
+    from htmlrag.superrag.parse.pdfio import MAX_RENDER_PIXELS
+
+    seen = {}
+
+    def fake_ocr(img, **kw):
+        seen["size"] = img.size
+        w, h = img.size
+        return {"text": ["Revenue"], "conf": ["95"], "block_num": [1], "par_num": [1], "line_num": [1],
+                "left": [w // 2], "top": [h // 2], "width": [w // 10], "height": [h // 50]}
+
+    monkeypatch.setattr(pytesseract, "image_to_data", fake_ocr)
+    doc = pymupdf.open()
+    page = doc.new_page(width=points, height=points)
+    (line,) = ocr_lines(page, 1)
+    w, h = seen["size"]
+    assert w * h <= MAX_RENDER_PIXELS and (points > 1000 or (w, h) == (round(points * 300 / 72),) * 2)
+    assert abs(line.bbox[0] - points / 2) < points * 0.01 and abs(line.bbox[1] - points / 2) < points * 0.01
+    png = figure_png(page, (0, 0, points, points), dpi=144)
+    pix = pymupdf.Pixmap(png)
+    assert pix.width * pix.height <= MAX_RENDER_PIXELS

@@ -26,10 +26,15 @@ log = logging.getLogger(__name__)
 
 
 def figure_png(page: Any, bbox: tuple[float, float, float, float], dpi: int = 144) -> bytes:
-    """The figure's box on a PyMuPDF page as PNG bytes."""
+    """The figure's box on a PyMuPDF page as PNG bytes (at ``dpi``, or lower for a huge box: see
+    :data:`~htmlrag.superrag.parse.pdfio.MAX_RENDER_PIXELS`)."""
     import pymupdf
 
-    return page.get_pixmap(clip=pymupdf.Rect(*bbox), dpi=dpi).tobytes("png")
+    from htmlrag.superrag.parse.pdfio import capped_zoom
+
+    clip = pymupdf.Rect(*bbox)
+    z = capped_zoom(clip, dpi / 72.0)
+    return page.get_pixmap(clip=clip, matrix=pymupdf.Matrix(z, z)).tobytes("png")
 
 
 def figure_messages(png: bytes, caption: str) -> list[dict[str, Any]]:

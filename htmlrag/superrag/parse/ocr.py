@@ -23,6 +23,7 @@ from typing import Any
 
 from htmlrag.superrag.parse.lines import clean_text
 from htmlrag.superrag.parse.model import Line
+from htmlrag.superrag.parse.pdfio import capped_zoom
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +50,12 @@ def ocr_lines(page: Any, page_no: int, *, dpi: int = 300, lang: str = "eng", min
     import pytesseract
     from PIL import Image
 
-    pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+    zoom = capped_zoom(page.rect, dpi / 72.0)  # a huge page is read at a lower resolution, never unbounded
+    pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csGRAY, alpha=False)
     img = Image.frombytes("L", (pix.width, pix.height), pix.samples)
+    del pix
     data = pytesseract.image_to_data(img, lang=lang, output_type=pytesseract.Output.DICT)
-    scale = 72.0 / dpi
+    scale = 1.0 / zoom
     groups: dict[tuple[int, int, int], list[int]] = {}
     for i, word in enumerate(data["text"]):
         if word.strip() and float(data["conf"][i]) >= min_conf:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +92,19 @@ def open_pdf(path: str | Path, *, password: str | None = None, repair: bool = Fa
             hint = "wrong password" if password is not None else "pass the password"
             raise InputError(f"{p}: PDF is encrypted and needs a password ({hint})")
     return doc, data
+
+
+#: Pixels of one page image rendered for OCR or a figure description, at most: a 7,000-point page at 300 dpi
+#: would be 850 megapixels (over 4 GB while rendering); 25 megapixels is an A3 page at 300 dpi.
+MAX_RENDER_PIXELS = 25_000_000
+
+
+def capped_zoom(rect: Any, zoom: float, max_pixels: int = MAX_RENDER_PIXELS) -> float:
+    """The zoom (1.0 = 72 dpi) at which ``rect`` (a PyMuPDF Rect: a page or a clip) renders to at most
+    ``max_pixels``: ``zoom`` itself, or the largest smaller one (MuPDF rounds the image size up)."""
+    import pymupdf
+
+    z = min(zoom, math.sqrt(max_pixels / max(float(rect.width) * float(rect.height), 1.0)))
+    while (r := (rect * pymupdf.Matrix(z, z)).irect).width * r.height > max_pixels and z > 1e-6:
+        z *= 0.995
+    return z
