@@ -252,3 +252,14 @@ def test_judge_draws_are_averaged_as_the_harness_averages_them(tmp_path: Path, c
     edited = lines[0].replace('"draws": [{"score": 1', '"draws": [{"score": 0')
     atomic_write(run / "judgments.jsonl", "\n".join([*lines[1:], edited]) + "\n")
     assert verify(capsys, run)[0] == 1  # an edited draw changes the judged score
+
+
+def test_stored_floats_agree_up_to_their_last_bits_only() -> None:
+    """numpy/scipy releases round the last bit of a bootstrap bound or p-value differently (seen at the
+    dependency floors): that is the same number; any larger change is a difference."""
+    from htmlrag.evaluation.verify import _equal
+
+    assert _equal(0.0009312481719849166, 0.0009312481719849165)
+    assert _equal([-0.02836960214926316, 0.11740513582462724], [-0.028369602149263158, 0.11740513582462724])
+    assert not _equal(0.5, 0.5 * (1 + 1e-9)) and not _equal([0.1, 0.2], [0.1, 0.2000001])
+    assert not _equal([0.1, 0.2], [0.1]) and not _equal(1.0, "1.0") and _equal(float("nan"), float("nan"))
