@@ -17,12 +17,12 @@ from htmlrag.evaluation.intervals import (
     IntervalSettings,
     adjust,
     detectable_difference,
-    paired_t_power,
-    standardised_effect,
     difference_interval,
     mean_interval,
+    paired_t_power,
     per_test_alpha,
     sd_of_differences,
+    standardised_effect,
 )
 from htmlrag.evaluation.tables import build_table
 
