@@ -123,7 +123,12 @@ class OpenAIReader(BaseReader):
         if resp.status_code == 200:
             try:
                 data = resp.json()
-                text = data["choices"][0]["message"]["content"]
+                choice = data["choices"][0]
+                if isinstance(choice, dict) and choice.get("finish_reason") == "content_filter":
+                    # the endpoint withheld (part of) the answer: no answer to score or cache, an error row
+                    raise ReaderHTTPError(redact.redact(
+                        f"reader {self.name}: {url} withheld the answer (finish_reason content_filter)"))
+                text = choice["message"]["content"]
                 if not isinstance(text, str):
                     raise TypeError("content is not a string")
                 usage = data.get("usage") or {}

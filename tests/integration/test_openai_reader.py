@@ -67,6 +67,8 @@ def _handler(stub: Stub):
                     self._send(200, b"<html>gateway says hi</html>")
                 elif mode == "nochoices":
                     self._send(200, b'{"choices": []}')
+                elif mode == "filtered":
+                    self._send(200, b'{"choices": [{"message": {"content": ""}, "finish_reason": "content_filter"}]}')
                 elif mode == "400":
                     self._send(400, b'{"error": "bad request"}')
                 else:
@@ -156,6 +158,21 @@ def test_client_error_is_not_retried(stub: Stub) -> None:
     with pytest.raises(HtmlRagError, match="HTTP 400"):
         _reader().read([REQ])
     assert len(stub.requests) == 1
+
+
+def test_an_answer_withheld_by_a_content_filter_is_an_error_never_cached(stub: Stub, tmp_path: Path) -> None:
+    """An empty answer with finish_reason content_filter is no answer: the request fails at once (no retry: the
+    filter answers the same), nothing is cached, and the next read asks again."""
+    from htmlrag.readers import ResponseCache
+
+    stub.default = "filtered"
+    cache = ResponseCache(str(tmp_path / "r.sqlite"))
+    with pytest.raises(HtmlRagError, match="content_filter"):
+        _reader(cache=cache).read([REQ])
+    assert len(stub.requests) == 1
+    stub.default = "ok"
+    (out,) = _reader(cache=cache).read([REQ])
+    assert out.text == "Margaret Ellis" and not out.cached and len(stub.requests) == 2
 
 
 def test_concurrency_limit(stub: Stub) -> None:
