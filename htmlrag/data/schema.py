@@ -159,6 +159,18 @@ def require_pages(examples: Sequence[Example], source: str) -> None:
         )
 
 
+def _page_hash(path: Path) -> str:
+    """SHA-256 of a page file's content (decompressed), or of its bytes as stored when they cannot be read as a
+    page (a broken gzip stream): such a page fails its own examples as error rows, never the whole run here."""
+    try:
+        return hashlib.sha256(read_page(path)).hexdigest()
+    except InputError:
+        try:
+            return "raw:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as exc:
+            return "unreadable:" + hashlib.sha256(str(exc).encode()).hexdigest()
+
+
 def fingerprint(examples: Sequence[Example]) -> str:
     """SHA-256 over ids, questions, answers and page contents: the dataset hash recorded in ``env.json``."""
     h = hashlib.sha256()
@@ -168,7 +180,7 @@ def fingerprint(examples: Sequence[Example]) -> str:
         for p in ex.pages:
             if isinstance(p, Path):
                 if p not in file_hash:
-                    file_hash[p] = hashlib.sha256(read_page(p)).hexdigest()
+                    file_hash[p] = _page_hash(p)
                 h.update(file_hash[p].encode())
             else:
                 h.update(hashlib.sha256(p.encode() if isinstance(p, str) else p).digest())

@@ -81,3 +81,23 @@ def test_a_folder_where_the_runs_rows_go_is_one_clear_line(tmp_path: Path) -> No
     out = _bench(tmp_path, tmp_path / "results")
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr[-3000:]
     assert f"htmlrag-bench: error: {pred}: Is a directory" in out.stderr
+
+
+@pytest.mark.parametrize("content", [b"\x1f\x8b\x08\x00garbage", None])
+def test_a_broken_gzip_page_fails_its_own_examples_only(tmp_path: Path, content: bytes | None) -> None:
+    """Like a binary page: the examples that use it are error rows (exit 1, counted), the others are scored;
+    the dataset's fingerprint (env.json) no longer reads every page as a page before the run starts."""
+    import gzip
+
+    data = tmp_path / "data"
+    data.mkdir()
+    broken = data / "broken.html.gz"
+    broken.write_bytes(content if content is not None else
+                       gzip.compress((SAMPLE_PAGES / "tea-garden.html").read_bytes())[:300])
+    q = data / "questions.jsonl"
+    q.write_text(json.dumps(ROW) + "\n" + json.dumps({**ROW, "id": "q1", "pages": [str(broken)]}) + "\n")
+    out = subprocess.run(command(*overrides(q, tmp_path / "results", tmp_path / "cache")), cwd=ROOT,
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.returncode == 1 and "1 of 2 examples failed" in out.stderr and "gzip" in out.stderr, out.stderr[-2000:]
+    rows = [json.loads(x) for x in next((tmp_path / "results").rglob("predictions.jsonl")).read_text().splitlines()]
+    assert {r["id"]: bool(r["error"]) for r in rows} == {"q0": False, "q1": True}
