@@ -55,7 +55,7 @@ from htmlrag.evaluation.runs import (
 )
 from htmlrag.evaluation.scoring.metrics import get_metric
 from htmlrag.evaluation.store import atomic_write
-from htmlrag.evaluation.summary import fidelity_caption
+from htmlrag.evaluation.summary import errors_caption, fidelity_caption
 from htmlrag.evaluation.tables import Column, Table, recorded_correction
 from htmlrag_bench.eval.verify import main as verify_main
 
@@ -189,8 +189,9 @@ def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str
             tests.setdefault(key, {}).update({(group, b): t for b, t in r.summary.get("tests", {}).get(m, {}).items()})
     rows = [(g, x) for g, names in by_group.items() for x in _order(names, ours)]
     fid = fidelity_caption([r.summary for *_, r in placed], [f"{lb} [{g}]" for lb, g, _ in placed])
+    errors = errors_caption([r.summary for *_, r in placed], [f"{lb} [{g}]" for lb, g, _ in placed])
     correction, power = recorded_correction([r.summary for *_, r in placed])
-    return Table(columns, rows, values, tests, ours=ours, caption=" ".join(x for x in (caption, fid) if x),
+    return Table(columns, rows, values, tests, ours=ours, caption=" ".join(x for x in (caption, fid, errors) if x),
                  alpha=alpha, notes=list(notes), provenance=prov, intervals=intervals, correction=correction,
                  power=power, legacy=not any(r.summary.get("intervals") for *_, r in placed))
 
@@ -276,8 +277,9 @@ def cost_table(runs: Sequence[Run], caption: str = "") -> Any:
             values[(lb, key)] = {x: vals[x].get(key) for x in order}
             prov[(lb, key)] = {x: [r.name] for x in order}
     fid = fidelity_caption([r.summary for *_, r in placed])
+    errors = errors_caption([r.summary for *_, r in placed], [f"{lb} [{g}]" for lb, g, _ in placed])
     notes = [f"Run: {r.name} ({label}, reader {group})." for label, group, r in placed]
-    return Table(columns, rows, values, {}, ours=None, caption=" ".join(x for x in (caption, fid) if x),
+    return Table(columns, rows, values, {}, ours=None, caption=" ".join(x for x in (caption, fid, errors) if x),
                  notes=notes, provenance=prov)
 
 

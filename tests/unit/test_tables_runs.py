@@ -180,3 +180,20 @@ def test_sweep_table_labels_columns_by_swept_values(tmp_path: Path) -> None:
     cells = _cells(paths["csv"].read_text())
     assert cells[("ours", "pruner.budget=128", "ref_em")]["value"] == "0.128"
     assert cells[("ours", "pruner.budget=256", "ref_em")]["value"] == "0.256"
+
+
+def test_paper_tables_say_how_many_rows_were_errors(tmp_path: Path) -> None:
+    """A run accepted with error rows (run.allow_errors=true) says so in the paper-layout tables' captions,
+    as its own results.md does: the means are over fewer examples than n."""
+    from htmlrag_bench.eval.paper import info_loss_table, main_table
+
+    d = _run(tmp_path, "a", "asqa", {"pruner": {"budget": 4000}}, {"bm25": 0.3, "ours": 0.5},
+             metrics=("em", "hit1", "ref_em"))
+    m = json.loads((d / "metrics.json").read_text())
+    m["n_examples"] = 7
+    m["systems"]["ours"]["n_errors"] = 1
+    (d / "metrics.json").write_text(json.dumps(m))
+    for table in (main_table(find_runs([tmp_path])), info_loss_table(find_runs([tmp_path]))):
+        assert "Error rows (not scored): " in table.caption and "ours 1 of 7 examples" in table.caption
+    clean = _run(tmp_path / "clean", "b", "asqa", {"pruner": {"budget": 4000}}, {"ours": 0.5})
+    assert "Error rows" not in main_table(find_runs([clean.parent])).caption
