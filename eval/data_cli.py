@@ -21,6 +21,7 @@ from pathlib import Path
 
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.logs import quiet_third_party
+from htmlrag.core.options import run_writing
 from htmlrag.data.download import DATASETS, SourceUnreachable, download, get, state, verify
 
 log = logging.getLogger("htmlrag-data")
@@ -104,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point: :func:`_main`, an output that cannot be written reported in one line
+    (:func:`htmlrag.core.options.run_writing`)."""
+    return run_writing("htmlrag-data", lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``htmlrag-data``."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.options import run_writing
 from htmlrag.evaluation.report import write_run_report, write_runs_report
 from htmlrag.evaluation.runs import (
     Run,
@@ -482,6 +483,12 @@ def report(folders: Sequence[str], out: Path | None, metric: str | None, ours: s
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Console entry point: :func:`_main`, an output that cannot be written reported in one line
+    (:func:`htmlrag.core.options.run_writing`)."""
+    return run_writing("htmlrag-paper", lambda: _main(argv))
+
+
+def _main(argv: list[str] | None = None) -> int:
     """``htmlrag-paper {table,info-loss,cost,figure5,report} FOLDER...``: artefacts from saved runs only;
     ``htmlrag-paper verify RUN_DIR...``: check saved runs (:mod:`htmlrag_bench.eval.verify`)."""
     argv = sys.argv[1:] if argv is None else argv

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.options import run_writing
 from htmlrag.evaluation.runs import (
     Run,
     find_runs,
@@ -64,6 +65,12 @@ def write(runs: Sequence[Run], out: Path, metrics: Sequence[str] | None = None, 
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Console entry point: :func:`_main`, an output that cannot be written reported in one line
+    (:func:`htmlrag.core.options.run_writing`)."""
+    return run_writing("htmlrag-bench-table", lambda: _main(argv))
+
+
+def _main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="htmlrag-bench-table", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", help="run folders or folders holding runs")

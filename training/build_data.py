@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
-from htmlrag.core.options import integer, number
+from htmlrag.core.options import integer, number, run_writing
 from htmlrag.data import load_page_questions, load_wtq_html
 from htmlrag.factory import make_ranker
 from htmlrag.html.blocktree import build_block_tree
@@ -65,17 +65,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--name", default=None, help="file name prefix (default: the source folder's name)")
     p.add_argument("--tokenizer", default=None, help="tokenizer for lengths (default: offline Mistral-7B)")
-    p.add_argument("--max-words", type=integer(1), default=128, help="block size in words (default 128)")
-    p.add_argument("--buckets", type=integer(1), nargs="+", default=list(BUCKETS), help="bucket sizes in tokens")
+    p.add_argument("--max-words", type=integer(1, 1_000_000), default=128, help="block size in words (default 128)")
+    p.add_argument("--buckets", type=integer(1, 10_000_000), nargs="+", default=list(BUCKETS), help="bucket sizes in tokens")
     p.add_argument("--variants", choices=VARIANTS, default="largest")
     p.add_argument("--overlength", choices=OVERLENGTH, default="truncate")
     p.add_argument("--answer", choices=ANSWER_FORMATS, default="path_html")
-    p.add_argument("--limit", type=integer(1), default=None, help="use the first N questions")
+    p.add_argument("--limit", type=integer(1, 1_000_000_000), default=None, help="use the first N questions")
     p.add_argument("--single-file", action="store_true", help="write one <name>.jsonl instead of one per bucket")
     p.add_argument("--split", choices=SPLITS, default="all", help="questions of one side of the id split")
     p.add_argument("--heldout-fraction", type=number(0, 1), default=HELDOUT_FRACTION, help="held-out share (1/3)")
     p.add_argument("--step1", choices=["bm25"], default=None, help="prune pages with this ranker first")
-    p.add_argument("--step1-budget", type=integer(1), default=None, help="tokens kept by --step1 (all pages together)")
+    p.add_argument("--step1-budget", type=integer(1, 10_000_000), default=None, help="tokens kept by --step1 (all pages together)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     if (args.step1 is None) != (args.step1_budget is None):
@@ -147,6 +147,12 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Console entry point: :func:`_main`, an output that cannot be written reported in one line
+    (:func:`htmlrag.core.options.run_writing`)."""
+    return run_writing("htmlrag-train-data", lambda: _main(argv))
+
+
+def _main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the exit status (1 on a user error, with its message)."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)

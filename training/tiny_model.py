@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from htmlrag.core.options import integer
+from htmlrag.core.options import integer, run_writing
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerFast
@@ -160,14 +160,20 @@ def save_tiny(
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Console entry point: :func:`_main`, an output that cannot be written reported in one line
+    (:func:`htmlrag.core.options.run_writing`)."""
+    return run_writing("htmlrag-train-tiny-model", lambda: _main(argv))
+
+
+def _main(argv: list[str] | None = None) -> int:
     """``htmlrag-train-tiny-model``: write the tiny offline model for ``train=tiny`` and print how to train it."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    p = argparse.ArgumentParser(prog="htmlrag-train-tiny-model", description=main.__doc__)
+    p = argparse.ArgumentParser(prog="htmlrag-train-tiny-model", description=_main.__doc__)
     p.add_argument("--out", type=Path, default=Path("results/train/tiny-model"),
                    help="output folder (default results/train/tiny-model)")
     p.add_argument("--arch", choices=ARCHS, default="llama", help="architecture (default llama)")
-    p.add_argument("--seed", type=integer(0), default=0)
-    p.add_argument("--max-position-embeddings", type=integer(1), default=8192,
+    p.add_argument("--seed", type=integer(0, 2**32 - 1), default=0)
+    p.add_argument("--max-position-embeddings", type=integer(1, 1_048_576), default=8192,
                    help="the model's window in tokens (default 8192, train=tiny's max_length)")
     args = p.parse_args(argv)
     tok = tiny_tokenizer()

@@ -12,6 +12,7 @@ from htmlrag.app.settings import AppSettings, is_loopback
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.io import MAX_PAGE_MB
 from htmlrag.core.options import integer, number
+from htmlrag.superrag.graph.bounds import QueryLimits
 
 log = logging.getLogger("htmlrag")
 
@@ -43,18 +44,18 @@ def add_serve_parser(sub: Any) -> None:
                    "($OPENAI_BASE_URL, key from $OPENAI_API_KEY; default $HTMLRAG_OPENAI_MODEL)")
     s.add_argument("--hf-model", default=None, help="local Hugging Face model for the hf reader "
                    "(default $HTMLRAG_HF_MODEL)")
-    s.add_argument("--max-new-tokens", type=integer(1), default=256, help="answer length limit of the readers (default 256)")
+    s.add_argument("--max-new-tokens", type=integer(1, 100_000), default=256, help="answer length limit of the readers (default 256)")
     s.add_argument("--tokenizer", default=None, help="tokenizer for budgets (default: the offline Mistral-7B one)")
-    s.add_argument("--max-upload-mb", type=number(0, lo_open=True), default=50.0, help="largest PDF upload (default 50)")
-    s.add_argument("--max-html-mb", type=number(0, lo_open=True), default=MAX_PAGE_MB,
+    s.add_argument("--max-upload-mb", type=number(0, 100_000, lo_open=True), default=50.0, help="largest PDF upload (default 50)")
+    s.add_argument("--max-html-mb", type=number(0, 10_000, lo_open=True), default=MAX_PAGE_MB,
                    help=f"largest HTML page, decompressed (default {MAX_PAGE_MB:g}, as htmlrag clean/tree/prune)")
-    s.add_argument("--max-pdf-pages", type=integer(1), default=2000, help="most pages of one PDF (default 2000)")
-    s.add_argument("--max-files", type=integer(1), default=20, help="most files in one upload (default 20)")
-    s.add_argument("--max-library-mb", type=number(0, lo_open=True), default=2000.0,
+    s.add_argument("--max-pdf-pages", type=integer(1, 1_000_000), default=2000, help="most pages of one PDF (default 2000)")
+    s.add_argument("--max-files", type=integer(1, 100_000), default=20, help="most files in one upload (default 20)")
+    s.add_argument("--max-library-mb", type=number(0, 100_000_000, lo_open=True), default=2000.0,
                    help="most MB of uploaded PDFs and pages kept (default 2000)")
-    s.add_argument("--cypher-max-hops", type=integer(1), default=3,
+    s.add_argument("--cypher-max-hops", type=integer(1, QueryLimits.MAX["max_hops"]), default=3,
                    help="largest upper bound of a variable-length path in typed or model-written Cypher (default 3)")
-    s.add_argument("--cypher-timeout", type=number(0, lo_open=True), default=10.0,
+    s.add_argument("--cypher-timeout", type=number(0, QueryLimits.MAX["timeout_s"], lo_open=True), default=10.0,
                    help="seconds a typed or model-written Cypher query may run (default 10)")
     s.set_defaults(func=run_serve)
 

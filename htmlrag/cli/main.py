@@ -7,7 +7,6 @@ are still processed, and the exit status is 1 if any failed.
 from __future__ import annotations
 
 import argparse
-import errno
 import json
 import logging
 import os
@@ -21,7 +20,7 @@ from htmlrag.cli.prune import MAX_WORDS, add_max_page_option, add_prune_parser, 
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.io import PageTooLarge, page_stem, read_capped, read_page
 from htmlrag.core.logs import quiet_third_party
-from htmlrag.core.options import check_output_dir, check_output_file, integer
+from htmlrag.core.options import check_output_dir, check_output_file, integer, run_writing
 from htmlrag.html.blocktree import build_block_tree
 from htmlrag.html.clean import clean_html
 
@@ -180,46 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
 
     quiet_third_party(verbose=args.verbose)
-    try:
-        code = args.func(args)
-        sys.stdout.flush()  # a full disk behind stdout shows here, not at exit
-        return code
-    except BrokenPipeError:  # `htmlrag clean x.html | head`
-        _drop_stdout()
-        return 0
-    except OSError as exc:
-        _drop_stdout()
-        print(f"htmlrag: error: {os_error_text(exc)}", file=sys.stderr)
-        return 1
-
-
-#: errno values of a failed write to a stream (stdout) rather than to a named file
-_WRITE_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EPIPE, errno.EBADF}
-
-
-def os_error_text(exc: OSError) -> str:
-    """``<file>: <reason>`` for an OSError (a write to stdout without a file name is ``<stdout>``)."""
-    reason = exc.strerror or str(exc) or type(exc).__name__
-    if exc.filename is not None:
-        name = exc.filename if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
-        return f"{name}: {reason}"
-    if exc.errno in _WRITE_ERRNOS:
-        return f"<stdout>: cannot write: {reason}"
-    return reason
-
-
-def _drop_stdout() -> None:
-    """Point stdout at the null device, so the interpreter's last flush of unwritten output (to a closed pipe
-    or a full disk) does not print a second error at exit."""
-    if sys.stdout is not sys.__stdout__:  # replaced (a test's capture): not ours to redirect
-        return
-    try:
-        fd = sys.stdout.fileno()
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, fd)
-        os.close(null)
-    except (OSError, ValueError, AttributeError):  # stdout replaced (tests) or already closed
-        pass
+    return run_writing("htmlrag", lambda: args.func(args))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,9 +9,11 @@ outside the option's range is refused at parsing with ``<prog>: error: argument 
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 import os
 import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -164,3 +166,51 @@ def check_output_dir(path: str | Path, what: str = "--out-dir") -> Path:
     except OSError as exc:
         raise InputError(f"{what} {p}: cannot make the folder: {exc.strerror or exc}") from exc
     return p
+
+
+def run_writing(prog: str, body: Callable[[], int]) -> int:
+    """Run a console command's ``body`` (its exit status), so that an output that cannot be written -- a full
+    disk, a read-only folder, a folder where a file goes, stdout included -- ends it with ``<prog>: error:
+    <file>: <reason>`` and status 1, never a traceback; a closed pipe (``... | head``) ends it quietly, 0."""
+    try:
+        code = body()
+        sys.stdout.flush()  # a full disk behind stdout shows here, not at exit
+        return code
+    except BrokenPipeError:  # `htmlrag clean x.html | head`
+        _drop_stdout()
+        return 0
+    except OSError as exc:
+        _drop_stdout()
+        print(f"{prog}: error: {os_error_text(exc)}", file=sys.stderr)
+        return 1
+
+
+#: errno values of a failed write to a stream (stdout) rather than to a named file
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EPIPE, errno.EBADF}
+
+
+def os_error_text(exc: OSError) -> str:
+    """``<file>: <reason>`` for an OSError (a write to stdout without a file name is ``<stdout>``)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is not None:
+        name = exc.filename if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
+        return f"{name}: {reason}"
+    if exc.errno in _WRITE_ERRNOS:
+        return f"<stdout>: cannot write: {reason}"
+    return reason
+
+
+def _drop_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush of unwritten output (to a closed pipe
+    or a full disk) does not print a second error at exit."""
+    if sys.stdout is not sys.__stdout__:  # replaced (a test's capture): not ours to redirect
+        return
+    try:
+        fd = sys.stdout.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # stdout replaced (tests) or already closed
+        pass
+
+
