@@ -9,7 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from htmlrag.core.errors import InputError
-from htmlrag.data.schema import Example, as_str_list, check_unique_ids, read_records, sample_examples
+from htmlrag.data.schema import (
+    Example,
+    as_str_list,
+    check_unique_ids,
+    example_id,
+    read_records,
+    sample_examples,
+)
 
 
 def load_crag(path: str | Path, *, sample_size: int | None = None, seed: int = 0) -> list[Example]:
@@ -29,7 +36,8 @@ def load_crag(path: str | Path, *, sample_size: int | None = None, seed: int = 0
                  if isinstance(r, dict) and isinstance(r.get("page_result"), str) and r["page_result"].strip()]
         meta = {"dataset": "crag"}
         meta.update({k: row[k] for k in ("domain", "question_type", "static_or_dynamic", "query_time") if k in row})
-        examples.append(Example(id=str(row.get("interaction_id", i)), question=query.strip(), answers=answers,
+        examples.append(Example(id=example_id(row.get("interaction_id", i), f"{path}: row {i}"), question=query.strip(),
+                                answers=answers,
                                 pages=pages, metadata=meta))
     check_unique_ids(examples, str(path))
     return sample_examples(examples, sample_size, seed)

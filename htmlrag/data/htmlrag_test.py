@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import InputError
-from htmlrag.data.schema import Example, as_str_list, check_unique_ids, read_records, sample_examples
+from htmlrag.data.schema import (
+    Example,
+    as_str_list,
+    check_unique_ids,
+    example_id,
+    read_records,
+    sample_examples,
+)
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +77,7 @@ def parse_row(row: dict[str, Any], dataset: str, source: str, index: int) -> Exa
     ex_id = row.get("id", row.get("_id"))
     if ex_id is None:
         raise InputError(f"{source}: row {index} has no id")
+    ex_id = example_id(ex_id, f"{source}: row {index}")
     long_answers = as_str_list(row.get("long_answers"))
     if not long_answers and isinstance(row.get("annotations"), list):
         long_answers = [a["long_answer"] for a in row["annotations"] if isinstance(a, dict) and a.get("long_answer")]

@@ -11,6 +11,7 @@ from htmlrag.data.schema import (
     Example,
     as_str_list,
     check_unique_ids,
+    example_id,
     numbered_records,
     read_records,
     sample_examples,
@@ -24,6 +25,26 @@ def _resolve(root: Path, rel: str, source: str) -> Path:
         if cand.is_dir():
             raise InputError(f"{source}: page {rel!r} is a folder, not a file")
     raise InputError(f"{source}: page {rel!r} not found under {root} (tried .gz too)")
+
+
+def _common(row: dict, where: str, index: int) -> tuple[str, list[str], str]:
+    """A row's question, answers and id, each checked (the error names ``where``: file and line)."""
+    question = row.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise InputError(f"{where}: 'question' must be a non-empty string, got {question!r:.60}")
+    answers = as_str_list(row.get("answers"))
+    if not answers:
+        raise InputError(f"{where}: the row has no answers ('answers': a string or a list of strings)")
+    return question.strip(), answers, example_id(row.get("id", index), where)
+
+
+def _names(value: object, where: str, field: str) -> list[str]:
+    """A list of page file names (a string is not walked letter by letter: it is an error naming the field)."""
+    if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
+        shown = value[0] if field == "page" and isinstance(value, list) and len(value) == 1 else value
+        kind = "a page file name" if field == "page" else "a list of page file names"
+        raise InputError(f"{where}: '{field}' must be {kind}, got {shown!r:.60}")
+    return list(value)
 
 
 def load_wtq_html(
@@ -49,20 +70,18 @@ def load_wtq_html(
     if order not in ("shuffled", "gold_first"):
         raise InputError(f"order must be 'shuffled' or 'gold_first', got {order!r}")
     examples = []
-    for i, row in enumerate(read_records(qfile)):
-        if not row.get("question") or not row.get("page"):
-            raise InputError(f"{qfile}: row {i} lacks question or page")
-        pages = [_resolve(root, row["page"], str(qfile))]
-        pages += [_resolve(root, d, str(qfile)) for d in row.get("distractors") or []]
+    for i, (line, row) in enumerate(numbered_records(qfile)):
+        where = f"{qfile}:{line}"
+        question, answers, ident = _common(row, where, i)
+        (page,) = _names([row.get("page")], where, "page")
+        pages = [_resolve(root, page, where)]
+        pages += [_resolve(root, d, where) for d in _names(row.get("distractors") or [], where, "distractors")]
         gold = 0
         if order == "shuffled":
-            rng = random.Random(int(hashlib.sha256(str(row.get("id", i)).encode()).hexdigest()[:8], 16))
+            rng = random.Random(int(hashlib.sha256(ident.encode()).hexdigest()[:8], 16))
             gold = rng.randrange(len(pages))
             pages.insert(gold, pages.pop(0))
-        answers = as_str_list(row.get("answers"))
-        if not answers:
-            raise InputError(f"{qfile}: row {i} has no answers")
-        examples.append(Example(id=str(row.get("id", i)), question=row["question"].strip(), answers=answers,
+        examples.append(Example(id=ident, question=question, answers=answers,
                                 pages=list(pages), metadata={"dataset": "wtq-html-qa", "gold_page": gold}))
     check_unique_ids(examples, str(qfile))
     return sample_examples(examples, sample_size, seed)
@@ -82,18 +101,9 @@ def load_page_questions(path: str | Path, *, sample_size: int | None = None, see
         list(enumerate(read_records(qfile), 1))
     for i, (line, row) in enumerate(rows):
         where = f"{qfile}:{line}"
-        question, pages, ident = row.get("question"), row.get("pages") or [], row.get("id", i)
-        if not isinstance(question, str) or not question.strip():
-            raise InputError(f"{where}: 'question' must be a non-empty string, got {question!r:.60}")
-        answers = as_str_list(row.get("answers"))
-        if not answers:
-            raise InputError(f"{where}: the row has no answers ('answers': a string or a list of strings)")
-        if not isinstance(pages, list) or not all(isinstance(x, str) and x.strip() for x in pages):
-            raise InputError(f"{where}: 'pages' must be a list of page file names, got {pages!r:.60}")
-        if not isinstance(ident, str | int) or isinstance(ident, bool):
-            raise InputError(f"{where}: 'id' must be a string or a whole number, got {ident!r:.60}")
-        pages = [_resolve(qfile.parent, name, where) for name in pages]
-        examples.append(Example(id=str(ident), question=question.strip(), answers=answers,
+        question, answers, ident = _common(row, where, i)
+        pages = [_resolve(qfile.parent, name, where) for name in _names(row.get("pages") or [], where, "pages")]
+        examples.append(Example(id=ident, question=question, answers=answers,
                                 long_answers=as_str_list(row.get("long_answers")), pages=list(pages),
                                 metadata={"dataset": qfile.parent.name}))
     check_unique_ids(examples, str(qfile))

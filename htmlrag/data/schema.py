@@ -114,6 +114,14 @@ def numbered_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
+def example_id(value: Any, where: str) -> str:
+    """An example id as text: a string or a whole number (``'id': {...}``, a list or a boolean is an input error
+    naming ``where``, not an id such as ``"{'x': 1}"``)."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InputError(f"{where}: 'id' must be a string or a whole number, got {value!r:.60}")
+    return str(value)
+
+
 def as_str_list(value: Any) -> list[str]:
     """Strings of a value that may be a string, a list of strings, or missing; empty strings dropped."""
     if value is None:

@@ -61,3 +61,41 @@ def test_a_byte_order_mark_is_read_as_utf8(tmp_path: Path) -> None:
     q = folder / "questions.jsonl"
     q.write_bytes(b"\xef\xbb\xbf" + q.read_bytes())
     assert [e.id for e in load_page_questions(folder)] == ["a", "b"]
+
+
+WTQ_BAD = {
+    "page a list": ({"id": "b", "question": "q?", "answers": ["x"], "page": ["p.html"]}, "'page' must be a page file"),
+    "page missing": ({"id": "b", "question": "q?", "answers": ["x"]}, "'page' must be a page file"),
+    "distractors a string": ({"id": "b", "question": "q?", "answers": ["x"], "page": "p.html", "distractors": "p.html"},
+                             "'distractors' must be a list"),
+    "question a list": ({"id": "b", "question": ["q"], "answers": ["x"], "page": "p.html"}, "'question' must be"),
+    "id an object": ({"id": {"a": 1}, "question": "q?", "answers": ["x"], "page": "p.html"}, "'id' must be"),
+}
+
+
+@pytest.mark.parametrize("case", list(WTQ_BAD))
+def test_the_wtq_folder_refuses_bad_rows_the_same_way(tmp_path: Path, case: str) -> None:
+    from htmlrag.data.local import load_wtq_html
+
+    row, problem = WTQ_BAD[case]
+    (tmp_path / "p.html").write_text("<table><tr><td>1</td></tr></table>")
+    good = {"id": "a", "question": "q?", "answers": ["1"], "page": "p.html"}
+    (tmp_path / "questions.jsonl").write_text(json.dumps(good) + "\n" + json.dumps(row) + "\n")
+    with pytest.raises(InputError) as err:
+        load_wtq_html(tmp_path)
+    assert "questions.jsonl:2" in str(err.value) and problem in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("ident", [{"x": 1}, [1], True, 1.5])
+def test_other_loaders_refuse_an_id_that_is_not_a_string_or_a_number(tmp_path: Path, ident: object) -> None:
+    from htmlrag.data.crag import load_crag
+    from htmlrag.data.htmlrag_test import load_htmlrag_test
+
+    crag = tmp_path / "crag.jsonl"
+    crag.write_text(json.dumps({"interaction_id": ident, "query": "q?", "answer": "a", "search_results": []}) + "\n")
+    with pytest.raises(InputError, match="'id' must be a string or a whole number"):
+        load_crag(crag)
+    nq = tmp_path / "nq.jsonl"
+    nq.write_text(json.dumps({"id": ident, "question": "q?", "answers": ["a"]}) + "\n")
+    with pytest.raises(InputError, match="'id' must be a string or a whole number"):
+        load_htmlrag_test("nq", nq)
