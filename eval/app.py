@@ -35,7 +35,7 @@ from hydra.experimental.callback import Callback as _Callback
 from omegaconf import DictConfig
 
 from htmlrag.core import redact
-from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError, user_error
 from htmlrag.core.fingerprint import METRICS, fingerprint
 from htmlrag.core.logs import quiet_third_party
 from htmlrag.evaluation.costs import PriceTable
@@ -246,27 +246,6 @@ def _hydra_main(cfg: DictConfig) -> float | None:
         log.error("%s", known)
         print(f"htmlrag-bench: error: {redact.redact(known)}", file=sys.stderr)
         sys.exit(1)
-
-
-#: A file or folder that is not what the run needs there (a folder where a run's file goes, a file where a
-#: folder goes, missing, not allowed): its name and the problem are the whole message.
-_PLACE_ERRORS = (IsADirectoryError, NotADirectoryError, FileExistsError, FileNotFoundError, PermissionError)
-
-
-def user_error(exc: BaseException) -> Exception | None:
-    """The error behind ``exc`` that the user can act on from its message alone: a library error (itself, or
-    the one Hydra wrapped while instantiating a config object: ``InstantiationException`` around a dataset's
-    "questions.jsonl:3: ..."), or a file in the way (an OSError naming it); None for anything else."""
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
-        if isinstance(cur, HtmlRagError):
-            return cur
-        if isinstance(cur, _PLACE_ERRORS) and cur.filename:
-            return HtmlRagError(f"{cur.filename}: {cur.strerror or type(cur).__name__}")
-        seen.add(id(cur))
-        cur = cur.__cause__ or cur.__context__
-    return None
 
 
 class CheckFolders(_Callback):  # type: ignore[misc, valid-type]

@@ -35,7 +35,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError, user_error
 from htmlrag.core.locks import hold_or_refuse
 from htmlrag.core.models.aliases import resolve_model
 from htmlrag_bench.training.checkpoints import export_model, finished_run, latest_checkpoint, run_key
@@ -363,8 +363,11 @@ def _report(trainer: Any, cfg: Any, export_dir: Path, resume: Path | None, rep: 
 def _main(cfg: DictConfig) -> None:
     try:
         train(cfg)
-    except HtmlRagError as exc:
-        log.error("%s", exc)
+    except Exception as exc:
+        known = user_error(exc)  # a library error (also one Hydra wrapped), or a file in the way: one line
+        if known is None:
+            raise
+        log.error("%s", known)
         raise SystemExit(1) from exc
 
 

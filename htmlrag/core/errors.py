@@ -31,3 +31,25 @@ class CacheError(ServiceError):
     lookup would fail the same way, so a run stops at once (a cache is never silently skipped, and a result is
     never computed around it). A file that is merely not a usable SQLite database is not this error: it is set
     aside and rebuilt (:mod:`htmlrag.core.cache`)."""
+
+
+#: A file or folder that is not what a command needs there (a folder where a file goes, a file where a folder
+#: goes, missing, not allowed): its name and the problem are the whole message.
+_PLACE_ERRORS = (IsADirectoryError, NotADirectoryError, FileExistsError, FileNotFoundError, PermissionError)
+
+
+def user_error(exc: BaseException) -> HtmlRagError | None:
+    """The error behind ``exc`` that a user can act on from its message alone, for a command's last line: a
+    library error (itself, or one a framework wrapped: Hydra's ``InstantiationException`` around a dataset's
+    "questions.jsonl:3: ..."), or a file in the way (an OSError naming it, as ``<file>: <reason>``); None for
+    anything else (a bug: its traceback is logged)."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, HtmlRagError):
+            return cur
+        if isinstance(cur, _PLACE_ERRORS) and cur.filename:
+            return HtmlRagError(f"{cur.filename}: {cur.strerror or type(cur).__name__}")
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
