@@ -23,7 +23,7 @@ from markupsafe import Markup, escape
 from htmlrag.app.files import PathRefused, resolve_under
 from htmlrag.app.markdown import render
 from htmlrag.core.errors import InputError
-from htmlrag.evaluation.runs import is_run, open_run
+from htmlrag.evaluation.runs import is_run, open_run, special_files
 from htmlrag.evaluation.tables import printed
 
 ARTEFACT_EXTS = (".png", ".jpg", ".md", ".csv", ".tex", ".json")
@@ -117,6 +117,10 @@ class Results:
         path = resolve_under(self.root, "/".join(parts))
         if not is_run(path):
             raise InputError(f"{rel!r}: not a run (no metrics.json or config.yaml)")
+        special = special_files(path)
+        if special:  # a FIFO would hold this request (and its thread) until someone writes to it
+            raise InputError(f"{rel}: {special[0].relative_to(path).as_posix()} is not a regular file (a FIFO, "
+                             f"socket, device or broken link)")
         return path
 
     def experiments(self) -> list[dict[str, Any]]:

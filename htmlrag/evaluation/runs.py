@@ -162,6 +162,20 @@ def flatten(node: Any, prefix: str = "") -> dict[str, str]:
     return {k: json.dumps(v, sort_keys=True, default=str) for k, v in leaves(node, prefix).items()}
 
 
+def special_files(folder: Path) -> list[Path]:
+    """Entries below ``folder`` that are neither regular files nor folders once symlinks are followed: FIFOs,
+    sockets, devices, broken links. Reading one blocks (a FIFO waits for a writer) or fails, so a run holding
+    one is refused naming it before anything is read."""
+    out = []
+    for p in sorted(folder.rglob("*")):
+        try:
+            if not (p.is_file() or p.is_dir()):
+                out.append(p)
+        except OSError:
+            out.append(p)
+    return out
+
+
 def is_run(path: Path) -> bool:
     """A run folder: it holds ``metrics.json`` or ``config.yaml``."""
     return path.is_dir() and ((path / "metrics.json").is_file() or (path / "config.yaml").is_file())

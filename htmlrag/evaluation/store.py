@@ -112,6 +112,8 @@ def manifest_text(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def read_manifest(path: Path) -> dict[str, str] | None:
     """``rows.sha256`` as ``{id: digest}`` (``None`` when the file is missing or unreadable)."""
+    if not path.is_file():
+        return None
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -139,6 +141,8 @@ class RowWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and not path.is_file():  # opening a FIFO to append blocks until someone reads it
+            raise InputError(f"{path}: not a regular file (a folder, FIFO, socket or device)")
         self._fh = open(path, "a", encoding="utf-8")  # closed in close()
         try:
             fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -249,6 +253,8 @@ class RunStore:
         field."""
         if not path.exists():
             return []
+        if not path.is_file():  # a FIFO would block here until someone writes to it
+            raise InputError(f"{path}: not a regular file (a folder, FIFO, socket or device)")
         data = path.read_bytes()
         end = data.rfind(b"\n") + 1
         if end < len(data):

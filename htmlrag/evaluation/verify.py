@@ -41,7 +41,7 @@ from htmlrag.evaluation.report import _in_order, _run_rows, cost_grid, frontier_
 from htmlrag.evaluation.report import recorded_settings as report_settings
 from htmlrag.evaluation.rescore import Rescored, judgments, rescore
 from htmlrag.evaluation.run_tables import recorded_settings, run_tables, subset_value
-from htmlrag.evaluation.runs import Run, find_runs, is_run, leaves, load_yaml, open_run
+from htmlrag.evaluation.runs import Run, find_runs, is_run, leaves, load_yaml, open_run, special_files
 from htmlrag.evaluation.scoring.metrics import get_metric
 from htmlrag.evaluation.store import (
     MANIFEST,
@@ -628,6 +628,12 @@ def verify_run(path: str | Path, *, write_tables: bool = False) -> Report:
     numbers cannot be recomputed from is a finding naming it, never a traceback."""
     run = open_run(path)
     report = Report(run.name, run.dir)
+    special = special_files(run.dir)
+    if special:  # a FIFO blocks whoever reads it: nothing more is read
+        for p in special:
+            report.add(p.relative_to(run.dir).as_posix(), "a regular file", "a FIFO, socket, device or broken link",
+                       "a file was replaced (not written by the harness)")
+        return report
     if run.problems or not run.complete:
         report.add("run", "a finished run", "; ".join(run.problems) or "no metrics.json", "the run cannot be read")
         return report

@@ -118,7 +118,8 @@ def test_a_run_file_that_is_a_folder_gives_a_400_naming_it(app: tuple, case: str
         assert r.status_code in (200, 400), (route, r.status_code, r.text[:300])
         if r.status_code == 400:
             assert "internal error" not in r.text and case.split()[0].split("/")[-1] in r.text, (route, r.text[:300])
-            assert str(run_a.parent.parent) not in r.text  # the folder on this machine is not shown
+            if r.headers["content-type"].startswith("application/json"):  # (pages show the served folder)
+                assert str(run_a.parent.parent) not in r.json()["detail"]  # the folder on this machine is not shown
     assert client.get("/api/results").status_code == 200
 
 
@@ -131,3 +132,27 @@ def test_a_number_json_cannot_hold_gives_a_422_not_a_500(app: tuple, route: str,
     r = client.post(route, content=body % value, headers={"Content-Type": "application/json"})
     assert r.status_code in (400, 422), (route, r.status_code, r.text[:300])
     assert r.json()["detail"]  # valid JSON, naming the field
+
+
+@pytest.mark.parametrize("name", ["predictions.jsonl", "config.yaml", "tables/results.csv"])
+def test_a_fifo_in_a_run_is_refused_at_once_never_waited_on(app: tuple, name: str) -> None:
+    """Opening a FIFO waits for a writer: a request reading one held its thread for good. The run is refused
+    naming the file; verify and the harness's row reader refuse it too."""
+    import os
+
+    from htmlrag.evaluation.store import RunStore
+    from htmlrag.evaluation.verify import verify_run
+
+    client, run_a, ids = app
+    (run_a / name).unlink()
+    os.mkfifo(run_a / name)
+    for route in (f"/api/results/runs/{ids['A']}", f"/results/run/{ids['A']}",
+                  f"/api/results/runs/{ids['A']}/questions", f"/api/results/diff?a={ids['A']}&b={ids['B']}"):
+        r = client.get(route)
+        assert r.status_code == 400 and "not a regular file" in r.text, (route, r.status_code, r.text[:200])
+    assert client.get("/api/results").status_code == 200
+    report = verify_run(run_a)
+    assert not report.ok and any(f.where == name for f in report.findings)
+    if name == "predictions.jsonl":
+        with pytest.raises(Exception, match="not a regular file"):
+            RunStore.read_rows(run_a / name)

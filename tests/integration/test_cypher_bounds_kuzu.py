@@ -293,3 +293,14 @@ print(json.dumps(out))
         assert store.query_untrusted("RETURN to_string(date('99999-01-01')) AS d") == [{"d": "99999-01-01"}]
         assert store.query_untrusted("RETURN date_part('year', date('2024-03-01')) AS y") == [{"y": 2024}]
         assert store.query_untrusted("RETURN {date: 1} AS s") == [{"s": {"date": 1}}]
+
+
+@pytest.mark.parametrize("q", ["RETURN string_split('héllo', '') AS x", "RETURN split_part('日本', '', 1) AS x",
+                               "RETURN '\ud800' AS x", "MATCH (n:SectionChunk) RETURN string_split(n.text, '') AS x"])
+def test_values_python_cannot_take_are_a_clear_refusal(small: Path, q: str) -> None:
+    """A string split inside a UTF-8 character, a lone surrogate in the query: GraphQueryError (a 400 in the
+    app, one line from the command line), never UnicodeDecodeError/TypeError (a 500, a traceback)."""
+    with contextlib.closing(_store(small)) as store:
+        with pytest.raises(GraphQueryError, match="cannot pass between Python and the database"):
+            store.query_untrusted(q)
+        assert store.query_untrusted("RETURN 1 AS one") == [{"one": 1}]  # the store is still usable

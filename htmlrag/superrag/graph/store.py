@@ -224,6 +224,11 @@ class KuzuStore:
             return self._fetch(text, params, self.limits)
         except RuntimeError as exc:
             raise self._cost_error(exc, text) from exc
+        except (UnicodeError, TypeError, ValueError, OverflowError) as exc:
+            # the binding cannot take the text (a lone surrogate) or give back a value (a string split inside a
+            # UTF-8 character, an interval beyond Python's): a refusal of this query, never a crash of the caller
+            raise GraphQueryError(f"the query or its result cannot pass between Python and the database "
+                                  f"({type(exc).__name__}: {str(exc)[:200]})") from exc
 
     def _cost_error(self, exc: RuntimeError, text: str) -> HtmlRagError:
         msg = str(exc)
