@@ -79,7 +79,7 @@ def load_docbench(root: str | Path, *, domains: list[str] | None = None, types: 
         domain = docbench_domain(n)
         if (domains and domain not in domains) or (docs is not None and pdfs[0].name not in docs):
             continue
-        for j, line in enumerate(qa.read_text(encoding="utf-8").splitlines()):
+        for j, line in enumerate(qa.read_text(encoding="utf-8").split("\n")):
             if not line.strip():
                 continue
             try:

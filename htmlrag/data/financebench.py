@@ -52,7 +52,7 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise InputError(f"{path}: missing (FinanceBench's {path.name} at {FB_RAW})")
     rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
         if not line.strip():
             continue
         try:

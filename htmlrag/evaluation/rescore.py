@@ -82,7 +82,7 @@ def judgments(run_dir: Path) -> dict[tuple[str, str], dict[str, float]] | None:
     if not path.is_file():
         return None
     out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").split("\n"):  # (U+2028 may stand in a reply)
         if line.strip():
             rec = json.loads(line)
             # with judge.draws > 1 the score is the mean verdict over the draws, as the harness computes it

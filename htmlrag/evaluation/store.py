@@ -119,8 +119,8 @@ def read_manifest(path: Path) -> dict[str, str] | None:
     except (OSError, UnicodeDecodeError):
         return None
     out: dict[str, str] = {}
-    for line in text.splitlines():
-        digest, sep, rid = line.partition("  ")
+    for line in text.split("\n"):  # not splitlines(): an id may hold U+2028
+        digest, sep, rid = line.rstrip("\r").partition("  ")
         if sep:
             out[rid] = digest
     return out
@@ -266,7 +266,9 @@ class RunStore:
             line = data[: exc.start].count(b"\n") + 1
             raise InputError(f"{path}:{line}: not UTF-8 text; fix or delete the line") from exc
         rows = []
-        for n, line in enumerate(text.splitlines(), 1):
+        # "\n" only: rows are written with ensure_ascii=False, so a question may hold U+2028 or U+0085,
+        # which splitlines() would split the row at
+        for n, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
             try:

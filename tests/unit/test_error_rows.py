@@ -130,6 +130,23 @@ def test_a_cached_context_of_another_shape_is_a_miss(tmp_path: Path, damaged: ob
             assert b["systems"][name]["scores"] == a["systems"][name]["scores"]
 
 
+@pytest.mark.parametrize("sep", ["\u2028", "\u2029", "\x85", "\x1c", "\x0b"])
+def test_line_separators_inside_a_question_or_id_keep_the_row_whole(tmp_path: Path, sep: str) -> None:
+    """Rows are written with ensure_ascii=False: U+2028, U+0085, FS... stand in them as they are, and
+    str.splitlines() would split the row there ("corrupt row" on the resume). Rows and the rows manifest are
+    read line by line on "\n" only."""
+    from htmlrag.evaluation.store import manifest_text, read_manifest
+
+    ex = _examples(None, 2)
+    ex[0] = Example(id=f"q{sep}0", question=f"Who designed{sep}Harrow Point Lighthouse?", answers=["Margaret Ellis"],
+                    pages=ex[0].pages)
+    first = _run(tmp_path, ex, _caches(tmp_path / "cache"))
+    again = _run(tmp_path, ex, _caches(tmp_path / "cache"))  # the resume reads the rows back
+    assert [r["id"] for r in again] == [f"q{sep}0", "q1"] and again == first
+    (tmp_path / "rows.sha256").write_text(manifest_text(first), encoding="utf-8")
+    assert set(read_manifest(tmp_path / "rows.sha256")) == {f"q{sep}0", "q1"}
+
+
 # -- caches that cannot work ----------------------------------------------------------------------------------
 
 def _folder_in_place(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
