@@ -13,7 +13,9 @@ input (no such folder, no runs).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import sys
 
 from htmlrag.core.errors import InputError
@@ -77,7 +79,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(reports)} runs")
         return 0
     text, status = render(reports)
-    print(text)
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # `verify ... | head`: the verdict is the exit status, whoever stopped reading
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout = open(os.devnull, "w")
     return status
 
 

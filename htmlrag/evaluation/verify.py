@@ -321,17 +321,29 @@ def _check_config(report: Report, run: Run) -> None:
             report.add(f"metrics.json {key}", have if have is not KeyError else "(missing)", want,
                        f"metrics.json was edited: its {key} does not agree with config.yaml")
     env = run.dir / "env.json"
-    if env.is_file() and "fidelity" in s:
+    recorded = None
+    if "fidelity" in s and _current(run):  # the harness writes env.json with the fidelity, in the same call
+        try:
+            recorded = json.loads(env.read_text(encoding="utf-8")).get("fidelity")
+        except (OSError, ValueError, AttributeError) as exc:
+            report.add("env.json", MISSING if not env.exists() else "(unreadable)", "the run's environment",
+                       f"env.json {'deleted' if not env.exists() else 'was edited'}: the harness writes it with the "
+                       f"fidelity metrics.json records ({type(exc).__name__})")
+        else:
+            if recorded is None:
+                report.add("env.json fidelity", "(missing)", s["fidelity"], "env.json was edited: its fidelity "
+                           "record was deleted")
+    elif env.is_file() and "fidelity" in s:  # a run from before the records: checked where it has env.json
         try:
             recorded = json.loads(env.read_text(encoding="utf-8")).get("fidelity")
         except (OSError, ValueError, AttributeError):
             recorded = None
-        if recorded is not None and recorded != s["fidelity"]:
-            for key in sorted(set(leaves(recorded)) | set(leaves(s["fidelity"]))):
-                a, b = leaves(s["fidelity"]).get(key, "(missing)"), leaves(recorded).get(key, "(missing)")
-                if a != b and not key.startswith("name"):  # the name is checked against config.yaml above
-                    report.add(f"metrics.json fidelity.{key}", a, b, "metrics.json was edited: its fidelity does "
-                               "not agree with env.json's, written by the same call")
+    if recorded is not None and recorded != s["fidelity"]:
+        for key in sorted(set(leaves(recorded)) | set(leaves(s["fidelity"]))):
+            a, b = leaves(s["fidelity"]).get(key, "(missing)"), leaves(recorded).get(key, "(missing)")
+            if a != b and not key.startswith("name"):  # the name is checked against config.yaml above
+                report.add(f"metrics.json fidelity.{key}", a, b, "metrics.json was edited: its fidelity does "
+                           "not agree with env.json's, written by the same call")
     over = run.dir / "overrides.yaml"
     if over.is_file():
         try:
@@ -659,7 +671,8 @@ def verify_run(path: str | Path, *, write_tables: bool = False) -> Report:
         metrics_ok = not any(f.where.startswith(("metrics.json", "rows", "score", PREDICTIONS))
                              for f in report.findings)
         cause = TABLE_CAUSE if metrics_ok else causes.of_metrics(bool(res and res.differences))
-        if any(f.where.startswith("metrics.json") and "edited" in f.cause for f in report.findings):
+        if any(f.where.startswith("metrics.json") and f.cause.startswith("metrics.json was edited")
+               for f in report.findings):  # (not "rows: 1 edited": the tables then follow the rows' fault)
             cause = "metrics.json was edited (the tables follow from the file as the harness wrote it)"
         if write_tables and not metrics_ok:
             report.notes.append("tables not rewritten: metrics.json does not follow from the rows")

@@ -161,3 +161,32 @@ def test_a_torn_last_line_is_noted(made: Path, tmp_path: Path, caplog) -> None:
     with caplog.at_level("INFO"):
         assert main([str(run)]) == 0
     assert "predictions.jsonl: an incomplete last line (9 bytes" in caplog.text
+
+
+@pytest.mark.parametrize("tamper", ["delete", "garbage", "a list", "no fidelity"])
+def test_a_deleted_or_broken_env_json_is_a_finding(made: Path, tmp_path: Path, capsys, tamper: str) -> None:
+    """env.json holds the fidelity the run's metrics.json is checked against: without it a fidelity edit would
+    pass unseen."""
+    run = copy(made, tmp_path)
+    env = run / "env.json"
+    if tamper == "delete":
+        env.unlink()
+    elif tamper == "garbage":
+        env.write_text("x")
+    elif tamper == "a list":
+        env.write_text("[1, 2]")
+    else:
+        edit_json(env, lambda d: d.pop("fidelity"))
+    status, out = verify(capsys, run)
+    assert status == 1 and "env.json" in out, out
+
+
+def test_an_edited_row_is_the_cause_of_the_tables_too(made: Path, tmp_path: Path, capsys) -> None:
+    run = copy(made, tmp_path)
+    pred = run / "predictions.jsonl"
+    rows = [json.loads(x) for x in pred.read_text().splitlines()]
+    name = next(iter(rows[0]["systems"]))
+    rows[0]["systems"][name]["response"] = "Margaret Ellis"
+    pred.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    status, out = verify(capsys, run)
+    assert status == 1 and "rows: 1 edited" in out and "metrics.json was edited" not in out, out

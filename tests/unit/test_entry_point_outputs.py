@@ -56,3 +56,17 @@ def test_every_number_htmlrag_serve_takes_has_an_upper_bound(option: str, capsys
     with pytest.raises(SystemExit) as exit_:
         build_parser().parse_args(["serve", option, "1e30"])
     assert exit_.value.code == 2 and option in capsys.readouterr().err
+
+
+def test_verify_read_by_a_pipe_that_closes_early_still_fails_a_failed_run(tmp_path: Path) -> None:
+    """`htmlrag-paper verify results/ | head`: the verdict is the exit status even when nobody reads the lines."""
+    import shutil
+
+    run = sorted(p.parent for p in (ROOT / "results" / "frontier_wtq").glob("*/metrics.json"))[0]
+    copy = Path(shutil.copytree(run, tmp_path / "frontier_wtq" / run.name))
+    (copy / "tables" / "results.tex").unlink()  # a table missing: verify fails the run
+    for target, want in ((run, 0), (copy, 1)):
+        p = subprocess.Popen([sys.executable, "-m", "htmlrag_bench.eval.paper", "verify", "-q", str(target)], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        p.stdout.close()  # the reader is gone before the verdict is printed
+        assert p.wait(timeout=300) == want

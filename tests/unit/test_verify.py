@@ -58,6 +58,7 @@ def write_run(root: Path, rows: list[dict[str, Any]], *, subsets: bool = False, 
                         run_id=d.name, dataset="sample_pages", fidelity={"name": "ours", "deviations": []})
     summary |= {"rows": rows_record(rows), "metric_code": code or fingerprint(METRICS)}
     atomic_write(d / "metrics.json", dump_json(summary))
+    atomic_write(d / "env.json", dump_json({"fidelity": summary["fidelity"]}))  # written by the same call
     for rel, t in run_tables(summary, rows, run="quickstart/0123456789ab", caption="Demo table.",
                              subsets=["type"] if subsets else [], pairwise=subsets).items():
         atomic_write(d / "tables" / rel, t)
@@ -212,6 +213,7 @@ def _run_with(root: Path, rows: list[dict[str, Any]], scored: list[dict[str, Any
                         dataset="sample_pages", fidelity={"name": "ours", "deviations": []})
     summary |= {"rows": rows_record(rows), "metric_code": fingerprint(METRICS)}
     atomic_write(d / "metrics.json", dump_json(summary))
+    atomic_write(d / "env.json", dump_json({"fidelity": summary["fidelity"]}))
     for rel, t in run_tables(summary, scored, run="quickstart/0123456789ab", caption="Demo table.",
                              subsets=subsets, pairwise=bool(subsets)).items():
         atomic_write(d / "tables" / rel, t)
