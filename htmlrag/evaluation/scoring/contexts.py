@@ -193,8 +193,9 @@ def _usable(entry: Any, *, waterfall: bool) -> bool:
     if not isinstance(entry, dict) or entry.get("page_errors") or not isinstance(entry.get("context"), str):
         return False
     stages = entry.get("stage_tokens")
-    if not isinstance(stages, dict) or not all(isinstance(k, str) and type(v) is int for k, v in stages.items()):
-        return False
+    if not isinstance(stages, dict) or not all(isinstance(k, str) and isinstance(v, int | float)
+                                               and not isinstance(v, bool) for k, v in stages.items()):
+        return False  # (counts, and the cost ledger's "cost:..." figures, which may be floats)
     if not isinstance(entry.get("cost", {}), dict) or isinstance(entry.get("seconds", 0), bool) \
             or not isinstance(entry.get("seconds", 0), int | float):
         return False
