@@ -80,7 +80,7 @@ def test_a_folder_where_the_runs_rows_go_is_one_clear_line(tmp_path: Path) -> No
     pred.mkdir()
     out = _bench(tmp_path, tmp_path / "results")
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr[-3000:]
-    assert f"htmlrag-bench: error: {pred}: Is a directory" in out.stderr
+    assert f"htmlrag-bench: error: {pred}: not a regular file" in out.stderr
 
 
 @pytest.mark.parametrize("content", [b"\x1f\x8b\x08\x00garbage", None])
