@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Query, Request, UploadFile
 from fastapi.responses import Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from htmlrag.app.ask import AskRequest
 from htmlrag.app.pdfcheck import check_pdf
@@ -23,7 +23,28 @@ def state_of(request: Request) -> AppState:
     return request.app.state.app
 
 
-class AskBody(BaseModel):
+def _no_lone_surrogates(value: Any, where: str = "body") -> None:
+    """JSON's \\ud800 escapes make strings no encoding can write (to the database, a page, the response):
+    refused here, naming the field (a 422), instead of failing later as a 500."""
+    if isinstance(value, str):
+        if any("\ud800" <= c <= "\udfff" for c in value):
+            raise ValueError(f"{where}: holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _no_lone_surrogates(v, f"{where}[{i}]")
+
+
+class _Body(BaseModel):
+    """A JSON request body whose strings are all text."""
+
+    @model_validator(mode="after")
+    def _text(self) -> _Body:
+        for name in type(self).model_fields:
+            _no_lone_surrogates(getattr(self, name), name)
+        return self
+
+
+class AskBody(_Body):
     """A question (see :class:`htmlrag.app.ask.AskRequest`)."""
 
     question: str = Field(..., description="the question (at most 2000 characters)")
@@ -36,7 +57,7 @@ class AskBody(BaseModel):
     html_ranker: str = Field("bm25", description="bm25 | embed (HTML pages)")
 
 
-class PruneBody(BaseModel):
+class PruneBody(_Body):
     """One playground run: a sample by name or pasted HTML."""
 
     sample: str | None = Field(None, description="a sample page name (GET /api/samples)")

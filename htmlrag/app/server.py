@@ -115,9 +115,12 @@ def allowed_hosts(settings: AppSettings, extra: tuple[str, ...] = ()) -> list[st
 
 
 def _finite(value: Any) -> Any:
-    """``value`` with every NaN or infinite float written as a string (JSON has neither)."""
+    """``value`` with every NaN or infinite float written as a string (JSON has neither), and every lone
+    surrogate in a string as "?" (no encoding can write one)."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

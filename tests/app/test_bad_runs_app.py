@@ -156,3 +156,15 @@ def test_a_fifo_in_a_run_is_refused_at_once_never_waited_on(app: tuple, name: st
     if name == "predictions.jsonl":
         with pytest.raises(Exception, match="not a regular file"):
             RunStore.read_rows(run_a / name)
+
+
+@pytest.mark.parametrize(("route", "body"), [
+    ("/api/ask", '{"question": "\\ud800"}'), ("/api/ask", '{"question": "x", "cypher": "RETURN \'\\ud800\' AS x"}'),
+    ("/api/ask", '{"question": "x", "docs": ["a\\udfff"]}'),
+    ("/api/prune", '{"html": "<p>\\ud800</p>", "question": "x"}'),
+    ("/api/prune", '{"sample": "lighthouse.html", "question": "\\udc00"}'),
+])
+def test_a_lone_surrogate_in_a_json_string_is_a_422_naming_the_field(app: tuple, route: str, body: str) -> None:
+    client, _, _ = app
+    r = client.post(route, content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 422 and "surrogate" in r.text, (r.status_code, r.text[:300])
