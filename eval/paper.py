@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from htmlrag.core.errors import HtmlRagError
+from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.options import run_writing
 from htmlrag.evaluation.report import write_run_report, write_runs_report
 from htmlrag.evaluation.runs import (
@@ -320,6 +320,9 @@ def figure5_points(runs: Sequence[Run], metric: str | None = None) -> dict[str, 
     line). Values are x100."""
     key = sweep_key(runs)
     runs = select(runs)
+    unswept = [r.name for r in runs if r.get(key) is None]
+    if unswept:  # (a run without config.yaml, or one that does not set the swept value: no place on the x axis)
+        raise InputError(f"figure 5 sweeps {key}, which {', '.join(unswept[:5])} does not record (config.yaml)")
     panels = _panels(runs, key)
     out: dict[str, Any] = {"key": key, "datasets": {}}
     for panel in sorted(set(panels.values()), key=lambda p: (_dataset_order(p[0]), p[1])):

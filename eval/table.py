@@ -28,6 +28,7 @@ from htmlrag.core.options import run_writing
 from htmlrag.evaluation.runs import (
     Run,
     find_runs,
+    is_run,
     label_apart,
     place,
     reader_label,
@@ -83,6 +84,10 @@ def _main(argv: list[str] | None = None) -> int:
         runs = [r.check() for r in find_runs(args.runs)]
         if not runs:
             log.error("no metrics.json under %s", " ".join(args.runs))
+            return 2
+        if not args.out and is_run(Path(args.runs[0])):  # its tables/ are the run's own (verify checks them)
+            log.error("htmlrag-bench-table: error: %s is a run folder: its tables/ are the run's own; give --out "
+                      "(or name the experiment folder above it)", args.runs[0])
             return 2
         out = Path(args.out) if args.out else Path(args.runs[0]) / "tables"
         paths = write(runs, out, args.metrics, caption=args.caption)

@@ -181,7 +181,20 @@ def is_run(path: Path) -> bool:
     return path.is_dir() and ((path / "metrics.json").is_file() or (path / "config.yaml").is_file())
 
 
+def _not_regular(path: Path) -> str | None:
+    """A problem when ``path`` exists but is not a regular file (a folder, FIFO, socket, device): it is
+    neither read (a FIFO would block) nor taken for missing."""
+    try:
+        if path.exists() and not path.is_file():
+            return f"{path.name}: not a regular file (a folder, FIFO, socket or device)"
+    except OSError as exc:
+        return f"{path.name}: cannot be read ({exc})"
+    return None
+
+
 def _read_json(path: Path) -> tuple[Any, str | None]:
+    if (odd := _not_regular(path)) is not None:
+        return None, odd
     if not path.is_file():
         return None, None
     try:
@@ -214,6 +227,8 @@ def load_yaml(text: str) -> Any:
 def _read_yaml(path: Path) -> tuple[Any, str | None]:
     import yaml
 
+    if (odd := _not_regular(path)) is not None:
+        return None, odd
     if not path.is_file():
         return None, None
     try:

@@ -70,3 +70,31 @@ def test_verify_read_by_a_pipe_that_closes_early_still_fails_a_failed_run(tmp_pa
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, "HF_HUB_OFFLINE": "1"})
         p.stdout.close()  # the reader is gone before the verdict is printed
         assert p.wait(timeout=300) == want
+
+
+def test_tabling_one_run_never_overwrites_the_runs_own_tables(tmp_path: Path) -> None:
+    """`htmlrag-bench-table RUN_DIR` wrote the multi-run layout over the run's own tables/ (verify then failed
+    the run); without --out a run folder is refused, with --out it is tabled there."""
+    import shutil
+
+    run = sorted(p.parent for p in (ROOT / "results" / "frontier_wtq").glob("*/metrics.json"))[0]
+    copy = Path(shutil.copytree(run, tmp_path / "frontier_wtq" / run.name))
+    before = {p.name: p.read_bytes() for p in (copy / "tables").iterdir() if p.is_file()}
+    out = _run("htmlrag_bench.eval.table", str(copy))
+    assert out.returncode == 2 and "is a run folder" in out.stderr, out.stderr[-2000:]
+    assert {p.name: p.read_bytes() for p in (copy / "tables").iterdir() if p.is_file()} == before
+    ok = _run("htmlrag_bench.eval.table", str(copy), "--out", str(tmp_path / "t"))
+    assert ok.returncode == 0 and (tmp_path / "t" / "results.md").is_file(), ok.stderr[-2000:]
+
+
+def test_figure5_refuses_a_run_without_its_config_naming_it(tmp_path: Path) -> None:
+    import shutil
+
+    runs = sorted(p.parent for p in (ROOT / "results" / "frontier_wtq").glob("*/metrics.json"))
+    for r in runs:
+        shutil.copytree(r, tmp_path / "exp" / r.name)
+    bad = tmp_path / "exp" / runs[0].name / "config.yaml"
+    bad.unlink()
+    bad.mkdir()  # a folder where config.yaml goes
+    out = _run("htmlrag_bench.eval.paper", "figure5", str(tmp_path / "exp"), "--out", str(tmp_path / "f.png"))
+    assert out.returncode == 2 and "Traceback" not in out.stderr and "config.yaml" in out.stderr, out.stderr[-2000:]
