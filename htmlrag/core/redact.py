@@ -16,7 +16,9 @@ treated as secrets); ``redact(text, shapes=False)`` replaces only the known valu
 Of a known key-like secret of 12 characters or more (not a path or URL) **any 8 or more characters in a row**
 are redacted too, wherever they stand: a key cut short by truncation, or quoted in part by a service
 (``key ...SECRET123``); code should still redact *before* truncating: :func:`excerpt` does both in that order.
-A key spelled out with other characters between its own (``s k - 1 2 ...``) or encoded is not recognised. :func:`error_text` is the one way an exception becomes a row field or
+So are its pieces where some characters are written as URL, JSON or HTML escapes (``sk%2Dproj``,
+``sk\\u002dproj``, ``sk&#45;proj``). A key spelled out with other characters between its own (``s k - 1 2 ...``),
+or encoded as a whole (base64), is not recognised. :func:`error_text` is the one way an exception becomes a row field or
 a message. :func:`install` makes every log record redacted (message, arguments and traceback), for every logger
 and handler, by wrapping the logging record factory; readers and the evaluation entry point call it.
 """
@@ -99,9 +101,59 @@ def _pieces(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("(?=(?:" + "|".join(map(re.escape, grams)) + "))") if grams else None
 
 
+#: Characters written as escapes: URL (%2D), JSON/Python (\u002d), HTML (&#45; &#x2d;).
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&#[0-9]{1,7};|&#[xX][0-9A-Fa-f]{1,6};")
+
+
+def _unescaped(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` with the escapes of :data:`_ESCAPE` decoded, and for each decoded character where it starts and
+    ends in ``text`` (so a piece found in the decoded text is replaced where it stands)."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i = 0
+    for m in _ESCAPE.finditer(text):
+        for j in range(i, m.start()):
+            out.append(text[j])
+            starts.append(j)
+            ends.append(j + 1)
+        tok = m.group()
+        code = int(tok[1:], 16) if tok[0] == "%" else int(tok[2:], 16) if tok[1] == "u" else \
+            int(tok[3:-1], 16) if tok[2] in "xX" else int(tok[2:-1])
+        out.append(chr(code) if code < 0x110000 else "\ufffd")
+        starts.append(m.start())
+        ends.append(m.end())
+        i = m.end()
+    for j in range(i, len(text)):
+        out.append(text[j])
+        starts.append(j)
+        ends.append(j + 1)
+    return "".join(out), starts, ends
+
+
 def _redact_pieces(text: str, rx: re.Pattern[str]) -> str:
     """``text`` with every run of :data:`PIECE` or more characters of a key-like secret replaced (windows that
-    overlap or touch are one run)."""
+    overlap or touch are one run), also where some of its characters are written as escapes (``sk%2Dproj``)."""
+    spans = _spans(text, rx)
+    if _ESCAPE.search(text):
+        plain, starts, ends = _unescaped(text)
+        spans = sorted(spans + [[starts[a], ends[b - 1]] for a, b in _spans(plain, rx)])
+    if not spans:
+        return text
+    merged: list[list[int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    out, last = [], 0
+    for a, b in merged:
+        out += [text[last:a], REDACTED]
+        last = b
+    return "".join([*out, text[last:]])
+
+
+def _spans(text: str, rx: re.Pattern[str]) -> list[list[int]]:
     spans: list[list[int]] = []
     for m in rx.finditer(text):
         a = m.start()
@@ -109,13 +161,7 @@ def _redact_pieces(text: str, rx: re.Pattern[str]) -> str:
             spans[-1][1] = a + PIECE
         else:
             spans.append([a, a + PIECE])
-    if not spans:
-        return text
-    out, last = [], 0
-    for a, b in spans:
-        out += [text[last:a], REDACTED]
-        last = b
-    return "".join([*out, text[last:]])
+    return spans
 
 
 def redact(text: object, secrets: Iterable[str] | None = None, *, shapes: bool = True) -> str:

@@ -98,3 +98,22 @@ def test_pieces_of_a_path_valued_credential_variable_are_not_secrets(monkeypatch
     monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/ssh-XXXXabcdef/agent.1234")
     assert redact.redact("cannot open /tmp/ssh-other/file") == "cannot open /tmp/ssh-other/file"
     assert redact.redact("sock /tmp/ssh-XXXXabcdef/agent.1234 gone") == "sock [REDACTED] gone"
+
+
+@pytest.mark.parametrize("written", [
+    lambda k: k.replace("-", "%2D"), lambda k: k.replace("-", "%2d"), lambda k: k.replace("-", "\\u002d"),
+    lambda k: k.replace("-", "&#45;"), lambda k: k.replace("-", "&#x2D;"),
+    lambda k: "".join(f"%{ord(c):02x}" for c in k[:12]), lambda k: "".join(f"\\u{ord(c):04x}" for c in k[8:20]),
+])
+def test_a_key_partly_written_as_escapes_is_still_redacted(written) -> None:
+    """A service or a log quoting the key URL-, JSON- or HTML-escaped: no 8 of its characters in a row survive,
+    once decoded; text with escapes and no key is left as it is."""
+    import html
+    import urllib.parse
+
+    out = redact.redact(f"error for key {written(KEY)}.")
+    decoded = html.unescape(urllib.parse.unquote(out.encode().decode("unicode_escape")))
+    assert all(KEY[i:i + 8] not in decoded for i in range(len(KEY) - 7)), out
+    assert out.startswith("error for key [REDACTED]")
+    plain = "100% sure, a &amp; b, caf\\u00e9 %20 &#45;"
+    assert redact.redact(plain) == plain
