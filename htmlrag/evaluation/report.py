@@ -40,6 +40,7 @@ from htmlrag.evaluation.runs import label_apart, run_name
 from htmlrag.evaluation.scoring.metrics import get_metric
 from htmlrag.evaluation.scoring.stages import ORDER
 from htmlrag.evaluation.store import atomic_write, dump_json
+from htmlrag.evaluation.summary import errors_caption
 from htmlrag.evaluation.tables import Column, Table
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ class FrontierRow:
 
 
 def frontier_table(rows: Sequence[FrontierRow], metric: str, ours: str, *, caption: str = "", alpha: float = 0.05,
-                   settings: IntervalSettings | None = None, higher_is_better: bool = True) -> Table:
+                   settings: IntervalSettings | None = None, higher_is_better: bool = True, errors: str = "") -> Table:
     """A :class:`~htmlrag.evaluation.tables.Table`: per budget the metric (with its interval) and the mean context
     tokens, then the area under the frontier; † on ``ours`` where it beats every other line of its row group
     (adjusted over every comparison of the table)."""
@@ -89,7 +90,7 @@ def frontier_table(rows: Sequence[FrontierRow], metric: str, ours: str, *, capti
         for col in cols:
             prov[col.key][key] = [r.source]
     notes = [f"Columns per budget: {metric} (%) with its 95% bootstrap interval, and the mean context tokens. "
-             f"area: {AUC_DEFINITION} (x100)."]
+             f"area: {AUC_DEFINITION} (x100).", *([errors] if errors else [])]
     return Table(cols, [(r.group, r.label) for r in rows], values, tests, ours=ours, caption=caption, alpha=alpha,
                  notes=notes, provenance=prov, intervals=intervals, correction=s.correction, power=s.power)
 
@@ -132,7 +133,8 @@ def write_frontiers(summary: Mapping[str, Any], tables: Path, plots: Path, sourc
             continue
         table = frontier_table(rows, m, summary["frontier"]["ours"], alpha=float(summary.get("alpha", 0.05)),
                                caption=caption or f"{m} at each context budget, from one ranking per question",
-                               settings=settings, higher_is_better=get_metric(m).higher_is_better)
+                               settings=settings, higher_is_better=get_metric(m).higher_is_better,
+                               errors=errors_caption([summary]))
         out += list(write_formats(table, tables, f"frontier_{m}").values())
         out.append(plot_frontier(_lines(rows), m, plots / f"frontier_{m}.png"))
     return out
@@ -145,7 +147,7 @@ def recorded_settings(summary: Mapping[str, Any]) -> IntervalSettings:
     return IntervalSettings(**{k: rec[k] for k in keys if k in rec})
 
 
-def waterfall_grid(waterfall: Mapping[str, Mapping[str, Any]], caption: str = "") -> Grid:
+def waterfall_grid(waterfall: Mapping[str, Mapping[str, Any]], caption: str = "", errors: str = "") -> Grid:
     """Per system: the share of questions holding the gold answer through each stage, the stage that loses
     most (with its loss) and the answers right without the context holding the gold."""
     names = list(dict.fromkeys(st for w in waterfall.values() for st in w["stages"]))
@@ -162,11 +164,12 @@ def waterfall_grid(waterfall: Mapping[str, Mapping[str, Any]], caption: str = ""
                      cell(worst or "(none)"), cell(lost[worst] / n if worst else 0.0, "{:.1f}", 100),
                      cell(w.get("answer_without_context", 0), "{:d}")])
     notes = ["Held through a stage (%): every stage up to it holds the gold answer (the run's containment rule, "
-             "htmlrag.evaluation.waterfall). loss: the share of questions lost at the stage that loses most."]
+             "htmlrag.evaluation.waterfall). loss: the share of questions lost at the stage that loses most.",
+             *([errors] if errors else [])]
     return Grid(header, rows, caption or "Where the gold answer is lost: stage-loss waterfall", notes)
 
 
-def cost_grid(cost: Mapping[str, Any], caption: str = "") -> Grid:
+def cost_grid(cost: Mapping[str, Any], caption: str = "", errors: str = "") -> Grid:
     """Quality and cost per system (means per question) with the Pareto front marked."""
     prices = cost["prices"]
     models = sorted({m for rec in cost["systems"].values() for m in rec["tokens"]})
@@ -184,7 +187,8 @@ def cost_grid(cost: Mapping[str, Any], caption: str = "") -> Grid:
     notes = [f"Price table {prices['name']!r}: per million tokens {json.dumps(prices['models'], sort_keys=True)}, "
              f"GPU-hour {prices['gpu_hour']}, CPU-hour {prices['cpu_hour']} ({prices['currency']}). Pareto: on the "
              f"front of {cost['metric']} against {cost['axis']} per question. Tokens and seconds: means per question.",
-             *([f"Unpriced models (tokens reported, not priced): {', '.join(unpriced)}."] if unpriced else [])]
+             *([f"Unpriced models (tokens reported, not priced): {', '.join(unpriced)}."] if unpriced else []),
+             *([errors] if errors else [])]
     return Grid(header, rows, caption or "Quality and cost per question", notes)
 
 
@@ -202,7 +206,8 @@ def write_run_report(run_dir: Path, summary: Mapping[str, Any], rows: Sequence[M
     out = write_frontiers(summary, tables, plots, run_name(run_dir))  # relative to the results root
     if summary.get("waterfall"):
         falls = {s: summary["waterfall"][s] for s in _in_order(summary, summary["waterfall"])}
-        out += list(write_formats(waterfall_grid(falls), tables, "waterfall").values())
+        out += list(write_formats(waterfall_grid(falls, errors=errors_caption([summary])), tables,
+                                  "waterfall").values())
         out.append(plot_waterfall(falls, plots / "waterfall.png"))
     if prices is None:
         recorded = json.loads((run_dir / "cost.json").read_text()) if (run_dir / "cost.json").is_file() else {}
@@ -210,7 +215,8 @@ def write_run_report(run_dir: Path, summary: Mapping[str, Any], rows: Sequence[M
     cost = cost_summary(rows, summary, prices)
     if cost:
         atomic_write(run_dir / "cost.json", dump_json(cost))
-        out += [run_dir / "cost.json", *write_formats(cost_grid(cost), tables, "cost").values()]
+        out += [run_dir / "cost.json",
+                *write_formats(cost_grid(cost, errors=errors_caption([summary])), tables, "cost").values()]
         axis = "money" if cost["axis"] == "money" else "seconds"
         points = [{"label": s, "cost": r[axis], "quality": r["quality"], "interval": r["interval"], "front": r["front"]}
                   for s, r in cost["systems"].items()]
@@ -257,6 +263,7 @@ def write_runs_report(runs: Sequence[Any], out: Path, metrics: Sequence[str] | N
     if ours not in labels:
         raise ValueError(f"--ours {ours!r} is not a run label; labels: {labels}")
     settings = recorded_settings(runs[0].summary)
+    errors = errors_caption([r.summary for r in runs], labels)
     written: list[Path] = []
     for m in metrics or runs[0].summary.get("metric_names") or []:
         rows = cross_run_frontier(runs, labels, m, ours, settings)
@@ -264,7 +271,7 @@ def write_runs_report(runs: Sequence[Any], out: Path, metrics: Sequence[str] | N
             continue
         table = frontier_table(rows, m, ours, alpha=float(runs[0].summary.get("alpha", 0.05)), settings=settings,
                                caption=f"{m} at each context budget; each run against {ours}",
-                               higher_is_better=get_metric(m).higher_is_better)
+                               higher_is_better=get_metric(m).higher_is_better, errors=errors)
         table.notes.append("Runs: " + "; ".join(f"{lb}: {r.name}" for r, lb in zip(runs, labels, strict=True)))
         written += list(write_formats(table, out / "tables", f"frontier_{m}").values())
         written.append(plot_frontier(_lines(rows), m, out / "plots" / f"frontier_{m}.png"))
@@ -272,7 +279,7 @@ def write_runs_report(runs: Sequence[Any], out: Path, metrics: Sequence[str] | N
     falls = {f"{s} ({lb})": r.summary["waterfall"][s] for r, lb in zip(runs, labels, strict=True)
              for s in _in_order(r.summary, r.summary.get("waterfall") or {})}
     if falls:
-        grid = waterfall_grid(falls)
+        grid = waterfall_grid(falls, errors=errors)
         grid.notes.append(sources)
         written += list(write_formats(grid, out / "tables", "waterfall").values())
         written.append(plot_waterfall(falls, out / "plots" / "waterfall.png"))
@@ -284,7 +291,7 @@ def write_runs_report(runs: Sequence[Any], out: Path, metrics: Sequence[str] | N
         front = pareto_front({s: (rec["quality"], rec[merged["axis"]]) for s, rec in merged["systems"].items()})
         for s, rec in merged["systems"].items():
             rec["front"] = s in front
-        grid = cost_grid(merged)
+        grid = cost_grid(merged, errors=errors)
         grid.notes.append(sources + " (each run's cost.json; its price table)")
         written += list(write_formats(grid, out / "tables", "cost").values())
     return written

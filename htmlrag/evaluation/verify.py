@@ -53,7 +53,7 @@ from htmlrag.evaluation.store import (
     row_digest,
     rows_record,
 )
-from htmlrag.evaluation.summary import fidelity_caption, summarize
+from htmlrag.evaluation.summary import errors_caption, fidelity_caption, summarize
 from htmlrag.evaluation.table_diff import close, diff_table
 
 log = logging.getLogger(__name__)
@@ -556,13 +556,14 @@ def report_tables(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
                 out.update(_formats(frontier_table(
                     lines, m, summary["frontier"]["ours"], alpha=float(summary.get("alpha", 0.05)),
                     caption=f"{m} at each context budget, from one ranking per question", settings=settings,
-                    higher_is_better=get_metric(m).higher_is_better), f"frontier_{m}"))
+                    higher_is_better=get_metric(m).higher_is_better, errors=errors_caption([summary])),
+                    f"frontier_{m}"))
     if summary.get("waterfall"):
         falls = {s: summary["waterfall"][s] for s in _in_order(summary, summary["waterfall"])}
-        out.update(_formats(waterfall_grid(falls), "waterfall"))
+        out.update(_formats(waterfall_grid(falls, errors=errors_caption([summary])), "waterfall"))
     cost = cost_summary(rows, summary, _prices(run)) if rows else {}
     if cost:
-        out.update(_formats(cost_grid(cost), "cost"))
+        out.update(_formats(cost_grid(cost, errors=errors_caption([summary])), "cost"))
     return out, json.loads(json.dumps(cost))
 
 

@@ -190,3 +190,23 @@ def test_an_edited_row_is_the_cause_of_the_tables_too(made: Path, tmp_path: Path
     pred.write_text("".join(json.dumps(r) + "\n" for r in rows))
     status, out = verify(capsys, run)
     assert status == 1 and "rows: 1 edited" in out and "metrics.json was edited" not in out, out
+
+
+def test_every_table_of_a_run_with_error_rows_says_how_many(tmp_path: Path, capsys) -> None:
+    """run.allow_errors=true: the run's results, frontier, waterfall and cost tables all name the error rows
+    (only results.* did), and the run verifies."""
+    pages = tmp_path / "pages"
+    shutil.copytree(ROOT / "data" / "pages", pages)
+    (pages / "tea-garden.html").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)  # not a page
+    out = subprocess.run([sys.executable, "-m", "htmlrag_bench.eval.app", "experiment=quickstart", "reader=fake",
+                          "metric=short", "run.allow_errors=true", "run.progress=false", "pruner.budgets=[64,128]",
+                          f"dataset.loader.path={pages}", f"paths.results={tmp_path / 'r'}",
+                          f"paths.cache={tmp_path / 'c'}"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    (run,) = [p.parent for p in (tmp_path / "r" / "quickstart").glob("*/metrics.json")]
+    mds = sorted((run / "tables").glob("*.md"))
+    assert {p.stem.split("_")[0] for p in mds} >= {"results", "frontier", "waterfall", "cost"}
+    for md in mds:
+        assert "Error rows (not scored): " in md.read_text(), md.name
+    status, text = verify(capsys, run)
+    assert status == 0, text
