@@ -61,23 +61,25 @@ def _handler(stub: Stub):
                     time.sleep(stub.delay)
                 if mode == "sleep":
                     time.sleep(1.0)
-                if mode in ("429", "500", "503"):
-                    self._send(int(mode), b'{"error": "busy"}', {"Retry-After": "0"} if mode == "429" else {})
-                elif mode == "malformed":
-                    self._send(200, b"<html>gateway says hi</html>")
-                elif mode == "nochoices":
-                    self._send(200, b'{"choices": []}')
-                elif mode == "filtered":
-                    self._send(200, b'{"choices": [{"message": {"content": ""}, "finish_reason": "content_filter"}]}')
-                elif mode == "400":
-                    self._send(400, b'{"error": "bad request"}')
-                else:
-                    out = {"choices": [{"message": {"role": "assistant", "content": f" {stub.answer} "}}],
-                           "usage": {"prompt_tokens": 42}}
-                    self._send(200, json.dumps(out).encode())
             finally:
+                # counted done before the answer is sent: the client may send its next request as soon as it
+                # has read this answer, before this handler would otherwise have counted it done
                 with stub.lock:
                     stub.inflight -= 1
+            if mode in ("429", "500", "503"):
+                self._send(int(mode), b'{"error": "busy"}', {"Retry-After": "0"} if mode == "429" else {})
+            elif mode == "malformed":
+                self._send(200, b"<html>gateway says hi</html>")
+            elif mode == "nochoices":
+                self._send(200, b'{"choices": []}')
+            elif mode == "filtered":
+                self._send(200, b'{"choices": [{"message": {"content": ""}, "finish_reason": "content_filter"}]}')
+            elif mode == "400":
+                self._send(400, b'{"error": "bad request"}')
+            else:
+                out = {"choices": [{"message": {"role": "assistant", "content": f" {stub.answer} "}}],
+                       "usage": {"prompt_tokens": 42}}
+                self._send(200, json.dumps(out).encode())
 
         def _send(self, code: int, data: bytes, headers: dict | None = None) -> None:
             try:
