@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
-from htmlrag.core.options import integer, number, run_writing
+from htmlrag.core.options import check_output_dir, check_output_file, integer, number, run_writing
 from htmlrag.data import load_page_questions, load_wtq_html
 from htmlrag.factory import make_ranker
 from htmlrag.html.blocktree import build_block_tree
@@ -101,6 +101,10 @@ def step1_items(items: list[Any], budget: int, counter: Any, max_words: int = 25
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Build and write the samples; returns the stats report (also written to ``stats.json``)."""
+    check_output_dir(args.out, "--out")  # before the work: a file or FIFO where the folder goes is named at once
+    if args.single_file:
+        check_output_file(args.out / f"{args.name or 'x'}.jsonl", "--out")
+    check_output_file(args.out / "stats.json", "--out")
     if args.wtq is not None:
         items, source = load_wtq_html(args.wtq, order="shuffled"), "wtq-html-qa"
         default_name = args.wtq.resolve().name

@@ -364,7 +364,7 @@ def test_train_data_outputs_that_cannot_be_written(tmp_path: Path) -> None:
     r = run("--pages", str(SAMPLES / "questions.jsonl"), "--out", str(existing), "--limit", "1", "--no-progress",
             module="htmlrag_bench.training.build_data")
     err = r.stderr.decode()
-    assert r.returncode == 1 and f"{existing} is not a folder" in err and "Traceback" not in err, err
+    assert r.returncode == 1 and f"{existing}: not a folder" in err and "Traceback" not in err, err
     with pytest.raises(InputError, match=r"is a folder"):
         write_jsonl([{"a": 1}], tmp_path)
     with pytest.raises(InputError, match=rf"{existing} is not a folder"):
@@ -391,3 +391,18 @@ def test_graph_build_tells_how_to_use_a_damaged_pdf() -> None:
     msg = _cli_error("x.pdf: PDF is truncated (no %EOF marker at the end); pages or text may be missing "
                      "(pass repair=True to accept)")
     assert "repair=True" not in msg and msg.startswith("x.pdf: PDF is truncated") and "repair it first" in msg
+
+
+def test_train_data_names_a_bad_out_before_building_anything(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FIFO (or a file) where htmlrag-train-data's output folder goes is refused before any sample is built."""
+    import os
+
+    import htmlrag_bench.training.build_data as bd
+
+    built = []
+    monkeypatch.setattr(bd, "build_samples", lambda *a, **k: built.append(1) or ([], None))
+    fifo = tmp_path / "out"
+    os.mkfifo(fifo)
+    pages = Path(__file__).resolve().parents[2] / "data" / "pages" / "questions.jsonl"
+    assert bd.main(["--pages", str(pages), "--out", str(fifo), "--limit", "1", "--no-progress"]) == 1
+    assert not built
