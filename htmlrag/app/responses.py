@@ -16,7 +16,7 @@ from htmlrag.app.files import PathRefused
 from htmlrag.app.library import Busy, NoCorpus
 from htmlrag.app.settings import AppSettings
 from htmlrag.app.uploads import UploadError
-from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.core.errors import HtmlRagError, InputError, os_error_text
 from htmlrag.core.redact import redact
 
 #: OSErrors of a file that is not what the app expects there (a folder, missing, unreadable): a 400 naming it.
@@ -52,7 +52,7 @@ def message_of(exc: Exception, settings: AppSettings) -> str:
     """What the user sees: the error's own message (library errors name the input and the problem), redacted;
     for unexpected errors only their type (details go to the server log)."""
     if _file_of(exc):  # an OSError naming a file: which file and what is wrong with it, never more
-        text = f"{_file_of(exc)}: {exc.strerror or type(exc).__name__}"  # type: ignore[attr-defined]
+        text = os_error_text(exc)  # type: ignore[arg-type]
     elif isinstance(exc, HtmlRagError | PermissionError):
         text = str(exc)
     else:

@@ -6,6 +6,8 @@ names the input and the problem. Errors from inside parsers or models are wrappe
 
 from __future__ import annotations
 
+import errno
+
 
 class HtmlRagError(Exception):
     """Base class for all errors raised deliberately by htmlrag."""
@@ -49,7 +51,22 @@ def user_error(exc: BaseException) -> HtmlRagError | None:
         if isinstance(cur, HtmlRagError):
             return cur
         if isinstance(cur, _PLACE_ERRORS) and cur.filename:
-            return HtmlRagError(f"{cur.filename}: {cur.strerror or type(cur).__name__}")
+            return HtmlRagError(os_error_text(cur))
         seen.add(id(cur))
         cur = cur.__cause__ or cur.__context__
     return None
+
+
+#: errno values of a failed write to a stream (stdout) rather than to a named file
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EPIPE, errno.EBADF}
+
+
+def os_error_text(exc: OSError) -> str:
+    """``<file>: <reason>`` for an OSError (a write to stdout without a file name is ``<stdout>``)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is not None:
+        name = exc.filename if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
+        return f"{name}: {reason}"
+    if exc.errno in _WRITE_ERRNOS:
+        return f"<stdout>: cannot write: {reason}"
+    return reason

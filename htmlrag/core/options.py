@@ -9,7 +9,6 @@ outside the option's range is refused at parsing with ``<prog>: error: argument 
 from __future__ import annotations
 
 import argparse
-import errno
 import math
 import os
 import stat
@@ -17,7 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from htmlrag.core.errors import InputError
+from htmlrag.core.errors import InputError, os_error_text
 
 
 def _fmt(v: float) -> str:
@@ -183,21 +182,6 @@ def run_writing(prog: str, body: Callable[[], int]) -> int:
         _drop_stdout()
         print(f"{prog}: error: {os_error_text(exc)}", file=sys.stderr)
         return 1
-
-
-#: errno values of a failed write to a stream (stdout) rather than to a named file
-_WRITE_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EPIPE, errno.EBADF}
-
-
-def os_error_text(exc: OSError) -> str:
-    """``<file>: <reason>`` for an OSError (a write to stdout without a file name is ``<stdout>``)."""
-    reason = exc.strerror or str(exc) or type(exc).__name__
-    if exc.filename is not None:
-        name = exc.filename if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
-        return f"{name}: {reason}"
-    if exc.errno in _WRITE_ERRNOS:
-        return f"<stdout>: cannot write: {reason}"
-    return reason
 
 
 def _drop_stdout() -> None:

@@ -132,12 +132,17 @@ def write_frontiers(summary: Mapping[str, Any], tables: Path, plots: Path, sourc
         if not rows:
             continue
         table = frontier_table(rows, m, summary["frontier"]["ours"], alpha=float(summary.get("alpha", 0.05)),
-                               caption=caption or f"{m} at each context budget, from one ranking per question",
+                               caption=caption or run_frontier_caption(m),
                                settings=settings, higher_is_better=get_metric(m).higher_is_better,
                                errors=errors_caption([summary]))
         out += list(write_formats(table, tables, f"frontier_{m}").values())
         out.append(plot_frontier(_lines(rows), m, plots / f"frontier_{m}.png"))
     return out
+
+
+def run_frontier_caption(metric: str) -> str:
+    """The caption of one run's frontier table (its writer's and :mod:`~htmlrag.evaluation.verify`'s)."""
+    return f"{metric} at each context budget, from one ranking per question"
 
 
 def recorded_settings(summary: Mapping[str, Any]) -> IntervalSettings:

@@ -37,7 +37,14 @@ from typing import Any
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.fingerprint import METRICS, fingerprint
 from htmlrag.evaluation.costs import PriceTable, cost_summary
-from htmlrag.evaluation.report import _in_order, _run_rows, cost_grid, frontier_table, waterfall_grid
+from htmlrag.evaluation.report import (
+    _in_order,
+    _run_rows,
+    cost_grid,
+    frontier_table,
+    run_frontier_caption,
+    waterfall_grid,
+)
 from htmlrag.evaluation.report import recorded_settings as report_settings
 from htmlrag.evaluation.rescore import Rescored, judgments, rescore
 from htmlrag.evaluation.run_tables import recorded_settings, run_tables, subset_value
@@ -555,7 +562,7 @@ def report_tables(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
             if lines:
                 out.update(_formats(frontier_table(
                     lines, m, summary["frontier"]["ours"], alpha=float(summary.get("alpha", 0.05)),
-                    caption=f"{m} at each context budget, from one ranking per question", settings=settings,
+                    caption=run_frontier_caption(m), settings=settings,
                     higher_is_better=get_metric(m).higher_is_better, errors=errors_caption([summary])),
                     f"frontier_{m}"))
     if summary.get("waterfall"):
