@@ -41,7 +41,7 @@ from htmlrag.core.logs import quiet_third_party
 from htmlrag.evaluation.costs import PriceTable
 from htmlrag.evaluation.report import write_run_report
 from htmlrag.evaluation.run_tables import run_tables
-from htmlrag.evaluation.runs import run_name
+from htmlrag.evaluation.runs import config_record, run_name
 from htmlrag.evaluation.scoring.loop import EvalSettings, evaluate
 from htmlrag.evaluation.scoring.stages import resolve_rule
 from htmlrag.evaluation.store import atomic_write, has_error, rows_record
@@ -113,7 +113,7 @@ def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]
     summary = summarize(rows, systems, metrics, ours=cfg.system_name, experiment=cfg.name, run_id=store.run_id,
                         dataset=cfg.dataset.name, alpha=cfg.metric.alpha, fidelity=fidelity.describe(cfg),
                         reader=reader, intervals=interval_settings(cfg.metric))
-    summary |= {"rows": record, "metric_code": fingerprint(METRICS)}
+    summary |= {"rows": record, "metric_code": fingerprint(METRICS), "config": config_record(store.dir)}
     store.write_json("metrics.json", summary)
     try:  # per type/domain tables and pairwise t-tests (docqa.*) come from the values the rows recorded
         tables = run_tables(summary, rows, run=run_name(store.dir), caption=cfg.caption,

@@ -75,9 +75,11 @@ def main(argv: list[str] | None = None) -> int:
         for note in r.notes:
             log.info("%s: %s", r.run, note)
     if args.write_tables:
-        print(f"tables rewritten: {sum(1 for r in reports if not any('not rewritten' in n for n in r.notes))} of "
-              f"{len(reports)} runs")
-        return 0
+        kept = [r for r in reports if any("not rewritten" in n for n in r.notes) or not r.ok]
+        if kept:  # (a run whose files disagree with its records keeps its tables: say why, and fail)
+            print(render(kept)[0], flush=True)
+        print(f"tables rewritten: {len(reports) - len(kept)} of {len(reports)} runs")
+        return 1 if kept else 0
     text, status = render(reports)
     try:
         print(text, flush=True)

@@ -20,9 +20,16 @@ from omegaconf import DictConfig
 from htmlrag.core.cache import SqliteCache, content_key
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.fingerprint import PDF_CORPUS, PDF_ROWS, fingerprint
-from htmlrag.docqa.agreement import agreement, disagreements
-from htmlrag.docqa.judge import JudgeItem, LLMJudge, ReaderChat, summarize_verdicts
-from htmlrag.evaluation.grid import Grid, cell, write_formats
+from htmlrag.docqa.judge import (
+    JudgeItem,
+    LLMJudge,
+    ReaderChat,
+    judge_report,
+    judgment_record,
+    judgments_record,
+)
+from htmlrag.evaluation.grid import write_formats
+from htmlrag.evaluation.report import judge_grid
 from htmlrag.evaluation.scoring.loop import System
 from htmlrag.evaluation.store import atomic_write
 from htmlrag.superrag.build.corpus import CorpusConfig
@@ -210,59 +217,22 @@ def _judge_scores(slots: list[tuple[str, str, dict[str, Any]]], draws: list[list
 
 def _write_judgments(cfg: DictConfig, store: Any, slots: list[tuple[str, str, dict[str, Any]]],
                      draws: list[list[Any]], second: list[list[Any]] | None, model: str) -> None:
-    """``judgments.jsonl`` (one line per answer, its draws and the second judge's) and ``judge.json`` (counts per
-    status, the agreement of the draws and of the two models, the flagged answers)."""
-    lines, per_system = [], {}
-    for i, ((rid, s, _), vs) in enumerate(zip(slots, draws, strict=True)):
-        per_system.setdefault(s, []).append(i)
-        rec = {"id": rid, "system": s, "status": vs[0].status, "score": vs[0].score, "reply": vs[0].raw,
-               "cached": vs[0].cached}
-        if len(vs) > 1:
-            rec["draws"] = [{"score": v.score, "status": v.status, "reply": v.raw} for v in vs]
-        if second is not None:
-            rec["second"] = [{"score": v.score, "status": v.status, "reply": v.raw} for v in second[i]]
-        lines.append(json.dumps(rec, ensure_ascii=False))
-    atomic_write(store.dir / "judgments.jsonl", "\n".join(lines) + ("\n" if lines else ""))
-    flat = [v for vs in draws for v in vs]
-    matrix = [[v.score for v in vs] for vs in draws]
-    both = [m + [v.score for v in w] for m, w in zip(matrix, second, strict=True)] if second is not None else None
-    report: dict[str, Any] = {
-        "judge": cfg.judge.name, "model": model, "draws": int(cfg.judge.draws), "overall": summarize_verdicts(flat),
-        "systems": {s: summarize_verdicts([v for i in idx for v in draws[i]]) for s, idx in per_system.items()},
-        "agreement": {"draws": {"all": agreement(matrix),
-                                **{s: agreement([matrix[i] for i in idx]) for s, idx in per_system.items()}}},
-        "flagged": [{"id": slots[i][0], "system": slots[i][1], "verdicts": matrix[i]} for i in disagreements(matrix)],
-    }
-    if both is not None:
-        report["agreement"]["models"] = {"all": agreement(both),
-                                         **{s: agreement([both[i] for i in idx]) for s, idx in per_system.items()}}
-        report["second_model"] = str(plain(cfg.judge.second).get("model", ""))
+    """``judgments.jsonl`` (one line per answer, its draws and the second judge's) and ``judge.json``
+    (:func:`htmlrag.docqa.judge.judge_report`, from those lines: ``htmlrag-paper verify`` recomputes it)."""
+    records = [judgment_record(rid, s, vs, second[i] if second is not None else None)
+               for i, ((rid, s, _), vs) in enumerate(zip(slots, draws, strict=True))]
+    atomic_write(store.dir / "judgments.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    report = judge_report(records, judge=cfg.judge.name, model=model, draws=int(cfg.judge.draws),
+                          second_model=str(plain(cfg.judge.second).get("model", "")) if second is not None else None)
+    report["judgments"] = judgments_record(records)
     store.write_json("judge.json", report)
     log.info("judge: %s; agreement of the draws: %s", json.dumps(report["overall"]),
              json.dumps(report["agreement"]["draws"]["all"]))
 
 
 def write_judge_table(cfg: DictConfig, store: Any, summary: dict[str, Any]) -> None:
-    """``tables/judge_agreement.{md,csv,tex}``: per system the judged score with its interval, the verdicts'
-    agreement (Krippendorff's alpha of the draws, and of the two models) and the answers flagged."""
+    """``tables/judge_agreement.{md,csv,tex}`` (:func:`htmlrag.evaluation.report.judge_grid`)."""
     if not cfg.judge.enabled or not (store.dir / "judge.json").is_file():
         return
-
     report = json.loads((store.dir / "judge.json").read_text(encoding="utf-8"))
-    draws, models = report["agreement"]["draws"], report["agreement"].get("models") or {}
-    header = ["system", "judge (%)", "95% interval", "draws", "alpha (draws)", "flagged", "alpha (two models)"]
-    rows = []
-    for s in [*summary.get("system_order", []), "all"]:
-        if s not in draws:
-            continue
-        e = summary["systems"].get(s, {})
-        ci = (e.get("intervals") or {}).get("judge")
-        rows.append([cell(s), cell((e.get("metrics") or {}).get("judge"), "{:.2f}", 100),
-                     cell(f"[{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]" if ci else None), cell(report["draws"], "{:d}"),
-                     cell(draws[s]["alpha"], "{:.3f}"), cell(draws[s]["disagreements"], "{:d}"),
-                     cell((models.get(s) or {}).get("alpha"), "{:.3f}")])
-    notes = [f"Judge {report['judge']} ({report['model']}), {report['draws']} draw(s) per answer; alpha: "
-             "Krippendorff's alpha (nominal) over the verdicts, draws as raters (htmlrag.docqa.agreement); flagged: "
-             "answers whose draws disagree (listed in judge.json). The judged score is the mean verdict over the draws, "
-             "its interval the run's bootstrap over questions."]
-    write_formats(Grid(header, rows, "LLM judge: score and agreement", notes), store.dir / "tables", "judge_agreement")
+    write_formats(judge_grid(report, summary), store.dir / "tables", "judge_agreement")

@@ -5,8 +5,9 @@ second judge model.
 level_of_measurement="nominal")``) over the verdicts, raters x answers: each draw of a judge is a rater, each
 judged answer a unit, a missing verdict (unparsable reply, failed request) a missing value. alpha = 1 means
 every draw gave every answer the same verdict; 0, agreement no better than chance given how often each verdict
-occurs. It is undefined (``None``, with the reason) with fewer than two raters or when only one verdict value
-occurs at all (then there is nothing to disagree on).
+occurs. Answers with fewer than two valid verdicts do not enter it (as in Krippendorff's definition). It is
+undefined (``None``, with the reason) with fewer than two raters, when no answer has two valid verdicts, or when
+the answers that do hold only one verdict value (then there is nothing to disagree on).
 
 An answer is **flagged** when its valid verdicts are not all equal.
 """
@@ -23,7 +24,12 @@ def krippendorff_alpha(verdicts: Sequence[Sequence[int | None]]) -> tuple[float 
     raters = max((len(v) for v in items), default=0)
     if raters < 2:
         return None, "fewer than two draws per answer"
-    values = {x for v in items for x in v if x is not None}
+    # only answers with two or more valid verdicts can be compared (the package raises without one, and gives
+    # NaN when those answers' verdicts are all one value although other answers hold another)
+    pairable = [v for v in items if sum(x is not None for x in v) >= 2]
+    if not pairable:
+        return None, "no answer has two valid verdicts (the others' replies were unparsable or failed)"
+    values = {x for v in pairable for x in v if x is not None}
     if len(values) < 2:
         return None, "every verdict is the same value (nothing to disagree on)"
     import krippendorff

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
@@ -227,3 +227,69 @@ def summarize_verdicts(verdicts: Sequence[Verdict]) -> dict[str, float | int]:
         "accuracy_valid_only": sum(v.judge for v in ok) / len(ok) if ok else 0.0,
         "invalid_rate": (n - len(ok)) / n if n else 0.0,
     }
+
+
+def judgment_record(rid: str, system: str, draws: Sequence[Verdict], second: Sequence[Verdict] | None) -> dict[str, Any]:
+    """One line of a run's ``judgments.jsonl``: the first draw's verdict, every draw (when there are several)
+    and the second judge model's draws."""
+    rec: dict[str, Any] = {"id": rid, "system": system, "status": draws[0].status, "score": draws[0].score,
+                           "reply": draws[0].raw, "cached": draws[0].cached}
+    if len(draws) > 1:
+        rec["draws"] = [{"score": v.score, "status": v.status, "reply": v.raw, "cached": v.cached} for v in draws]
+    if second is not None:
+        rec["second"] = [{"score": v.score, "status": v.status, "reply": v.raw, "cached": v.cached} for v in second]
+    return rec
+
+
+def _verdicts(rec: Mapping[str, Any], key: str) -> list[Verdict]:
+    """The verdicts of one ``judgments.jsonl`` line: its ``draws`` (or ``second``), else its one verdict.
+    Lines written before draws recorded ``cached`` count a draw after the first as not cached."""
+    items = rec.get(key)
+    if key == "draws" and not items:
+        return [Verdict(rec.get("score"), str(rec.get("status")), str(rec.get("reply", "")), bool(rec.get("cached")))]
+    out = []
+    for i, d in enumerate(items or []):
+        cached = d.get("cached", bool(rec.get("cached")) if i == 0 and key == "draws" else False)
+        out.append(Verdict(d.get("score"), str(d.get("status")), str(d.get("reply", "")), bool(cached)))
+    return out
+
+
+def judge_report(records: Sequence[Mapping[str, Any]], *, judge: str, model: str, draws: int,
+                 second_model: str | None = None) -> dict[str, Any]:
+    """``judge.json`` from the lines of ``judgments.jsonl`` (:func:`judgment_record`): counts per status (all
+    verdicts and per system), the agreement of the draws (and, with a second model, of the two models' draws
+    together) and the flagged answers. The harness writes it, and ``htmlrag-paper verify`` recomputes it."""
+    from htmlrag.docqa.agreement import agreement, disagreements
+
+    first = [_verdicts(r, "draws") for r in records]
+    per_system: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
+        per_system.setdefault(str(r["system"]), []).append(i)
+    matrix = [[v.score for v in vs] for vs in first]
+    report: dict[str, Any] = {
+        "judge": judge, "model": model, "draws": int(draws),
+        "overall": summarize_verdicts([v for vs in first for v in vs]),
+        "systems": {s: summarize_verdicts([v for i in idx for v in first[i]]) for s, idx in per_system.items()},
+        "agreement": {"draws": {"all": agreement(matrix),
+                                **{s: agreement([matrix[i] for i in idx]) for s, idx in per_system.items()}}},
+        "flagged": [{"id": records[i]["id"], "system": records[i]["system"], "verdicts": matrix[i]}
+                    for i in disagreements(matrix)],
+    }
+    if second_model is not None:
+        both = [m + [v.score for v in _verdicts(r, "second")] for m, r in zip(matrix, records, strict=True)]
+        report["agreement"]["models"] = {"all": agreement(both),
+                                         **{s: agreement([both[i] for i in idx]) for s, idx in per_system.items()}}
+        report["second_model"] = second_model
+    return report
+
+
+def judgments_record(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``judge.json["judgments"]``: the number of ``judgments.jsonl`` lines and the SHA-256 over their canonical
+    JSON, in order (``htmlrag-paper verify`` tells an edited verdict by it)."""
+    import hashlib
+    import json
+
+    h = hashlib.sha256()
+    for rec in records:
+        h.update(json.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+    return {"n": len(records), "sha256": h.hexdigest()}

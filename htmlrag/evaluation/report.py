@@ -121,25 +121,6 @@ def _lines(rows: Sequence[FrontierRow]) -> list[dict[str, Any]]:
     return [{"label": " ".join(x for x in (r.group, r.label) if x), **r.curve} for r in rows]
 
 
-def write_frontiers(summary: Mapping[str, Any], tables: Path, plots: Path, source: str, caption: str = "") -> list[Path]:
-    """``tables/frontier_<metric>.*`` and ``plots/frontier_<metric>.png`` of one run (nothing without budgets)."""
-    if not summary.get("frontier"):
-        return []
-    settings = recorded_settings(summary)
-    out: list[Path] = []
-    for m in summary.get("metric_names") or []:
-        rows = _run_rows(summary, m, source)
-        if not rows:
-            continue
-        table = frontier_table(rows, m, summary["frontier"]["ours"], alpha=float(summary.get("alpha", 0.05)),
-                               caption=caption or run_frontier_caption(m),
-                               settings=settings, higher_is_better=get_metric(m).higher_is_better,
-                               errors=errors_caption([summary]))
-        out += list(write_formats(table, tables, f"frontier_{m}").values())
-        out.append(plot_frontier(_lines(rows), m, plots / f"frontier_{m}.png"))
-    return out
-
-
 def run_frontier_caption(metric: str) -> str:
     """The caption of one run's frontier table (its writer's and :mod:`~htmlrag.evaluation.verify`'s)."""
     return f"{metric} at each context budget, from one ranking per question"
@@ -197,10 +178,70 @@ def cost_grid(cost: Mapping[str, Any], caption: str = "", errors: str = "") -> G
     return Grid(header, rows, caption or "Quality and cost per question", notes)
 
 
+def judge_grid(report: Mapping[str, Any], summary: Mapping[str, Any]) -> Grid:
+    """``tables/judge_agreement``: per system the judged score with its interval, the verdicts' agreement
+    (Krippendorff's alpha of the draws, and of the two models) and the answers flagged; ``report``: the run's
+    ``judge.json`` (:func:`htmlrag.docqa.judge.judge_report`)."""
+    draws, models = report["agreement"]["draws"], report["agreement"].get("models") or {}
+    header = ["system", "judge (%)", "95% interval", "draws", "alpha (draws)", "flagged", "alpha (two models)"]
+    rows = []
+    for s in [*summary.get("system_order", []), "all"]:
+        if s not in draws:
+            continue
+        e = summary["systems"].get(s, {})
+        ci = (e.get("intervals") or {}).get("judge")
+        rows.append([cell(s), cell((e.get("metrics") or {}).get("judge"), "{:.2f}", 100),
+                     cell(f"[{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]" if ci else None), cell(report["draws"], "{:d}"),
+                     cell(draws[s]["alpha"], "{:.3f}"), cell(draws[s]["disagreements"], "{:d}"),
+                     cell((models.get(s) or {}).get("alpha"), "{:.3f}")])
+    notes = [f"Judge {report['judge']} ({report['model']}), {report['draws']} draw(s) per answer; alpha: "
+             "Krippendorff's alpha (nominal) over the verdicts, draws as raters (htmlrag.docqa.agreement); flagged: "
+             "answers whose draws disagree (listed in judge.json). The judged score is the mean verdict over the draws, "
+             "its interval the run's bootstrap over questions."]
+    return Grid(header, rows, "LLM judge: score and agreement", notes)
+
+
 def _in_order(summary: Mapping[str, Any], names: Mapping[str, Any]) -> list[str]:
     """``names`` in the run's system order (``metrics.json`` keeps its dictionaries sorted by name)."""
     order = [s for s in summary.get("system_order") or [] if s in names]
     return order + sorted(s for s in names if s not in order)
+
+
+def run_report_tables(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], prices: PriceTable,
+                      source: str) -> tuple[dict[str, Table | Grid], dict[str, Any]]:
+    """The frontier, waterfall and cost tables of one run by their file stem under ``tables/``, and its cost
+    summary (``cost.json``; ``{}``: no row has a cost ledger). :func:`write_run_report` writes these, and
+    :mod:`~htmlrag.evaluation.verify` recomputes them from the run's folder: one definition for both."""
+    out: dict[str, Table | Grid] = {}
+    errors = errors_caption([summary])
+    if summary.get("frontier"):
+        settings = recorded_settings(summary)
+        for m in summary.get("metric_names") or []:
+            lines = _run_rows(summary, m, source)
+            if lines:
+                out[f"frontier_{m}"] = frontier_table(
+                    lines, m, summary["frontier"]["ours"], alpha=float(summary.get("alpha", 0.05)),
+                    caption=run_frontier_caption(m), settings=settings,
+                    higher_is_better=get_metric(m).higher_is_better, errors=errors)
+    if summary.get("waterfall"):
+        out["waterfall"] = waterfall_grid(_falls(summary), errors=errors)
+    cost = cost_summary(rows, summary, prices) if rows else {}
+    if cost:
+        out["cost"] = cost_grid(cost, errors=errors)
+    return out, cost
+
+
+def _falls(summary: Mapping[str, Any]) -> dict[str, Any]:
+    return {s: summary["waterfall"][s] for s in _in_order(summary, summary["waterfall"])}
+
+
+def recorded_prices(run_dir: Path) -> PriceTable:
+    """The price table a run's ``cost.json`` recorded (none when it has no readable one)."""
+    try:
+        recorded = json.loads((run_dir / "cost.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        recorded = {}
+    return PriceTable.from_dict(recorded.get("prices") if isinstance(recorded, Mapping) else None)
 
 
 def write_run_report(run_dir: Path, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
@@ -208,20 +249,19 @@ def write_run_report(run_dir: Path, summary: Mapping[str, Any], rows: Sequence[M
     """Every table and plot of this module for one run (see the module docstring); ``prices``: the price table
     (``None``: the one the run's ``cost.json`` recorded, else none)."""
     tables, plots = run_dir / "tables", run_dir / "plots"
-    out = write_frontiers(summary, tables, plots, run_name(run_dir))  # relative to the results root
-    if summary.get("waterfall"):
-        falls = {s: summary["waterfall"][s] for s in _in_order(summary, summary["waterfall"])}
-        out += list(write_formats(waterfall_grid(falls, errors=errors_caption([summary])), tables,
-                                  "waterfall").values())
-        out.append(plot_waterfall(falls, plots / "waterfall.png"))
-    if prices is None:
-        recorded = json.loads((run_dir / "cost.json").read_text()) if (run_dir / "cost.json").is_file() else {}
-        prices = PriceTable.from_dict(recorded.get("prices"))
-    cost = cost_summary(rows, summary, prices)
+    source = run_name(run_dir)  # relative to the results root
+    made, cost = run_report_tables(summary, rows, recorded_prices(run_dir) if prices is None else prices, source)
+    out: list[Path] = []
+    for stem, table in made.items():
+        out += list(write_formats(table, tables, stem).values())
+    for m in summary.get("metric_names") or []:
+        if f"frontier_{m}" in made:
+            out.append(plot_frontier(_lines(_run_rows(summary, m, source)), m, plots / f"frontier_{m}.png"))
+    if "waterfall" in made:
+        out.append(plot_waterfall(_falls(summary), plots / "waterfall.png"))
     if cost:
         atomic_write(run_dir / "cost.json", dump_json(cost))
-        out += [run_dir / "cost.json",
-                *write_formats(cost_grid(cost, errors=errors_caption([summary])), tables, "cost").values()]
+        out.append(run_dir / "cost.json")
         axis = "money" if cost["axis"] == "money" else "seconds"
         points = [{"label": s, "cost": r[axis], "quality": r["quality"], "interval": r["interval"], "front": r["front"]}
                   for s, r in cost["systems"].items()]

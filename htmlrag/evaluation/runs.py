@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,7 +199,7 @@ def _read_json(path: Path) -> tuple[Any, str | None]:
     if not path.is_file():
         return None, None
     try:
-        return json.loads(path.read_text(encoding="utf-8")), None
+        return json.loads(path.read_text(encoding="utf-8-sig")), None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         return None, f"{path.name}: not readable JSON ({exc})"
 
@@ -224,6 +225,21 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=NoAliases)
 
 
+def config_record(run_dir: Path) -> dict[str, str]:
+    """``metrics.json["config"]``: the SHA-256 of ``config.yaml``'s and ``overrides.yaml``'s content (their
+    canonical JSON, so re-indenting or a comment changes nothing), recorded when a run finishes, so that
+    ``htmlrag-paper verify`` tells a settings file edited afterwards (the run id hashes the configuration
+    before interpolation, which the stored file cannot give back). A file missing or unreadable: ``""``."""
+    import hashlib
+
+    out = {}
+    for key, name in (("sha256", "config.yaml"), ("overrides_sha256", "overrides.yaml")):
+        value, bad = _read_yaml(run_dir / name)
+        blob = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+        out[key] = "" if bad or not (run_dir / name).is_file() else hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return out
+
+
 def _read_yaml(path: Path) -> tuple[Any, str | None]:
     import yaml
 
@@ -232,7 +248,7 @@ def _read_yaml(path: Path) -> tuple[Any, str | None]:
     if not path.is_file():
         return None, None
     try:
-        return load_yaml(path.read_text(encoding="utf-8")), None
+        return load_yaml(path.read_text(encoding="utf-8-sig")), None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         return None, f"{path.name}: not readable YAML ({' '.join(str(exc).split())})"
 
@@ -246,6 +262,8 @@ def open_run(path: str | Path) -> Run:
     d = Path(path)
     if not is_run(d):
         raise InputError(f"{d}: not a run (no metrics.json or config.yaml)")
+    if d.name in ("", ".", ".."):  # (`verify .` inside a run folder: its name is the folder's own)
+        d = Path(os.path.abspath(d))
     problems: list[str] = []
     summary, bad = _read_json(d / "metrics.json")
     problems += [bad] if bad else []

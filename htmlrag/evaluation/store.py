@@ -115,7 +115,7 @@ def read_manifest(path: Path) -> dict[str, str] | None:
     if not path.is_file():
         return None
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return None
     out: dict[str, str] = {}
@@ -261,7 +261,7 @@ class RunStore:
             log.debug("%s: skipping an incomplete last line of %d bytes", path, len(data) - end)
             data = data[:end]
         try:
-            text = data.decode("utf-8")
+            text = data.decode("utf-8-sig")  # (a byte-order mark an editor added is not part of the first row)
         except UnicodeDecodeError as exc:
             line = data[: exc.start].count(b"\n") + 1
             raise InputError(f"{path}:{line}: not UTF-8 text; fix or delete the line") from exc

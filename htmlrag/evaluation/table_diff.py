@@ -102,6 +102,8 @@ def _csv(path: str, stored: str, new: str) -> Iterator[CellDiff]:
             if nu is not None and nv is not None and close(nu, nv):
                 continue
             yield CellDiff(f"{path}: row {name!r}, column {col!r}", u, v)
+        if len(x) != len(y):
+            yield CellDiff(f"{path}: row {name!r}, number of cells", str(len(x)), str(len(y)))
     if len(a) != len(b):
         yield CellDiff(f"{path}: number of rows", str(len(a) - 1), str(len(b) - 1))
 

@@ -36,20 +36,21 @@ from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.fingerprint import METRICS, fingerprint
-from htmlrag.evaluation.costs import PriceTable, cost_summary
-from htmlrag.evaluation.report import (
-    _in_order,
-    _run_rows,
-    cost_grid,
-    frontier_table,
-    run_frontier_caption,
-    waterfall_grid,
-)
-from htmlrag.evaluation.report import recorded_settings as report_settings
+from htmlrag.docqa.judge import judge_report, judgments_record
+from htmlrag.evaluation.costs import PriceTable
+from htmlrag.evaluation.report import judge_grid, recorded_prices, run_report_tables
 from htmlrag.evaluation.rescore import Rescored, judgments, rescore
 from htmlrag.evaluation.run_tables import recorded_settings, run_tables, subset_value
-from htmlrag.evaluation.runs import Run, find_runs, is_run, leaves, load_yaml, open_run, special_files
-from htmlrag.evaluation.scoring.metrics import get_metric
+from htmlrag.evaluation.runs import (
+    Run,
+    config_record,
+    find_runs,
+    is_run,
+    leaves,
+    load_yaml,
+    open_run,
+    special_files,
+)
 from htmlrag.evaluation.store import (
     MANIFEST,
     PREDICTIONS,
@@ -60,7 +61,7 @@ from htmlrag.evaluation.store import (
     row_digest,
     rows_record,
 )
-from htmlrag.evaluation.summary import errors_caption, fidelity_caption, summarize
+from htmlrag.evaluation.summary import fidelity_caption, summarize
 from htmlrag.evaluation.table_diff import close, diff_table
 
 log = logging.getLogger(__name__)
@@ -71,8 +72,11 @@ RECORDS = ("rows", "metric_code")
 IDENTITY = ("experiment", "run_id", "dataset", "ours", "alpha", "metric_names", "fidelity", "reader")
 #: Every top-level key of ``metrics.json`` the harness writes (now or in the committed older runs); any other is a
 #: finding ("not written by the harness").
-KNOWN_KEYS = frozenset({*RECORDS, *IDENTITY, "frontier", "intervals", "n_examples", "n_failed_examples",
+KNOWN_KEYS = frozenset({*RECORDS, *IDENTITY, "config", "frontier", "intervals", "n_examples", "n_failed_examples",
                         "system_order", "systems", "tests", "waterfall"})
+#: ``metrics.json["intervals"]`` keys and the ``metric.*`` setting of ``config.yaml`` each records.
+INTERVAL_SETTINGS = {"confidence": "confidence", "n_resamples": "n_resamples", "method": "ci_method",
+                     "seed": "bootstrap_seed", "correction": "correction", "power": "power"}
 #: What marks a run of the current format: the harness's finalize always writes both keys and ``rows.sha256``;
 #: a run holding any of them must hold all (a run holding none was written before verify existed).
 MISSING = "the file is missing"
@@ -117,12 +121,15 @@ class Causes:
 
     rows: list[str] = field(default_factory=list)
     code: str = ""
+    judgments: str = ""  # judgments.jsonl differs from the digest judge.json recorded
     records: bool = False  # the run recorded a row checksum (so a clean check means: rows unchanged)
 
     def of_metrics(self, rescored: bool) -> str:
         """The cause of a ``metrics.json`` difference (``rescored``: per-example scores changed too)."""
         if self.rows:
             return "rows: " + "; ".join(self.rows)
+        if self.judgments:
+            return self.judgments
         if rescored:
             return self.code or ("per-example scores differ with the same rows and metric code: a dependency "
                                  "(rouge-score, sacrebleu) or the derivation of a metric's input differs")
@@ -154,7 +161,12 @@ def _read_rows(report: Report, run: Run) -> tuple[list[dict[str, Any]] | None, l
                 return None, []
             data = f.read_bytes()
             torn = len(data) - data.rfind(b"\n") - 1
-            if torn:
+            if torn and _is_object(data[len(data) - torn:]):
+                report.add(f.relative_to(run.dir).as_posix(), "rows that each end with a newline",
+                           f"a last line of {torn} bytes without one that holds a whole row",
+                           "rows: a row was appended (the harness ends every row it writes with a newline; only a "
+                           "killed writer leaves a line without one, and never a whole row)")
+            elif torn:
                 report.notes.append(f"{f.relative_to(run.dir).as_posix()}: an incomplete last line ({torn} bytes, "
                                     "no newline: a killed writer's) is not read")
         ids = [str(r["id"]) for f in files for r in store.read_rows(f)]
@@ -167,6 +179,13 @@ def _read_rows(report: Report, run: Run) -> tuple[list[dict[str, Any]] | None, l
         return None, []
     dup = sorted(i for i, n in Counter(ids).items() if n > 1)
     return rows, dup
+
+
+def _is_object(data: bytes) -> bool:
+    try:
+        return isinstance(json.loads(data.decode("utf-8")), dict)
+    except (UnicodeDecodeError, ValueError):
+        return False
 
 
 def _check_rows(report: Report, run: Run, rows: list[dict[str, Any]], dup: Sequence[str], causes: Causes) -> None:
@@ -186,7 +205,7 @@ def _check_rows(report: Report, run: Run, rows: list[dict[str, Any]], dup: Seque
     manifest = run.dir / MANIFEST
     # the rows match their checksum: rows.sha256 must list them (a missing rows.sha256 is named by _check_records)
     if record is not None and not causes.rows and manifest.is_file():
-        text = manifest.read_text(encoding="utf-8", errors="replace")
+        text = manifest.read_text(encoding="utf-8-sig", errors="replace")
         if text != manifest_text(rows) and read_manifest(manifest) != {str(r["id"]): row_digest(r) for r in rows}:
             report.add(MANIFEST, f"{len(read_manifest(manifest) or {})} digests", f"{len(rows)} digests of the rows",
                        f"{MANIFEST} was edited: it does not list the rows, which match metrics.json's checksum")
@@ -245,7 +264,7 @@ def _check_records(report: Report, run: Run) -> None:
 def _stored_run_names(run: Run) -> set[str]:
     path = run.dir / "tables" / "provenance.csv"
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
     except OSError:
         return set()
     return {line.rsplit(",", 1)[-1] for line in lines[1:] if line.strip()}
@@ -254,15 +273,20 @@ def _stored_run_names(run: Run) -> set[str]:
 def _name(report: Report, run: Run) -> str:
     """The run's name in its tables' provenance: :attr:`Run.name`, or the name its tables were written under
     when only its parents differ (a run moved into another experiment folder or results root). A folder renamed
-    away from its run id is one finding."""
+    away from its run id (``metrics.json``'s, or the one its tables name) is one finding, whatever the
+    provenance says."""
+    rid = str(run.summary.get("run_id") or "")
     stored = _stored_run_names(run)
+    name = next(iter(stored)) if len(stored) == 1 else run.name
+    last = name.rsplit("/", 1)[-1]
+    if rid and run.dir.name != rid and not run.dir.name.endswith(f"_{rid}"):
+        report.add("run folder", f"the folder is named {run.dir.name}", f"the run's id is {rid}",
+                   "the run folder was renamed (metrics.json names the run by its id); rename it back to its id")
+        return name.rsplit("/", 1)[0] + "/" + rid if "/" in name and last != run.dir.name else run.name
     if len(stored) != 1:
         return run.name
-    name = next(iter(stored))
-    last = name.rsplit("/", 1)[-1]
     if last == run.dir.name:
         return name
-    rid = str(run.summary.get("run_id", ""))
     if last == rid and run.dir.name != rid:
         report.add("run folder", f"the folder is named {run.dir.name}", f"the run's id is {rid}",
                    "the run folder was renamed (its tables name it by its id); rename it back to its id")
@@ -294,6 +318,24 @@ def _reader_model(config: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _check_config_digest(report: Report, run: Run) -> None:
+    """``config.yaml`` and ``overrides.yaml`` against the digests ``metrics.json["config"]`` recorded when the run
+    finished (runs written before the record: a note)."""
+    recorded = run.summary.get("config")
+    if recorded is None:
+        if _current(run):
+            report.notes.append("metrics.json records no digest of config.yaml (written before the record): a "
+                                "settings edit that nothing else repeats cannot be told")
+        return
+    now = config_record(run.dir)
+    for key, name in (("sha256", "config.yaml"), ("overrides_sha256", "overrides.yaml")):
+        want = recorded.get(key) if isinstance(recorded, Mapping) else None
+        if want != now[key]:
+            report.add(name, f"content sha256 {now[key][:16] or '(missing)'}", f"sha256 {str(want)[:16]} (the "
+                       "digest metrics.json recorded)", f"{name} was edited after the run (its content differs from the digest the "
+                       "harness recorded when the run finished)")
+
+
 def _check_config(report: Report, run: Run) -> None:
     """``config.yaml`` and ``overrides.yaml`` against the run: present in a run of the current format, the
     identity fields of ``metrics.json`` (experiment, dataset, system under test, alpha, metrics, reader,
@@ -310,6 +352,7 @@ def _check_config(report: Report, run: Run) -> None:
     if not isinstance(config, Mapping) or not config:
         report.add("config.yaml", "(unreadable)", "the run's resolved configuration", "config.yaml was edited")
         return
+    _check_config_digest(report, run)
     s = run.summary
     metric_names = _config_value(config, "metric.names")
     if isinstance(metric_names, list):
@@ -317,21 +360,24 @@ def _check_config(report: Report, run: Run) -> None:
     expect = {"experiment": _config_value(config, "name"), "dataset": _config_value(config, "dataset.name"),
               "ours": _config_value(config, "system_name"), "alpha": _config_value(config, "metric.alpha"),
               "metric_names": metric_names, "fidelity.name": _config_value(config, "fidelity.name"),
-              "reader.model": _reader_model(config)}
+              "reader.model": _reader_model(config),
+              **{f"intervals.{k}": _config_value(config, f"metric.{c}") for k, c in INTERVAL_SETTINGS.items()}}
     for key, want in expect.items():
         if want is KeyError or want is None:
             continue
         have = _config_value(s, key)
         if key == "metric_names" and isinstance(have, list):  # the judge adds its metrics after the configured
             have = [m for m in have if not str(m).startswith("judge") or m in want]
-        if have is KeyError or (have != want and not (key == "alpha" and close(have, want))):
+        if key.startswith("intervals.") and "intervals" not in s:
+            continue  # (runs written before intervals)
+        if have is KeyError or (have != want and not (isinstance(want, float) and close(have, want))):
             report.add(f"metrics.json {key}", have if have is not KeyError else "(missing)", want,
                        f"metrics.json was edited: its {key} does not agree with config.yaml")
     env = run.dir / "env.json"
     recorded = None
     if "fidelity" in s and _current(run):  # the harness writes env.json with the fidelity, in the same call
         try:
-            recorded = json.loads(env.read_text(encoding="utf-8")).get("fidelity")
+            recorded = json.loads(env.read_text(encoding="utf-8-sig")).get("fidelity")
         except (OSError, ValueError, AttributeError) as exc:
             report.add("env.json", MISSING if not env.exists() else "(unreadable)", "the run's environment",
                        f"env.json {'deleted' if not env.exists() else 'was edited'}: the harness writes it with the "
@@ -342,7 +388,7 @@ def _check_config(report: Report, run: Run) -> None:
                            "record was deleted")
     elif env.is_file() and "fidelity" in s:  # a run from before the records: checked where it has env.json
         try:
-            recorded = json.loads(env.read_text(encoding="utf-8")).get("fidelity")
+            recorded = json.loads(env.read_text(encoding="utf-8-sig")).get("fidelity")
         except (OSError, ValueError, AttributeError):
             recorded = None
     if recorded is not None and recorded != s["fidelity"]:
@@ -354,7 +400,7 @@ def _check_config(report: Report, run: Run) -> None:
     over = run.dir / "overrides.yaml"
     if over.is_file():
         try:
-            items = load_yaml(over.read_text(encoding="utf-8"))
+            items = load_yaml(over.read_text(encoding="utf-8-sig"))
         except Exception as exc:  # any YAML error: a finding naming the file
             report.add("overrides.yaml", "(unreadable)", str(exc), "overrides.yaml was edited")
             return
@@ -452,7 +498,7 @@ def recompute(run: Run, res: Rescored) -> dict[str, Any]:
             entry["metrics"][m] = ((stored.get("systems") or {}).get(s) or {}).get("metrics", {}).get(m)
         if m in (stored.get("tests") or {}):
             new["tests"][m] = stored["tests"][m]
-    for key in RECORDS:
+    for key in (*RECORDS, "config"):  # records, checked against the files (_check_rows, _check_config_digest)
         if key in stored:
             new[key] = stored[key]
     return new
@@ -496,7 +542,7 @@ def _caption(run: Run, summary: Mapping[str, Any], report: Report) -> str:
     if "caption" in run.config:
         return str(run.config.get("caption") or "")
     path = run.dir / "tables" / "results.md"
-    first = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0] if path.is_file() else ""
+    first = path.read_text(encoding="utf-8-sig", errors="replace").split("\n", 1)[0] if path.is_file() else ""
     if not (first.startswith("**") and first.endswith("**")):
         return ""
     text, fid = first[2:-2], fidelity_caption([summary])
@@ -543,35 +589,100 @@ def _prices(run: Run) -> PriceTable:
     ``cost.json`` recorded."""
     if isinstance(run.config.get("cost"), Mapping):
         return PriceTable.from_dict(run.config["cost"])
-    try:
-        recorded = json.loads((run.dir / "cost.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        recorded = {}
-    return PriceTable.from_dict(recorded.get("prices") if isinstance(recorded, Mapping) else None)
+    return recorded_prices(run.dir)
 
 
 def report_tables(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], run: Run, name: str
                   ) -> tuple[dict[str, str], dict[str, Any]]:
     """The frontier, waterfall and cost tables as :func:`htmlrag.evaluation.report.write_run_report` writes them
     (``{path under tables/: text}``), and the ``cost.json`` it writes (``{}``: none)."""
+    made, cost = run_report_tables(summary, rows, _prices(run), name)
     out: dict[str, str] = {}
-    if summary.get("frontier"):
-        settings = report_settings(summary)
-        for m in summary.get("metric_names") or []:
-            lines = _run_rows(summary, m, name)
-            if lines:
-                out.update(_formats(frontier_table(
-                    lines, m, summary["frontier"]["ours"], alpha=float(summary.get("alpha", 0.05)),
-                    caption=run_frontier_caption(m), settings=settings,
-                    higher_is_better=get_metric(m).higher_is_better, errors=errors_caption([summary])),
-                    f"frontier_{m}"))
-    if summary.get("waterfall"):
-        falls = {s: summary["waterfall"][s] for s in _in_order(summary, summary["waterfall"])}
-        out.update(_formats(waterfall_grid(falls, errors=errors_caption([summary])), "waterfall"))
-    cost = cost_summary(rows, summary, _prices(run)) if rows else {}
-    if cost:
-        out.update(_formats(cost_grid(cost, errors=errors_caption([summary])), "cost"))
+    for stem, table in made.items():
+        out.update(_formats(table, stem))
     return out, json.loads(json.dumps(cost))
+
+
+JUDGMENTS, JUDGE = "judgments.jsonl", "judge.json"
+
+
+def _judge_records(run: Run) -> list[dict[str, Any]]:
+    """The lines of ``judgments.jsonl`` (``ValueError`` naming a line that is not a verdict record)."""
+    records = []
+    for i, line in enumerate((run.dir / JUDGMENTS).read_text(encoding="utf-8-sig").split("\n"), 1):
+        if line.strip():
+            rec = json.loads(line)
+            if not isinstance(rec, dict) or "system" not in rec or "id" not in rec:
+                raise ValueError(f"{JUDGMENTS} line {i}: not a verdict record")
+            records.append(rec)
+    return records
+
+
+def _check_judgments(report: Report, run: Run, causes: Causes) -> None:
+    """``judgments.jsonl`` against the digest ``judge.json`` recorded (runs judged before the record: a note)."""
+    if not (run.dir / JUDGMENTS).is_file() or not (run.dir / JUDGE).is_file():
+        return
+    try:
+        stored = json.loads((run.dir / JUDGE).read_text(encoding="utf-8-sig"))
+        records = _judge_records(run)
+    except (OSError, ValueError):
+        return  # (named by _judge_tables)
+    want = stored.get("judgments") if isinstance(stored, Mapping) else None
+    if not isinstance(want, Mapping):
+        report.notes.append(f"{JUDGE} records no digest of {JUDGMENTS} (judged before the record): an edited "
+                            "verdict shows as judged scores that differ, not by its line")
+        return
+    now = judgments_record(records)
+    if now != dict(want):
+        causes.judgments = (f"{JUDGMENTS} was edited: {now['n']} lines, sha256 {now['sha256'][:16]}, where {JUDGE} "
+                            f"recorded {want.get('n')} lines, sha256 {str(want.get('sha256'))[:16]}")
+        report.add(JUDGMENTS, f"{want.get('n')} verdict lines (digest recorded)", f"{now['n']} lines, another digest",
+                   causes.judgments)
+
+
+def _judge_tables(report: Report, run: Run, summary: Mapping[str, Any]) -> dict[str, str]:
+    """``judge.json`` recomputed from ``judgments.jsonl`` (:func:`htmlrag.docqa.judge.judge_report`) and
+    compared; the texts of ``tables/judge_agreement.*`` from the recomputed report (``{}``: the run has no judge)."""
+    lines_path, report_path = run.dir / JUDGMENTS, run.dir / JUDGE
+    if not lines_path.exists() and not report_path.exists():
+        return {}
+    if not lines_path.is_file():
+        report.add(JUDGMENTS, MISSING, "the judge's verdicts, one line per answer",
+                   f"{JUDGMENTS} deleted: {JUDGE} and the judged scores cannot be recomputed")
+        return {}
+    try:
+        stored = json.loads(report_path.read_text(encoding="utf-8-sig"))
+    except OSError:
+        report.add(JUDGE, MISSING, "the judge's counts and agreement", f"{JUDGE}: {MISSING} (the harness writes it "
+                   f"with {JUDGMENTS})")
+        return {}
+    except ValueError as exc:
+        report.add(JUDGE, "(unreadable)", str(exc), f"{JUDGE} was edited")
+        return {}
+    records = _judge_records(run)
+    stored = stored if isinstance(stored, Mapping) else {}
+    config = run.config.get("judge") if isinstance(run.config.get("judge"), Mapping) else {}
+    draws = config.get("draws", stored.get("draws"))
+    name = config.get("name", stored.get("judge"))
+    second = stored.get("second_model") if any("second" in r for r in records) else None
+    if second is not None and isinstance(config.get("second"), Mapping) and config["second"].get("model"):
+        second = str(config["second"]["model"])
+    new = json.loads(json.dumps(judge_report(records, judge=str(name), model=str(stored.get("model")),
+                                             draws=int(draws or 1), second_model=second)))
+    per_draw_cache = all("cached" in d for r in records for d in (r.get("draws") or []))
+    a, b = leaves(stored), leaves(new)
+    for key in [*b, *(k for k in a if k not in b)]:
+        if key.startswith("judgments."):
+            continue  # (the digest: _check_judgments)
+        if key.endswith(".cached") and not per_draw_cache:
+            continue  # (lines written before each draw recorded whether it came from the cache)
+        x, y = a.get(key, "(missing)"), b.get(key, "(missing)")
+        if not close(x, y):
+            report.add(f"{JUDGE} {key}", x, y, f"{JUDGE} does not follow from {JUDGMENTS} and config.yaml (edited)")
+    if not per_draw_cache:
+        report.notes.append(f"{JUDGE}: the cached counts of draws after the first are not checked ({JUDGMENTS} "
+                            "written before each draw recorded it)")
+    return _formats(judge_grid(new, summary), "judge_agreement")
 
 
 def _check_cost(report: Report, run: Run, cost: Mapping[str, Any], cause: str) -> None:
@@ -579,7 +690,7 @@ def _check_cost(report: Report, run: Run, cost: Mapping[str, Any], cause: str) -
     if not cost:
         return
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        stored = json.loads(path.read_text(encoding="utf-8-sig"))
     except OSError:
         report.add("cost.json", MISSING, "the cost ledger's summary", f"cost.json: {MISSING}")
         return
@@ -603,7 +714,12 @@ def _check_tables(report: Report, run: Run, summary: Mapping[str, Any], rows: li
                        pairwise=pairwise)
     extra, cost = report_tables(summary, used, run, name)
     texts.update(extra)
+    texts.update(_judge_tables(report, run, summary))
     folder = run.dir / "tables"
+    if write and folder.exists() and (folder.is_symlink() or not folder.resolve().is_relative_to(run.dir.resolve())):
+        report.add("tables", "the run's own folder", f"a link to {folder.resolve()}", "tables/ is a link out of "
+                   "the run folder: nothing is written through it (it would overwrite another folder's files)")
+        write = False
     stored = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
     for rel in stored:
         if rel not in texts:
@@ -615,7 +731,7 @@ def _check_tables(report: Report, run: Run, summary: Mapping[str, Any], rows: li
             continue
         report.tables += 1
         try:
-            text = (folder / rel).read_text(encoding="utf-8", errors="replace")
+            text = (folder / rel).read_text(encoding="utf-8-sig", errors="replace")
         except OSError as exc:
             report.add(f"tables/{rel}", "(unreadable)", str(exc), "the file cannot be read")
             continue
@@ -673,17 +789,19 @@ def verify_run(path: str | Path, *, write_tables: bool = False) -> Report:
             report.rows = len(rows)
             _check_rows(report, run, rows, dup, causes)
             _check_code(report, run, causes)
+            _check_judgments(report, run, causes)
             res = _rescore(report, run, rows, causes)
             summary = recompute(run, res)
             _check_metrics(report, run.summary, summary, res, causes)
-        metrics_ok = not any(f.where.startswith(("metrics.json", "rows", "score", PREDICTIONS))
+        metrics_ok = not any(f.where.startswith(("metrics.json", "rows", "score", PREDICTIONS, JUDGMENTS))
                              for f in report.findings)
         cause = TABLE_CAUSE if metrics_ok else causes.of_metrics(bool(res and res.differences))
         if any(f.where.startswith("metrics.json") and f.cause.startswith("metrics.json was edited")
                for f in report.findings):  # (not "rows: 1 edited": the tables then follow the rows' fault)
             cause = "metrics.json was edited (the tables follow from the file as the harness wrote it)"
-        if write_tables and not metrics_ok:
-            report.notes.append("tables not rewritten: metrics.json does not follow from the rows")
+        if write_tables and report.findings:
+            report.notes.append("tables not rewritten: " + ("metrics.json does not follow from the rows" if not
+                                metrics_ok else "the run's files disagree with its records (findings above)"))
             write_tables = False
         _check_tables(report, run, summary, rows, res, cause, write_tables, name)
     except SHAPE_ERRORS as exc:

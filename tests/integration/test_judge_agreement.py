@@ -106,3 +106,54 @@ def test_run_with_judge_draws_reports_agreement_and_flags(stub: FlipStub, tmp_pa
         assert lo <= entry["metrics"]["judge"] <= hi
     table = (run_dir / "tables" / "judge_agreement.md").read_text()
     assert "Krippendorff's alpha" in table and f"{report['agreement']['draws']['all']['alpha']:.3f}" in table
+    _judged_run_verifies_and_tampering_is_named(run_dir, tmp_path)
+
+
+def _judged_run_verifies_and_tampering_is_named(run_dir: Path, tmp_path: Path) -> None:
+    """``htmlrag-paper verify`` recomputes judge.json from judgments.jsonl and tables/judge_agreement.* from it:
+    the run verifies; an edited alpha, a deleted judgments.jsonl and an edited verdict are each named."""
+    import shutil
+
+    from htmlrag.evaluation.verify import verify_run
+
+    report = verify_run(run_dir)
+    assert report.ok, report.findings
+    assert report.tables == len(list((run_dir / "tables").rglob("*.*")))    # judge_agreement.* counted
+    for name, tamper, expect in [
+        ("alpha", lambda d: _edit(d / "judge.json", lambda j: j["agreement"]["draws"]["all"].update(alpha=0.84)),
+         "judge.json agreement.draws.all.alpha"),
+        ("deleted", lambda d: (d / "judgments.jsonl").unlink(), "judgments.jsonl deleted"),
+        ("verdict", _flip_one_verdict, "judgments.jsonl was edited"),
+    ]:
+        copy = Path(shutil.copytree(run_dir, tmp_path / name / "superrag_quickstart" / run_dir.name))
+        tamper(copy)
+        found = verify_run(copy)
+        assert not found.ok and any(expect in f.where or expect in f.cause for f in found.findings), \
+            (name, found.findings)
+        if name == "verdict":  # the judged scores that moved are blamed on the verdicts, not on metrics.json
+            judged = [f for f in found.findings if f.where.startswith("metrics.json") and ".judge" in f.where]
+            assert judged and all(f.cause.startswith("judgments.jsonl was edited") for f in judged), found.findings
+
+
+def _edit(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def _flip_one_verdict(run_dir: Path) -> None:
+    path = run_dir / "judgments.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    for d in lines[0]["draws"]:
+        d["score"] = 1 - d["score"] if d["score"] is not None else 1
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def test_alpha_is_undefined_when_no_answer_has_two_verdicts() -> None:
+    """A flaky judge: every answer got one valid verdict of its draws. The krippendorff package raises there;
+    the agreement is undefined, with the reason, and the run goes on."""
+    alpha, why = krippendorff_alpha([[1, None], [None, 0], [0, None]])
+    assert alpha is None and "two" in why
+    assert agreement([[1, None], [None, None]])["alpha"] is None
+    # the answers judged twice agree, another holds the other value once: the package gives NaN there
+    assert krippendorff_alpha([[1, 1], [0, None]]) == (None, "every verdict is the same value (nothing to disagree on)")

@@ -210,3 +210,90 @@ def test_every_table_of_a_run_with_error_rows_says_how_many(tmp_path: Path, caps
         assert "Error rows (not scored): " in md.read_text(), md.name
     status, text = verify(capsys, run)
     assert status == 0, text
+
+
+def test_a_settings_edit_that_nothing_else_repeats_is_named(made: Path, tmp_path: Path, capsys) -> None:
+    """config.yaml is checked against the digest metrics.json records (the run id cannot be recomputed from the
+    stored file); re-indenting it or adding a comment changes nothing."""
+    run = copy(made, tmp_path)
+    cfg = (run / "config.yaml").read_text()
+    assert "  gpu_hour: 3.5\n" in cfg
+    (run / "config.yaml").write_text(cfg.replace("  gpu_hour: 3.5\n", "  gpu_hour: 0.5\n", 1))
+    status, out = verify(capsys, run)
+    assert status == 1 and "config.yaml was edited after the run" in out, out
+    benign = copy(made, tmp_path / "b")
+    (benign / "config.yaml").write_text("# a reader's note\n\n" + cfg + "# end\n")
+    status, out = verify(capsys, benign)
+    assert status == 0, out
+
+
+def test_an_edited_interval_setting_is_named_and_no_table_is_rewritten(made: Path, tmp_path: Path, capsys) -> None:
+    """metrics.json's interval settings (correction, power, ...) must agree with config.yaml's metric group:
+    changing the correction adds significance marks, and --write-tables must not make that pass."""
+    run = copy(made, tmp_path)
+    edit_json(run / "metrics.json", lambda d: d["intervals"].update(correction="none"))
+    before = {p: p.read_bytes() for p in (run / "tables").iterdir()}
+    assert main(["-q", "--write-tables", str(run)]) == 1
+    assert {p: p.read_bytes() for p in (run / "tables").iterdir()} == before
+    status, out = verify(capsys, run)
+    assert status == 1 and "metrics.json intervals.correction: stored none, recomputed holm" in out, out
+
+
+def test_a_renamed_folder_with_its_provenance_edited_to_match_is_named(made: Path, tmp_path: Path, capsys) -> None:
+    run = copy(made, tmp_path, name="aaaaaaaaaaaa")
+    prov = run / "tables" / "provenance.csv"
+    prov.write_text(prov.read_text().replace(made.name, "aaaaaaaaaaaa"))
+    status, out = verify(capsys, run)
+    assert status == 1 and f"the run's id is {made.name}" in out, out
+
+
+@pytest.mark.parametrize("rel", ["results.csv", "provenance.csv"])
+def test_an_extra_csv_cell_is_named(made: Path, tmp_path: Path, capsys, rel: str) -> None:
+    run = copy(made, tmp_path)
+    path = run / "tables" / rel
+    lines = path.read_text().split("\n")
+    lines[1] += ",0.99"
+    path.write_text("\n".join(lines))
+    status, out = verify(capsys, run)
+    assert status == 1 and "number of cells" in out, out
+
+
+def test_a_whole_row_appended_without_its_newline_is_a_finding(made: Path, tmp_path: Path, capsys) -> None:
+    run = copy(made, tmp_path)
+    pred = run / "predictions.jsonl"
+    first = json.loads(pred.read_text().split("\n")[0])
+    first["id"] = "forged"
+    with pred.open("a") as f:
+        f.write(json.dumps(first))
+    status, out = verify(capsys, run)
+    assert status == 1 and "a row was appended" in out, out
+
+
+def test_verify_dot_inside_the_run_folder(made: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    run = copy(made, tmp_path)
+    monkeypatch.chdir(run)
+    assert verify(capsys, Path("."))[0] == 0
+    monkeypatch.chdir(run / "tables")
+    assert verify(capsys, Path(".."))[0] == 0
+
+
+def test_write_tables_never_writes_through_a_linked_tables_folder(made: Path, tmp_path: Path, capsys) -> None:
+    a, b = copy(made, tmp_path / "a"), copy(made, tmp_path / "b")
+    edit_json(b / "metrics.json", lambda d: None)  # (b stays a valid run)
+    shutil.rmtree(a / "tables")
+    (a / "tables").symlink_to(b / "tables", target_is_directory=True)
+    target = b / "tables" / "results.md"
+    target.write_text(target.read_text() + "\nb's own line\n")
+    assert main(["-q", "--write-tables", str(a)]) == 1
+    assert target.read_text().endswith("b's own line\n")
+    assert "tables/ is a link out of the run folder" in capsys.readouterr().out
+
+
+def test_a_byte_order_mark_an_editor_added_changes_nothing(made: Path, tmp_path: Path, capsys) -> None:
+    run = copy(made, tmp_path)
+    for rel in ["metrics.json", "predictions.jsonl", "rows.sha256", "env.json", "cost.json", "config.yaml",
+                "tables/results.md", "tables/results.csv", "tables/results.tex"]:
+        path = run / rel
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    status, out = verify(capsys, run)
+    assert status == 0, out
