@@ -36,6 +36,7 @@ output's text in the same order (:func:`htmlrag.html.lossless.check_lossless` te
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import lxml.etree as etree
@@ -115,6 +116,98 @@ def _trim_before(el: etree._Element, parent: etree._Element) -> None:
             prev.tail = prev.tail.rstrip() or None
     elif parent.text and parent.text[-1].isspace():
         parent.text = parent.text.rstrip() or None
+
+
+class _Parts:
+    """Text a removal appended to an element's tail or text, not joined yet (``parts``: non-empty strings in
+    order; ``solid``: one holds a character that is not whitespace)."""
+
+    __slots__ = ("parts", "solid")
+
+    def __init__(self, parts: deque[str], solid: bool):
+        self.parts, self.solid = parts, solid
+
+
+class _Pending:
+    """Tails of removed elements on their way to the text before them, joined once.
+
+    Removing an element keeps its tail: it goes to the end of its previous sibling's tail, or of its parent's
+    text. Joined at once, a run of n removed siblings (``a<br>a<br>...``, ``<b></b>a <b></b>a ...``) copies the
+    growing text n times: 100,000 ``<br>`` took 26 s and 10 GB. Here the parts wait in a queue per receiving
+    element (:meth:`attach`) and are joined when that element is looked at (:meth:`tail_of`, :meth:`text_of`)
+    or at the end (:meth:`flush`): the same texts, each character copied a bounded number of times."""
+
+    def __init__(self) -> None:
+        self.tails: dict[int, tuple[etree._Element, _Parts]] = {}
+        self.texts: dict[int, tuple[etree._Element, _Parts]] = {}
+
+    def take(self, el: etree._Element) -> _Parts:
+        """``el``'s tail with what waits for it, taken off ``el`` (which is being removed)."""
+        _, p = self.tails.pop(id(el), (None, None))
+        own = el.tail
+        if p is None:
+            return _Parts(deque((own,)) if own else deque(), bool(own) and not own.isspace())
+        if own:
+            p.parts.appendleft(own)
+            p.solid = p.solid or not own.isspace()
+        return p
+
+    def attach(self, el: etree._Element, parent: etree._Element, p: _Parts, sep: str = "",
+               settled: bool = False) -> None:
+        """:func:`_remove` with ``el``'s tail given as parts (``p``: :meth:`take`, maybe processed)."""
+        if p.parts:
+            if sep:
+                p.parts.appendleft(sep)
+            prev = el.getprevious()
+            table, target = (self.tails, prev) if prev is not None else (self.texts, parent)
+            held = table.get(id(target))
+            if held is None:
+                table[id(target)] = (target, p)
+            else:  # (only one removal reaches an element in the bottom-up pass; in document order: short parts)
+                held[1].parts.extend(p.parts)
+                held[1].solid = held[1].solid or p.solid
+        elif settled and (nxt := el.getnext()) is not None and nxt.tag not in INLINE:
+            self.trim_before(el, parent)
+        parent.remove(el)
+
+    def remove(self, el: etree._Element, parent: etree._Element, sep: str = "", settled: bool = False) -> None:
+        """:func:`_remove` (the tail moved as it is)."""
+        self.attach(el, parent, self.take(el), sep, settled)
+
+    def trim_before(self, el: etree._Element, parent: etree._Element) -> None:
+        """:func:`_trim_before`, on the text waiting for the previous sibling (or parent) first."""
+        prev = el.getprevious()
+        held = (self.tails if prev is not None else self.texts).get(id(prev if prev is not None else parent))
+        if held is not None:
+            parts = held[1].parts
+            while parts:
+                last = parts.pop()
+                kept = last.rstrip()
+                if kept:
+                    parts.append(kept)
+                    return
+        _trim_before(el, parent)
+
+    def tail_of(self, el: etree._Element) -> str | None:
+        """``el.tail`` with what waits for it joined (and stored)."""
+        held = self.tails.pop(id(el), None)
+        if held is not None:
+            el.tail = ((el.tail or "") + "".join(held[1].parts)) or None
+        return el.tail
+
+    def text_of(self, el: etree._Element) -> str | None:
+        """``el.text`` with what waits for it joined (and stored)."""
+        held = self.texts.pop(id(el), None)
+        if held is not None:
+            el.text = ((el.text or "") + "".join(held[1].parts)) or None
+        return el.text
+
+    def flush(self) -> None:
+        """Join everything still waiting."""
+        for el, _ in list(self.tails.values()):
+            self.tail_of(el)
+        for el, _ in list(self.texts.values()):
+            self.text_of(el)
 
 
 def _trim_inner_ends(el: etree._Element) -> None:
@@ -296,9 +389,11 @@ def _keep_first_title(root: etree._Element) -> None:
     """Empty ``<head>`` but for its first non-empty ``<title>``."""
     for head in root.findall("head"):
         title = next((t for t in head.iter("title") if (t.text or "").strip()), None)
+        pending = _Pending()
         for child in list(head):
             if child is not title:
-                _remove(child, head)
+                pending.remove(child, head)
+        pending.flush()
         head.text = None
 
 
@@ -312,10 +407,12 @@ def _strip_in_c(root: etree._Element, keep_href: bool, keep_hidden: bool) -> Non
                          with_tail=False)
     unwrap = UNWRAP_INLINE if keep_href else (*UNWRAP_INLINE, "a")
     if not keep_hidden:
+        pending = _Pending()
         for el in [e for e in root.iter(*UNWRAP_INLINE) if is_hidden(e)]:
             parent = el.getparent()  # None: inside a hidden element removed just before
             if parent is not None:
-                _remove(el, parent)
+                pending.remove(el, parent)
+        pending.flush()
     etree.strip_tags(root, *unwrap)
 
 
@@ -369,12 +466,21 @@ class _BottomUp:
         self.links: set[int] = set()  # ids of links that keep their href (keep_href): never unwrapped
         #: An element sits in a parent that libxml2's parser would close before it (:data:`NOT_KEPT`).
         self.not_kept = False
+        self.pending = _Pending()  # removed elements' tails on their way (see _Pending)
 
     def run(self, elements: list[etree._Element]) -> bool:
+        """:meth:`_run`, then what still waits is joined."""
+        try:
+            return self._run(elements)
+        finally:
+            self.pending.flush()
+
+    def _run(self, elements: list[etree._Element]) -> bool:
         """Clean ``elements`` (a tree's elements in document order) from the last; True if a text had CJK."""
         inline, breaks, attr_tags, pre_text, pre_tail = INLINE, _BREAKS, _ATTR_TAGS, self.pre_text, self.pre_tail
         any_pre, drop_hidden, counting = bool(pre_text), self.drop_hidden, self.counting
         counts, inner, shape_only, not_kept_under = self.counts, self.inner, self.shape_only, NOT_KEPT_UNDER
+        pending = self.pending
         # CJK text makes the counts invalid (the block tree counts each CJK character): looked for in each text
         # while counting, until found (a non-ASCII test first: most texts are ASCII).
         look = counting
@@ -385,7 +491,7 @@ class _BottomUp:
                 if drop_hidden and (((style := attrib.get("style")) and _hidden_style(style)) or "hidden" in attrib):
                     parent = el.getparent()  # its subtree was cleaned for nothing (bottom-up): rare
                     if parent is not None:
-                        _remove(el, parent, "" if tag in inline else " ", not (any_pre and eid in pre_tail))
+                        pending.remove(el, parent, "" if tag in inline else " ", not (any_pre and eid in pre_tail))
                         continue
                 if tag in attr_tags and (alt := self.save_attributes(el, tag)):
                     alt_words = len(alt.split())
@@ -396,12 +502,12 @@ class _BottomUp:
                 look = self.finish_root(el, look)
                 continue
             if tag in breaks:
-                _remove(el, parent, " ", not (any_pre and eid in pre_tail))
+                pending.remove(el, parent, " ", not (any_pre and eid in pre_tail))
                 continue
             block, n = tag not in inline, len(el)
             # el's text, el's tail, and the whitespace just before el if el is block-level.
             in_pre = any_pre and eid in pre_text
-            text, text_words = el.text, 0
+            text, text_words = pending.text_of(el), 0
             if text:
                 if in_pre:
                     text_words = len(text.split()) if counting else 0
@@ -419,7 +525,11 @@ class _BottomUp:
                 if text and el[0].tag not in inline and text[-1] == " ":
                     el.text = text = text.rstrip() or None
             tail_in_pre = any_pre and eid in pre_tail
-            tail, tail_words = el.tail, 0
+            drop = not ((text and not text.isspace()) or (n and (not shape_only or _has_content(el, shape_only))))
+            if drop and not alt_words and tag not in _CELLS:
+                self.drop_unjoined(el, parent, block, tail_in_pre)
+                continue
+            tail, tail_words = pending.tail_of(el), 0
             if tail:
                 if tail_in_pre:
                     tail_words = len(tail.split()) if counting else 0
@@ -430,8 +540,8 @@ class _BottomUp:
                     look = look and (tail.isascii() or not has_cjk(tail))
                     el.tail, tail_words = _collapse(tail, not block, True)
             if block and not tail_in_pre:  # nor just before it
-                _trim_before(el, parent)
-            if not ((text and not text.isspace()) or (n and (not shape_only or _has_content(el, shape_only)))):
+                pending.trim_before(el, parent)
+            if drop:
                 self.drop_empty(el, parent, tag, alt_words, tail_words, tail_in_pre)
                 continue
             if counting:
@@ -444,6 +554,20 @@ class _BottomUp:
             if n == 1 and el.text is None:
                 _unwrap_single(el, parent, tag, block, in_pre, links=self.links)
         return not look if counting else False
+
+    def drop_unjoined(self, el: etree._Element, parent: etree._Element, block: bool, tail_in_pre: bool) -> None:
+        """Remove an element that holds nothing (and is no cell or image with alt text) as the pass would after
+        processing its tail -- without joining that tail (:class:`_Pending`). The processing left to do is
+        what changes more than whitespace runs, which the receiving text collapses when it is processed: a
+        tail of whitespace only is none after a block element and one space after an inline one; the
+        whitespace just before a block element goes."""
+        pending = self.pending
+        p = pending.take(el)
+        if p.parts and not p.solid and not tail_in_pre:
+            p.parts = deque() if block else deque((" ",))
+        if block and not tail_in_pre:
+            pending.trim_before(el, parent)
+        pending.attach(el, parent, p, " " if block else "", not tail_in_pre)
 
     def save_attributes(self, el: etree._Element, tag: str) -> str | None:
         """Remember the attributes of ``el`` that cleaning keeps (:func:`_kept_attributes`; the pass clears
@@ -459,7 +583,7 @@ class _BottomUp:
     def finish_root(self, root: etree._Element, look: bool) -> bool:
         """Normalise the root's text and its last child's tail, count its words; returns ``look`` (False once
         a CJK text is seen)."""
-        text = root.text
+        text = self.pending.text_of(root)
         if text and id(root) not in self.pre_text:
             root.text = " ".join(text.split()) or None
         if len(root):
