@@ -32,6 +32,10 @@ log = logging.getLogger(__name__)
 CONF_DIR = conf_dir()
 
 
+#: The largest context budget in tokens (the command line's cap too).
+MAX_BUDGET = 10_000_000
+
+
 def rng(default: Any, *, ge: float | None = None, gt: float | None = None, le: float | None = None) -> Any:
     """A dataclass field with a range that :func:`check_ranges` enforces (``None`` stays allowed where the
     field's type allows it): ``ge`` >=, ``gt`` >, ``le`` <=."""
@@ -257,6 +261,7 @@ class OpenAIReaderConfig:
     max_retries: int = rng(5, ge=0)
     backoff: float = rng(1.0, ge=0)
     concurrency: int = rng(8, ge=1)
+    max_response_bytes: int = rng(8_000_000, ge=1)
     tokenizer: str | None = II("pruner.tokenizer")
     system: str | None = "You are a helpful assistant."
     cache: bool = True
@@ -285,8 +290,8 @@ class PrunerConfig:
 
     max_words: int = rng(256, ge=1)
     max_words2: int = rng(128, ge=1)
-    budget1: int = rng(6144, ge=1)
-    budget: int = rng(4096, ge=1)
+    budget1: int = rng(6144, ge=1, le=MAX_BUDGET)
+    budget: int = rng(4096, ge=1, le=MAX_BUDGET)
     fmt: Fmt = Fmt.html
     tokenizer: str | None = None
     fill: str = II("fidelity.fill")
@@ -436,7 +441,7 @@ class Config:
     """
 
     name: str = "default"
-    seed: int = 0
+    seed: int = rng(0, ge=0, le=2**32 - 1)  # numpy's and torch's seeds are 32-bit
     device: str = "cpu"
     system_name: str = "htmlrag"
     dataset: Any = MISSING
@@ -523,12 +528,17 @@ def _range_problem(value: Any, bounds: tuple[float | None, float | None, float |
     if isinstance(value, float) and not math.isfinite(value):  # NaN passes no comparison, inf every "> x"
         return f"must be a finite number, got {value!r}"
     if ge is not None and not value >= ge:
-        return f"must be >= {ge:g}, got {value!r}"
+        return f"must be >= {_bound(ge)}, got {value!r}"
     if gt is not None and not value > gt:
-        return f"must be > {gt:g}, got {value!r}"
+        return f"must be > {_bound(gt)}, got {value!r}"
     if le is not None and not value <= le:
-        return f"must be <= {le:g}, got {value!r}"
+        return f"must be <= {_bound(le)}, got {value!r}"
     return None
+
+
+def _bound(x: float) -> str:
+    """A range bound as written (``4294967295``, not ``4.29497e+09``)."""
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
 def _walk_ranges(node: Any, path: str, problems: list[str]) -> None:
@@ -560,6 +570,33 @@ def _walk_ranges(node: Any, path: str, problems: list[str]) -> None:
         _walk_ranges(value, where, problems)
 
 
+def _budgets_problems(cfg: Any) -> list[str]:
+    """``budgets`` lists (``pruner.budgets``, a baseline's own): whole numbers in [1, MAX_BUDGET], each once --
+    checked before any work, where a bad entry made every system of the run an error row."""
+    out = []
+    nodes = [("pruner", cfg.get("pruner")), *((f"baselines.{k}", v) for k, v in (cfg.get("baselines") or {}).items())]
+    for where, node in nodes:
+        try:
+            if where != "pruner" and OmegaConf.is_interpolation(node, "budgets"):
+                continue  # (pruner.budgets, named once)
+            budgets = node.get("budgets") if node is not None and hasattr(node, "get") else None
+        except Exception:  # an interpolation that does not resolve here, or not a config node
+            continue
+        if budgets is None:
+            continue
+        if isinstance(budgets, str | int) or not hasattr(budgets, "__iter__"):
+            out.append(f"{where}.budgets: must be a list of budgets, got {budgets!r}")
+            continue
+        seen = set()
+        for i, b in enumerate(budgets):
+            if isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= MAX_BUDGET:
+                out.append(f"{where}.budgets[{i}]: must be a whole number in [1, {MAX_BUDGET}], got {b!r}")
+            elif b in seen:
+                out.append(f"{where}.budgets[{i}]: {b} is given twice")
+            seen.add(b)
+    return out
+
+
 def _two_step_problems(cfg: Any) -> list[str]:
     """``budget1 >= budget`` wherever a second ranker makes the step-1 budget count."""
     out = []
@@ -585,7 +622,7 @@ def check_ranges(cfg: Any) -> None:
     """
     problems: list[str] = []
     _walk_ranges(cfg, "", problems)
-    problems += _two_step_problems(cfg)
+    problems += _two_step_problems(cfg) + _budgets_problems(cfg)
     if problems:
         raise HtmlRagError("invalid configuration: " + "; ".join(problems))
 

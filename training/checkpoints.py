@@ -31,7 +31,7 @@ def checkpoint_step(path: Path) -> int | None:
         return None
     try:
         state = json.loads((path / "trainer_state.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    except (OSError, ValueError):
         return None
     return int(m.group(1)) if state.get("global_step") == int(m.group(1)) else None
 
@@ -109,7 +109,7 @@ def finished_run(output_dir: str | Path, key: str | None, export_dir: str | Path
         return None
     try:
         done = json.loads((Path(output_dir) / "train_result.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    except (OSError, ValueError):
         return None
     recorded = str(done.get("export_dir") or "")
     if recorded.startswith("./"):  # written relative to the output folder (a run folder that can move)

@@ -66,7 +66,7 @@ def load_deepspeed(path: Path) -> dict[str, Any]:
     """
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:
         raise HtmlRagError(f"cannot read the DeepSpeed config {path}: {exc}") from exc
     if not isinstance(data, dict):
         raise HtmlRagError(f"{path}: a DeepSpeed config is a JSON object")

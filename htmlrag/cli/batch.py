@@ -111,7 +111,7 @@ def saved_rows(out: Path) -> list[dict[str, Any]]:
     for n, line in enumerate(out.read_bytes().split(b"\n")[:-1], start=1):  # the part after the last \n is torn
         try:
             row = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError):
             log.warning("%s:%d: unreadable row skipped (its item is recomputed)", out, n)
             continue
         if isinstance(row, dict):
@@ -150,7 +150,7 @@ def item_id(line: BatchLine) -> Any:
     """The id of an input line: its ``id`` field, else its 0-based line index in the file."""
     try:
         item = json.loads(line.text)
-    except json.JSONDecodeError:
+    except ValueError:
         return line.number - 1
     if isinstance(item, dict) and item.get("id") is not None:
         return item["id"]

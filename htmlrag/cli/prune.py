@@ -345,8 +345,8 @@ def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path, limit: int | Non
             raise InputError(f"page {first} of {len(pages)}: {res.errors[first]}; no context is built from the "
                              "other pages")
         row.update(context=res.context, tokens=res.tokens)
-    except json.JSONDecodeError as exc:
-        row["error"] = f"line {line.number}: invalid JSON: {exc.msg}"
+    except ValueError as exc:
+        row["error"] = f"line {line.number}: invalid JSON: {getattr(exc, 'msg', exc)}"
     except Exception as exc:  # one bad item never stops the batch
         msg = str(exc) if isinstance(exc, HtmlRagError) else f"{type(exc).__name__}: {exc}"
         row["error"] = f"line {line.number}: {msg}"

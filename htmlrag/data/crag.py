@@ -29,7 +29,9 @@ def load_crag(path: str | Path, *, sample_size: int | None = None, seed: int = 0
     examples = []
     for i, row in enumerate(rows):
         query = row.get("query")
-        answers = as_str_list(row.get("answer")) + as_str_list(row.get("alternative_answers"))
+        where = f"{path}: row {i}"
+        answers = as_str_list(row.get("answer"), where, "answer") + as_str_list(row.get("alternative_answers"), where,
+                                                                               "alternative_answers")
         if not isinstance(query, str) or not query.strip() or not answers:
             raise InputError(f"{path}: row {i} lacks query or answer")
         pages = [r["page_result"] for r in row.get("search_results") or []

@@ -84,7 +84,7 @@ def load_docbench(root: str | Path, *, domains: list[str] | None = None, types: 
                 continue
             try:
                 rec = json.loads(line)
-            except json.JSONDecodeError as exc:
+            except ValueError as exc:
                 raise InputError(f"{qa}:{j + 1}: not a JSON line: {exc}") from exc
             if not isinstance(rec, dict) or "question" not in rec or "answer" not in rec:
                 raise InputError(f"{qa}:{j + 1}: expected an object with question and answer")

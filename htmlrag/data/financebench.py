@@ -57,8 +57,8 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
             continue
         try:
             row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}: line {n} is not JSON ({exc.msg})") from exc
+        except ValueError as exc:
+            raise InputError(f"{path}: line {n} is not JSON ({getattr(exc, 'msg', exc)})") from exc
         if not isinstance(row, dict):
             raise InputError(f"{path}: line {n} is not a JSON object")
         rows.append(row)

@@ -78,15 +78,16 @@ def parse_row(row: dict[str, Any], dataset: str, source: str, index: int) -> Exa
     if ex_id is None:
         raise InputError(f"{source}: row {index} has no id")
     ex_id = example_id(ex_id, f"{source}: row {index}")
-    long_answers = as_str_list(row.get("long_answers"))
+    where = f"{source}: row {index}"
+    long_answers = as_str_list(row.get("long_answers"), where, "long_answers")
     if not long_answers and isinstance(row.get("annotations"), list):
         long_answers = [a["long_answer"] for a in row["annotations"] if isinstance(a, dict) and a.get("long_answer")]
     if "answers" in row:
-        answers = as_str_list(row["answers"])
+        answers = as_str_list(row["answers"], where, "answers")
     elif "short_answers" in row:
-        answers = as_str_list(row["short_answers"])
+        answers = as_str_list(row["short_answers"], where, "short_answers")
     elif "answer" in row:
-        answers = as_str_list(row["answer"])
+        answers = as_str_list(row["answer"], where, "answer")
     else:
         answers = [o["answer"] for o in row.get("output") or [] if isinstance(o, dict) and o.get("answer")]
     if dataset in LONG_FORM:

@@ -32,7 +32,7 @@ def _common(row: dict, where: str, index: int) -> tuple[str, list[str], str]:
     question = row.get("question")
     if not isinstance(question, str) or not question.strip():
         raise InputError(f"{where}: 'question' must be a non-empty string, got {question!r:.60}")
-    answers = as_str_list(row.get("answers"))
+    answers = as_str_list(row.get("answers"), where)
     if not answers:
         raise InputError(f"{where}: the row has no answers ('answers': a string or a list of strings)")
     return question.strip(), answers, example_id(row.get("id", index), where)
@@ -104,7 +104,7 @@ def load_page_questions(path: str | Path, *, sample_size: int | None = None, see
         question, answers, ident = _common(row, where, i)
         pages = [_resolve(qfile.parent, name, where) for name in _names(row.get("pages") or [], where, "pages")]
         examples.append(Example(id=ident, question=question, answers=answers,
-                                long_answers=as_str_list(row.get("long_answers")), pages=list(pages),
+                                long_answers=as_str_list(row.get("long_answers"), where, "long_answers"), pages=list(pages),
                                 metadata={"dataset": qfile.parent.name}))
     check_unique_ids(examples, str(qfile))
     return sample_examples(examples, sample_size, seed)

@@ -82,7 +82,7 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     if name.endswith(".json"):
         try:
             data = json.loads("".join(open_text(p)))
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:
             raise InputError(f"{p}: not valid JSON: {exc}") from exc
         if isinstance(data, dict):
             data = data.get("data", data.get("examples", [data]))
@@ -106,7 +106,7 @@ def numbered_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
             continue
         try:
             row = json.loads(line)
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:
             raise InputError(f"{p}:{n}: not a JSON line: {exc}") from exc
         if not isinstance(row, dict):
             raise InputError(f"{p}:{n}: expected a JSON object, got {type(row).__name__}")
@@ -122,15 +122,25 @@ def example_id(value: Any, where: str) -> str:
     return str(value)
 
 
-def as_str_list(value: Any) -> list[str]:
-    """Strings of a value that may be a string, a list of strings, or missing; empty strings dropped."""
+def as_str_list(value: Any, where: str = "", field: str = "answers") -> list[str]:
+    """Strings of a value that may be a string, a number, a list of those, or missing; empty strings dropped.
+    Anything else (``{'text': ...}``, a list of lists, a boolean) is an :class:`InputError` naming ``where`` and
+    ``field``: written as text it would be an answer no reader gives (``"{'text': 'Margaret Ellis'}"``), and
+    every system would score 0 on the row without a word."""
+    def text(v: Any) -> str:
+        if isinstance(v, str):
+            return v
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return str(v)
+        raise InputError(f"{where + ': ' if where else ''}{field!r} must be a string or a list of strings, "
+                         f"got {value!r:.80}")
+
     if value is None:
         return []
-    if isinstance(value, str):
-        return [value] if value.strip() else []
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value if v is not None and str(v).strip()]
-    return [str(value)]
+    if isinstance(value, list | tuple):
+        return [t for v in value if v is not None and (t := text(v)).strip()]
+    t = text(value)
+    return [t] if t.strip() else []
 
 
 def sample_examples(examples: Sequence[Example], n: int | None, seed: int) -> list[Example]:

@@ -124,7 +124,7 @@ def load_spiqa(root: str | Path, *, split: str = "test-A", pdf_dir: str | None =
     path = _json_path(base, split)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:
         raise InputError(f"{path}: not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected an object keyed by paper id")

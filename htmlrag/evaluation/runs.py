@@ -200,7 +200,7 @@ def _read_json(path: Path) -> tuple[Any, str | None]:
         return None, None
     try:
         return json.loads(path.read_text(encoding="utf-8-sig")), None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:
         return None, f"{path.name}: not readable JSON ({exc})"
 
 

@@ -273,7 +273,7 @@ class RunStore:
                 continue
             try:
                 row = json.loads(line)
-            except json.JSONDecodeError as exc:
+            except ValueError as exc:
                 raise InputError(f"{path}:{n}: corrupt row ({exc}); fix or delete the line") from exc
             problem = row_problem(row)  # every consumer reads rows through here: checked once
             if problem is not None:

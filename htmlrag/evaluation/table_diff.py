@@ -137,7 +137,7 @@ def diff_table(path: str, stored: str, new: str) -> list[CellDiff]:
     if path.endswith(".json"):
         try:
             return list(json_diff(path, json.loads(stored), json.loads(new)))
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:
             return [CellDiff(f"{path}: JSON", f"not readable ({exc})", "(valid JSON)")]
     kind = {".md": _md, ".tex": _tex, ".csv": _csv}.get(path[path.rfind("."):])
     if kind is None:

@@ -110,6 +110,12 @@ def test_ensure_window_for_every_reader_kind() -> None:
     ("ranker=minilm ranker.cpu_workers=0", "ranker.cpu_workers"),
     ("experiment=superrag_settings +baselines.s1_nonlayout.graph.k=0", "baselines.s1_nonlayout.graph.k"),
     ("experiment=paper/figure5_offline pruner.budget1=1000", "pruner.budget1"),
+    # numpy's seed is 32-bit (a traceback from np.random.seed before); budgets checked before any work (a -1
+    # made every system, valid budgets included, an error row)
+    ("seed=-1", "seed"), ("seed=4294967296", "seed"), ("pruner.budget=99999999999", "pruner.budget"),
+    ("pruner.budgets=[64,-1]", "pruner.budgets[1]"), ("pruner.budgets=[64,64]", "pruner.budgets[1]"),
+    ("pruner.budgets=[0]", "pruner.budgets[0]"),
+    ("experiment=quickstart +baselines.bm25.budgets=[64,20000000]", "baselines.bm25.budgets[1]"),
 ])
 def test_out_of_range_settings_fail_naming_the_field(override: str, field: str) -> None:
     from htmlrag_bench.eval.schemas import validate
@@ -123,7 +129,8 @@ def test_valid_settings_pass() -> None:
     from htmlrag_bench.eval.schemas import validate
 
     for overrides in ([], ["experiment=quickstart"], ["pruner.budget=8192"], ["dataset.limit=null"],
-                      ["experiment=paper/figure5_offline"], ["metric.alpha=1"]):
+                      ["experiment=paper/figure5_offline"], ["metric.alpha=1"], ["seed=4294967295"],
+                      ["pruner.budgets=[64,128,10000000]"]):
         validate(_compose(overrides))
 
 

@@ -40,8 +40,16 @@ BAD = {
     "a row a list": ([1, 2], "expected a JSON object"),
     "not JSON": (None, "not a JSON line"),
     "not UTF-8": (None, "not UTF-8"),
+    # answers written as text would be answers no reader gives: every system scored 0 on the row, silently
+    "answers an object": ({**GOOD, "id": "b", "answers": {"text": "Margaret Ellis"}}, "'answers' must be a string"),
+    "answers a list of lists": ({**GOOD, "id": "b", "answers": [["Margaret Ellis", "M. Ellis"]]},
+                                "'answers' must be a string"),
+    "answers a boolean": ({**GOOD, "id": "b", "answers": True}, "'answers' must be a string"),
+    "long answers objects": ({**GOOD, "id": "b", "long_answers": [{"a": 1}]}, "'long_answers' must be a string"),
+    "an id of 5,000 digits": (None, "not a JSON line"),  # json.loads raises ValueError, not JSONDecodeError
 }
-RAW = {"not JSON": b"{oops", "not UTF-8": b'{"id": "b", "question": "caf\xe9?"}'}
+RAW = {"not JSON": b"{oops", "not UTF-8": b'{"id": "b", "question": "caf\xe9?"}',
+       "an id of 5,000 digits": b'{"id": 1' + b"1" * 5000 + b', "question": "q?", "answers": ["x"], "pages": []}'}
 
 
 @pytest.mark.parametrize("case", list(BAD))

@@ -140,7 +140,7 @@ def is_installed(name: str) -> bool:
 def _read_marker(folder: Path) -> dict | None:
     try:
         return json.loads((folder / MARKER).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    except (OSError, ValueError):
         return None
 
 
