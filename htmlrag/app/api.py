@@ -86,7 +86,9 @@ async def read_uploads(files: list[UploadFile], st: AppState) -> list[Upload]:
         if up.kind == "pdf":
             check_pdf(up.name, up.data, max_pages=s.max_pdf_pages, max_stream_bytes=int(s.max_pdf_stream_mb * 1e6),
                       max_total_bytes=int(s.max_pdf_expanded_mb * 1e6),
-                      max_image_pixels=int(s.max_image_megapixels * 1e6))
+                      max_image_pixels=int(s.max_image_megapixels * 1e6),
+                      max_page_content_bytes=int(s.max_pdf_page_content_mb * 1e6),
+                      max_content_bytes=int(s.max_pdf_content_mb * 1e6))
         out.append(up)
     return out
 

@@ -4,10 +4,15 @@ Refused (with the file's name and the limit): a file MuPDF cannot open, an encry
 password field), more than ``max_pages`` pages, a Flate-compressed stream that expands past ``max_stream_bytes``
 (or all of them past ``max_total_bytes``: a decompression bomb; counted by inflating in steps, never holding
 more than the limit), and an image whose declared size is over ``max_image_pixels`` (what MuPDF would allocate
-to decode it). Huge pages are allowed: page images are rendered at a zoom that keeps them under a pixel cap
+to decode it). Content is counted **per use**: a page's content streams are laid out once per page that
+draws them, so a stream shared by many pages counts once for each (25 KB of PDF whose 20 pages share one
+7 MB stream took 221 s to parse, and held the server); a page's content past ``max_page_content_bytes``, or
+all pages' past ``max_content_bytes``, is refused (the shared 10-Q filings draw 0.02-0.24 MB a page, 0.8-7.7 MB
+a filing). Huge pages are allowed: page images are rendered at a zoom that keeps them under a pixel cap
 (:func:`htmlrag.app.pdfview.render_page_png`).
 
-Not inspected: streams under other expanding filters (``LZWDecode``, ``RunLengthDecode``; bounded ratios, rare
+Not inspected: form XObjects drawn many times from one content stream (the parse itself is bounded in time
+where the app runs it); streams under other expanding filters (``LZWDecode``, ``RunLengthDecode``; bounded ratios, rare
 in current PDFs).
 """
 
@@ -68,7 +73,8 @@ def _image_pixels(doc: object, xref: int) -> int:
 
 
 def check_pdf(name: str, data: bytes, *, max_pages: int, max_stream_bytes: int, max_total_bytes: int,
-              max_image_pixels: int) -> int:
+              max_image_pixels: int, max_page_content_bytes: int = 16_000_000,
+              max_content_bytes: int = 128_000_000) -> int:
     """Refuse a PDF that would cost unbounded memory or time (see the module docstring); returns its pages.
 
     Raises:
@@ -88,6 +94,7 @@ def check_pdf(name: str, data: bytes, *, max_pages: int, max_stream_bytes: int, 
         if doc.page_count == 0:
             raise UploadError(f"{name}: the PDF has no pages")
         total = 0
+        sizes: dict[int, int] = {}
         for xref in range(1, doc.xref_length()):
             if not doc.xref_is_stream(xref):
                 continue
@@ -100,7 +107,18 @@ def check_pdf(name: str, data: bytes, *, max_pages: int, max_stream_bytes: int, 
             if size is None:
                 raise UploadError(f"{name}: a compressed stream (object {xref}) expands to more than "
                                   f"{_mb(max_stream_bytes)} (a decompression bomb?)", 413)
+            sizes[xref] = size
             total += size
             if total > max_total_bytes:
                 raise UploadError(f"{name}: its compressed streams expand to more than {_mb(max_total_bytes)}", 413)
+        used = 0
+        for page in doc:
+            content = sum(sizes.get(x, 0) for x in page.get_contents())
+            if content > max_page_content_bytes:
+                raise UploadError(f"{name}: page {page.number + 1} draws {_mb(content)} of content; at most "
+                                  f"{_mb(max_page_content_bytes)} per page", 413)
+            used += content
+            if used > max_content_bytes:
+                raise UploadError(f"{name}: its pages draw more than {_mb(max_content_bytes)} of content (a stream "
+                                  "shared by many pages counts once per page)", 413)
         return doc.page_count

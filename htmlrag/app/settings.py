@@ -52,7 +52,9 @@ class AppSettings:
         max_library_mb: uploaded PDFs and pages kept at most, in MB (an upload that would pass it is refused).
         max_pdf_pages: pages of one PDF at most.
         max_pdf_stream_mb: what one compressed stream of a PDF may expand to, and ``max_pdf_expanded_mb`` all of
-            them together (decompression bombs are refused at upload).
+            them together (decompression bombs are refused at upload); ``max_pdf_page_content_mb`` the content
+            one page draws and ``max_pdf_content_mb`` all pages together, a stream shared by pages counted once
+            per page (:mod:`htmlrag.app.pdfcheck`).
         max_image_megapixels: pixels of one image in a PDF at most (its declared size).
         max_render_megapixels: pixels of one rendered page image; a bigger page is rendered at a smaller zoom.
         max_renders: page images rendered at the same time (more wait their turn).
@@ -83,6 +85,8 @@ class AppSettings:
     max_pdf_pages: int = 2000
     max_pdf_stream_mb: float = 64.0
     max_pdf_expanded_mb: float = 512.0
+    max_pdf_page_content_mb: float = 16.0
+    max_pdf_content_mb: float = 128.0
     max_image_megapixels: float = 100.0
     max_render_megapixels: float = 8.0
     max_renders: int = 2

@@ -18,7 +18,7 @@ from htmlrag.app.server import create_app
 from htmlrag.testing import pdfs as mk
 from tests.app.conftest import doc_ids, settings_for, wait_job
 from tests.conftest import SAMPLE_PAGES
-from tests.helpers.bad_pdfs import big_image_pdf, bomb_pdf, huge_page_pdf, png_size
+from tests.helpers.bad_pdfs import big_image_pdf, bomb_pdf, huge_page_pdf, png_size, shared_content_pdf
 
 PAGE = (SAMPLE_PAGES / "lighthouse.html").read_bytes()
 
@@ -188,6 +188,11 @@ def test_a_document_left_in_the_graph_is_removed_at_start_up(app, tmp_path: Path
     (lambda d: bomb_pdf(d / "x.pdf", 30_000_000, layers=2), {}, "expands to more than 16 MB"),
     (lambda d: bomb_pdf(d / "x.pdf", 9_000_000), {"max_pdf_expanded_mb": 5}, "streams expand to more than 5 MB"),
     (lambda d: big_image_pdf(d / "x.pdf", 2000), {"max_image_megapixels": 1}, "an image of 4 megapixels"),
+    # one 3 MB stream drawn by 20 pages: each stream is under every limit, the pages draw 60 MB
+    (lambda d: shared_content_pdf(d / "x.pdf", 20, 3_000_000), {"max_pdf_content_mb": 40},
+     "pages draw more than 40 MB of content"),
+    (lambda d: shared_content_pdf(d / "x.pdf", 2, 3_000_000), {"max_pdf_page_content_mb": 2},
+     "page 1 draws 3 MB of content; at most 2 MB per page"),
 ])
 def test_costly_pdfs_are_refused_at_upload(app, make, setting: dict, needle: str) -> None:
     c, db = app

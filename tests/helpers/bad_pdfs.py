@@ -55,3 +55,23 @@ def png_size(png: bytes) -> tuple[int, int]:
     """Width and height from a PNG's header."""
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def shared_content_pdf(path: Path, pages: int, expanded: int) -> Path:
+    """``pages`` pages that all draw one content stream of ``expanded`` bytes of white space (a few KB on
+    disk): each stream is small, but laying out the pages reads it once per page."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    first = doc.new_page()
+    first.insert_text((72, 72), "shared", fontsize=12)
+    xref = first.get_contents()[0]
+    doc.update_stream(xref, b"BT /F1 12 Tf 72 72 Td (shared) Tj ET" + b" " * expanded)
+    resources = doc.xref_get_key(first.xref, "Resources")[1]
+    for _ in range(pages - 1):
+        page = doc.new_page()
+        doc.xref_set_key(page.xref, "Resources", resources)
+        doc.xref_set_key(page.xref, "Contents", f"{xref} 0 R")
+    doc.save(path, garbage=0, deflate=True)
+    doc.close()
+    return path
