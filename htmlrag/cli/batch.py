@@ -22,7 +22,7 @@ import json
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +46,55 @@ class BatchLine:
 
     number: int
     text: str
+    pages: str = ""  # the SHA-256 of the files its ``page_paths`` name (:func:`with_page_digests`)
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(self.text.strip().encode("utf-8")).hexdigest()[:16]
+        text = self.text.strip() + (f"\0{self.pages}" if self.pages else "")
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def with_page_digests(lines: Sequence[BatchLine], base: Path) -> list[BatchLine]:
+    """``lines`` whose ``page_paths`` files are hashed into their digest: a saved row is reused only while the
+    pages it was pruned from are the same bytes (an edited page file kept its old context, exit 0)."""
+    out = []
+    for ln in lines:
+        try:
+            item = json.loads(ln.text)
+        except ValueError:
+            item = None
+        paths = item.get("page_paths") if isinstance(item, dict) else None
+        if not isinstance(paths, list) or not paths:
+            out.append(ln)
+            continue
+        h = hashlib.sha256()
+        for p in paths:
+            f = Path(p) if os.path.isabs(str(p)) else base / str(p)
+            try:
+                if f.is_file():
+                    with f.open("rb") as fh:
+                        h.update(b"file " + hashlib.file_digest(fh, "sha256").digest())
+                else:
+                    h.update(b"no file")
+            except OSError:
+                h.update(b"unreadable")
+        out.append(replace(ln, pages=h.hexdigest()))
+    return out
+
+
+def duplicate_ids(lines: Sequence[BatchLine], ids: Sequence[Any]) -> None:
+    """Refuse two input lines of one id: their output rows could not be told apart when joined by id.
+
+    Raises:
+        InputError: naming the id and both lines.
+    """
+    first: dict[str, int] = {}
+    for ln, i in zip(lines, ids, strict=True):
+        key = str(i)
+        if key in first:
+            raise InputError(f"lines {first[key]} and {ln.number}: both have id {i!r}; ids must be unique (an "
+                             "output row is found by its id)")
+        first[key] = ln.number
 
 
 def settings_fingerprint(options: Mapping[str, Any]) -> str:

@@ -151,7 +151,20 @@ def pipeline_from_args(args: argparse.Namespace):
 
 
 def _item_pages(item: dict, base: Path, limit: int | None = None) -> list[str | bytes]:
-    """The pages of one batch item, each within ``limit`` bytes (``--max-page-mb``)."""
+    """The pages of one batch item, each within ``limit`` bytes (``--max-page-mb``): at least one, none empty
+    (an empty context with 0 tokens and no error is what a wrong path or a failed export looks like)."""
+    if "pages" in item and "page_paths" in item:
+        raise InputError("give 'pages' or 'page_paths', not both")
+    pages = _given_pages(item, base, limit)
+    if not pages:
+        raise InputError("no pages: 'pages' / 'page_paths' is empty")
+    for i, page in enumerate(pages):
+        if not (page.strip() if isinstance(page, str) else page.strip(b" \t\r\n\f")):
+            raise InputError(f"page {i} is empty")
+    return pages
+
+
+def _given_pages(item: dict, base: Path, limit: int | None) -> list[str | bytes]:
     if "pages" in item:
         pages = item["pages"]
         if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
@@ -176,8 +189,14 @@ def run_prune(args: argparse.Namespace) -> int:
         print("htmlrag: error: prune needs PATH... and --question, or --batch IN.jsonl --out OUT.jsonl",
               file=sys.stderr)
         return 2
+    if not args.question.strip():
+        print("htmlrag: error: --question is empty", file=sys.stderr)
+        return 2
     try:
         pages = [read_page(p, max_page_bytes(args)) for p in args.paths]
+        for path, page in zip(args.paths, pages, strict=True):
+            if not page.strip(b" \t\r\n\f"):
+                raise InputError(f"{path}: the page is empty")
         pipe = pipeline_from_args(args)
         res = pipe.run(args.question, pages)
     except HtmlRagError as exc:
@@ -213,6 +232,8 @@ def _run_batch(args: argparse.Namespace) -> int:
 def _batch_locked(args: argparse.Namespace, src: Path, out: Path, lines: list) -> int:
     settings = pb.settings_fingerprint(vars(args))
     ids = [pb.item_id(ln) for ln in lines]
+    pb.duplicate_ids(lines, ids)
+    lines = pb.with_page_digests(lines, src.parent)
     reuse, todo = pb.plan(lines, ids, settings, out)
     workers = batch_workers(args, len(todo))
     pipe = pipeline_from_args(args) if todo else None
@@ -331,12 +352,15 @@ def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path, limit: int | Non
     t0 = time.perf_counter()
     row: dict[str, Any] = {"id": item_id}
     try:
-        item = json.loads(line.text)
+        try:
+            item = json.loads(line.text)
+        except ValueError as exc:
+            raise InputError(f"invalid JSON: {getattr(exc, 'msg', exc)}") from None
         if not isinstance(item, dict):
             raise InputError("each line must be a JSON object")
         question = item.get("question")
-        if not isinstance(question, str):
-            raise InputError("'question' must be a string")
+        if not isinstance(question, str) or not question.strip():
+            raise InputError("'question' must be a non-empty string")
         pages = _item_pages(item, base, limit)
         res = pipe.run(question, pages)
         if res.errors:  # a context from fewer pages than given is an error row, not a result (never reused)
@@ -345,8 +369,6 @@ def _prune_line(pipe: Any, line: Any, item_id: Any, base: Path, limit: int | Non
             raise InputError(f"page {first} of {len(pages)}: {res.errors[first]}; no context is built from the "
                              "other pages")
         row.update(context=res.context, tokens=res.tokens)
-    except ValueError as exc:
-        row["error"] = f"line {line.number}: invalid JSON: {getattr(exc, 'msg', exc)}"
     except Exception as exc:  # one bad item never stops the batch
         msg = str(exc) if isinstance(exc, HtmlRagError) else f"{type(exc).__name__}: {exc}"
         row["error"] = f"line {line.number}: {msg}"

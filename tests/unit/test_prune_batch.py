@@ -215,3 +215,43 @@ def test_a_worker_that_dies_fails_the_run_and_a_rerun_completes_it(tmp_path: Pat
     monkeypatch.setattr(cli_prune, "_prune_line", real)
     assert _prune(src, out, "--workers", "2") == 0
     assert [r["id"] for r in _rows(out)] == [f"q{i}" for i in range(6)]   # nothing lost, nothing twice
+
+
+def test_an_edited_page_file_is_pruned_again(tmp_path: Path) -> None:
+    """A saved row is reused only while the files its ``page_paths`` name hold the same bytes: after an edit the
+    old context was kept, '0 done now, 1 skipped', exit 0."""
+    (tmp_path / "p.html").write_text("<p>Margaret Ellis designed the Harrow Point Lighthouse in 1871.</p>")
+    src = _write(tmp_path / "in.jsonl", [{"id": "x", "question": "Who designed it?", "page_paths": ["p.html"]}])
+    out = tmp_path / "out.jsonl"
+    assert _prune(src, out) == 0 and "Margaret Ellis" in _rows(out)[0]["context"]
+    (tmp_path / "p.html").write_text("<p>John Smith built the lighthouse.</p>")
+    assert _prune(src, out) == 0
+    assert "John Smith" in _rows(out)[0]["context"] and "Margaret" not in _rows(out)[0]["context"]
+    assert _prune(src, out) == 0 and len(_rows(out)) == 1    # unchanged: reused, still one row
+
+
+@pytest.mark.parametrize(("item", "error"), [
+    ({"id": "e", "question": "q?", "pages": []}, "no pages"),
+    ({"id": "e", "question": "q?", "page_paths": []}, "no pages"),
+    ({"id": "e", "question": "q?", "pages": ["  "]}, "page 0 is empty"),
+    ({"id": "e", "question": "q?", "page_paths": ["empty.html"]}, "page 0 is empty"),
+    ({"id": "e", "question": " ", "pages": [PAGE]}, "'question' must be a non-empty string"),
+    ({"id": "e", "question": "q?", "pages": [PAGE], "page_paths": ["p.html"]}, "not both"),
+    ('{"id": 1' + "1" * 5000 + ', "question": "q?"}', "invalid JSON"),
+])
+def test_an_item_without_anything_to_prune_is_an_error_row(tmp_path: Path, item, error: str, capsys) -> None:
+    """An empty context with 0 tokens and no error is what a wrong path or a failed export looks like."""
+    (tmp_path / "empty.html").write_bytes(b"")
+    src = _write(tmp_path / "in.jsonl", [_items(1)[0], item])
+    out = tmp_path / "out.jsonl"
+    assert _prune(src, out) == 1
+    rows = _rows(out)
+    assert len(rows) == 2 and "error" not in rows[0] and error in rows[1]["error"], rows[1]
+
+
+def test_two_lines_of_one_id_are_refused_before_any_work(tmp_path: Path, capsys) -> None:
+    items = _items(3)
+    items[2]["id"] = "q0"
+    src, out = _write(tmp_path / "in.jsonl", items), tmp_path / "out.jsonl"
+    assert _prune(src, out) == 1
+    assert "lines 1 and 3: both have id 'q0'" in capsys.readouterr().err and not out.exists()
