@@ -305,3 +305,26 @@ def test_values_python_cannot_take_are_a_clear_refusal(small: Path, q: str) -> N
         with pytest.raises(GraphQueryError, match="cannot pass between Python and the database"):
             store.query_untrusted(q)
         assert store.query_untrusted("RETURN 1 AS one") == [{"one": 1}]  # the store is still usable
+
+
+def test_list_doubling_and_long_chains_are_bounded(dense: Path) -> None:
+    """list_concat(l, l) 12 times from range(1, 10000) reached 23 GB (no timeout or memory cap stops list data
+    built while planning), and a 9,990-term sum crashed Kuzu: both are refused at their first step past the
+    bound (the refused forms here stay harmless should the guard regress); the largest accepted forms run fast."""
+    import time
+
+    store = _store(dense, timeout_s=1, memory_mb=64)
+    try:
+        with pytest.raises(RefusedQueryError, match="can build a list of 20,000 items"):
+            store.query_untrusted("WITH range(1, 10000) AS l WITH list_concat(l, l) AS l RETURN size(l) AS n")
+        with pytest.raises(RefusedQueryError, match="more than 1000 operators"):
+            store.query_untrusted("RETURN " + "+".join(["1"] * 1500) + " AS x")
+        t0 = time.perf_counter()
+        assert store.query_untrusted("WITH range(1, 5000) AS l WITH list_concat(l, l) AS l "
+                                     "RETURN size(l) AS n") == [{"n": 10_000}]
+        assert store.query_untrusted("RETURN " + "+".join(["1"] * 1000) + " AS x") == [{"x": 1000}]
+        assert store.query_untrusted("UNWIND [1] AS x " + " ".join(["WITH x + x AS x"] * 10)
+                                     + " RETURN x") == [{"x": 1024}]
+        assert time.perf_counter() - t0 < 5  # ~0.3 s on a loaded 2-core machine
+    finally:
+        store.close()

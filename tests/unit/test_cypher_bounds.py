@@ -289,3 +289,61 @@ def test_other_costly_forms_have_no_grammar(q: str) -> None:
     """Other ways to ask for unbounded work are not in the read-only grammar: refused by the guard."""
     with pytest.raises(RefusedQueryError, match=r"^refused: "):
         bound_query(q, None, QueryLimits(max_hops=1000))
+
+
+def _doubled(step: str, times: int, start: str = "range(1, 10000)") -> str:
+    return f"WITH {start} AS l " + " ".join(f"WITH {step} AS l" for _ in range(times)) + " RETURN size(l) AS n"
+
+
+#: Lists and strings grown by joining a value to itself (Kuzu builds list data outside its buffer pool, constant
+#: ones while planning, before the timeout: list_concat(l, l) 12 times from range(1, 10000) reached 23 GB).
+GROWING = [
+    (_doubled("list_concat(l, l)", 12), "can build a list of 20,000 items"),
+    (_doubled("list_concat(l, l)", 9), "can build a list of 20,000 items"),
+    (_doubled("list_cat(l, l)", 1), "list of 20,000 items"),
+    (_doubled("array_concat(l, l)", 1), "list of 20,000 items"),
+    (_doubled("l + l", 1), "list of 20,000 items"),
+    (_doubled("list_concat(l, l)", 2, "range(1, 4000)"), "list of 16,000 items"),
+    ("RETURN size(range(1, 6000) + range(1, 6000)) AS n", "list of 12,000 items"),
+    ("UNWIND range(1, 10) AS x WITH collect(x) AS l RETURN size(l + l) AS n", "list of 20,000 items"),
+    ("MATCH (a) RETURN collect(a.id) + ['x'] AS ids", "list of 10,001 items"),
+    (_doubled("l + l", 1, "repeat('ab', 40000)"), "string of 160,000 characters"),
+    (_doubled("concat(l, l)", 2, "repeat('a', 30000)"), "string of 120,000 characters"),
+]
+#: Queries Kuzu's planner cannot take (time quadratic in a flat chain, exponential in an alias used twice).
+TOO_BIG_TO_PLAN = [
+    ("RETURN " + "+".join(["1"] * 9990) + " AS x", "more than 1000 operators"),  # crashed Kuzu (SIGSEGV)
+    ("RETURN " + "+".join(["1"] * 6000) + " AS x", "more than 1000 operators"),  # 11 s planning, past the timeout
+    ("MATCH (n) WHERE " + " OR ".join(f"n.ord = {i}" for i in range(600)) + " RETURN n.id AS id",
+     "more than 1000 operators"),
+    ("RETURN " + " AND ".join(["NOT true"] * 600) + " AS x", "more than 1000 operators"),
+    ("UNWIND [1] AS x " + " ".join("WITH x + x AS x" for _ in range(24)) + " RETURN x",
+     "tokens long once its aliases are expanded"),  # 408 characters: 41 s and 1.9 GB planning
+    ("UNWIND [1] AS x " + " ".join("WITH x + 1 AS x" for _ in range(1000)) + " RETURN x",
+     "tokens long once its aliases are expanded"),  # 3.6 s, 1.7 GB
+    ("MATCH (n) WITH n.text AS t " + " ".join("WITH t + t AS t" for _ in range(14)) + " RETURN size(t) AS n",
+     "tokens long once its aliases are expanded"),
+]
+
+
+@pytest.mark.parametrize("q, needle", GROWING + TOO_BIG_TO_PLAN)
+def test_growing_and_unplannable_queries_are_refused(q: str, needle: str) -> None:
+    with pytest.raises(RefusedQueryError, match=r"^refused: ") as exc:
+        bound_query(q, None, LIMITS)
+    assert needle in str(exc.value)
+
+
+@pytest.mark.parametrize("q", [
+    _doubled("list_concat(l, l)", 1, "range(1, 5000)"),           # exactly max_list
+    _doubled("list_append(l, 0)", 3, "range(1, 9000)"),           # one item each
+    "RETURN " + "+".join(["1"] * 1000) + " AS x",                 # 999 operators
+    "UNWIND [1] AS x " + " ".join("WITH x + x AS x" for _ in range(10)) + " RETURN x",
+    "UNWIND [1] AS x " + " ".join("WITH x + 1 AS x" for _ in range(100)) + " RETURN x",
+    "MATCH (n) WHERE n.ord IN [" + ", ".join(map(str, range(3000))) + "] RETURN n.id AS id",  # a long IN list
+    "MATCH (n) WHERE n.id IN [" + ", ".join(f"'d:c{i}'" for i in range(1500)) + "] RETURN n.id AS id",
+    "UNWIND range(1, 10000) AS x WITH collect(x) AS l RETURN size(l) AS n, l[0] AS first, l[1] AS second",
+    "MATCH (n) WITH collect(n) AS ns UNWIND ns AS n RETURN n.id + ' ' + n.text AS t",
+    "RETURN concat(repeat('a', 40000), repeat('b', 40000)) AS s",
+])
+def test_bounded_growth_and_long_queries_pass(q: str) -> None:
+    assert bound_query(q, None, LIMITS).endswith("LIMIT 1000")

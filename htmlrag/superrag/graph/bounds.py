@@ -15,6 +15,11 @@ Before a query runs, :func:`bound_query`
   ``repeat('a', 300000000)`` is computed while the query is planned, before the timeout applies: 1.9 GB),
   ``regexp_replace`` with a replacement that is not a short literal or inside another string-growing call, and
   ``levenshtein`` (quadratic, and a single call is not stopped by the timeout);
+* refuses a list that can grow past :attr:`QueryLimits.max_list` items or a string past
+  :attr:`QueryLimits.max_string` characters, with sizes bounded over each expression and through aliases
+  (``list_concat(l, l)``, ``l + l``, ``concat(s, s)`` in WITH chains), and a query of more than
+  :data:`MAX_EXPANDED_TOKENS` tokens once its aliases are expanded (:func:`_check_growth`: what Kuzu's planner
+  copies, before the timeout applies);
 * refuses an **unbound parameter** (``$name`` without a value: Kuzu then drops the whole ``WHERE``);
 * pushes a **row limit** into the query: every ``RETURN`` gets ``LIMIT`` :attr:`QueryLimits.max_rows`, or keeps
   a smaller literal one (a ``LIMIT`` that is not a whole number or a given parameter is refused).
@@ -38,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from htmlrag.core.errors import HtmlRagError
-from htmlrag.superrag.graph.cypher_grammar import Recognizer
+from htmlrag.superrag.graph.cypher_grammar import Recognizer, variable_name
 from htmlrag.superrag.graph.cypher_lexer import RefusedQueryError, Token, canonical, tokenize
 from htmlrag.superrag.graph.readonly import check_read_only
 
@@ -130,6 +135,7 @@ def bound_query(cypher: str, params: Mapping[str, Any] | None = None, limits: Qu
             _check_replace(name, args, rec.calls)
         elif fn in _SLOW:
             raise RefusedQueryError(f"refused: {name.text}() at offset {name.pos} {_SLOW[fn]}")
+    _check_growth(tokens, rec, limits)
     check_params(canonical(tokens), params)
     return canonical(_limit_rows(tokens, rec.returns, params, limits))
 
@@ -213,6 +219,130 @@ def _check_replace(name: Token, args: list[list[Token]], calls: list[tuple[Token
     if inner:
         raise RefusedQueryError(f"refused: regexp_replace() at offset {name.pos} replaces inside {inner[0].text}() "
                                 "(nested string-growing calls can build strings of any size)")
+
+
+#: Tokens a query may hold once every WITH/UNWIND alias is replaced by the expression it names, summed over its
+#: expressions. Kuzu's planner copies an alias's expression into each use, so ``WITH x + x AS x`` repeated 24
+#: times (408 characters) took 41 s and 1.9 GB while planning, before the timeout applies (20 times: 2.4 s), and
+#: ``WITH x + 1 AS x`` 1,000 times 3.6 s and 1.7 GB. Without aliases used twice a query cannot reach the cap (it
+#: holds at most MAX_QUERY_CHARS tokens).
+MAX_EXPANDED_TOKENS = 20_000
+
+
+def _check_growth(tokens: list[Token], rec: Recognizer, limits: QueryLimits) -> None:
+    """Refuse a query whose expressions, with aliases expanded, are too big to plan (:data:`MAX_EXPANDED_TOKENS`)
+    or can build a list of more than ``max_list`` items or a string of more than ``max_string`` characters.
+
+    Sizes are upper bounds, added over an expression: ``range()`` its items, a list literal its elements, a string
+    literal, ``repeat``/``lpad``/``rpad`` their length, ``collect()`` the whole allowance (a collected list is
+    capped by the memory limit alone, so nothing may be added to it), an alias what its expression holds. So a
+    list or string doubled (``list_concat(l, l)``, ``l + l``, ``concat(s, s)``, in WITH chains) is refused once
+    it could pass the limit: list data is built outside Kuzu's buffer pool, and constant expressions while the
+    query is planned, before the timeout (``list_concat(l, l)`` 12 times from ``range(1, 10000)``: 23 GB).
+    """
+    aliases: dict[str, tuple[int, int, int]] = {}  # name -> (expanded tokens, list items, characters)
+    total = 0
+    for clause in sorted({c for c, *_ in rec.items}):
+        defined: dict[str, tuple[int, int, int]] = {}
+        for _, kind, alias, start, end in (it for it in rec.items if it[0] == clause):
+            expanded, items, chars = _measure(tokens, start, end, rec, aliases, limits)
+            total += expanded
+            where = f"{kind} expression at offset {tokens[start].pos}"
+            if total > MAX_EXPANDED_TOKENS:
+                raise RefusedQueryError(f"refused: {where} makes the query {total:,} tokens long once its aliases "
+                                        f"are expanded; at most {MAX_EXPANDED_TOKENS:,} are allowed (an alias used "
+                                        "several times is copied into each use when the query is planned)")
+            _check_sizes(where, items, chars, limits)
+            if alias is not None:
+                whole_range = (kind == "UNWIND" and start in rec.call_ends and rec.call_ends[start] == end
+                               and tokens[start].text.lower() == "range")
+                # an UNWIND alias is one element (a new column, not a copy of the expression)
+                defined[alias] = (1, 0, 0) if whole_range else (1, items, chars) if kind == "UNWIND" else \
+                    (expanded, items, chars)
+        aliases.update(defined)
+
+
+def _check_sizes(where: str, items: int, chars: int, limits: QueryLimits) -> None:
+    if items > limits.max_list:
+        raise RefusedQueryError(f"refused: {where} can build a list of {items:,} items; at most "
+                                f"{limits.max_list:,} are allowed (lists joined or doubled, or joined to a collect())")
+    if chars > limits.max_string:
+        raise RefusedQueryError(f"refused: {where} can build a string of {chars:,} characters; at most "
+                                f"{limits.max_string:,} are allowed (strings joined or doubled)")
+
+
+def _measure(tokens: list[Token], start: int, end: int, rec: Recognizer, aliases: dict[str, tuple[int, int, int]],
+             limits: QueryLimits) -> tuple[int, int, int]:
+    """(expanded tokens, list items, characters) of ``tokens[start:end]`` (see :func:`_check_growth`)."""
+    expanded = items = chars = 0
+    j = start
+    while j < end:
+        t = tokens[j]
+        fn = t.text.lower() if j in rec.call_ends else None
+        if fn in _SIZED or fn in _SCALAR:
+            stop = rec.call_ends[j]
+            inner = _measure(tokens, j + 1, stop, rec, aliases, limits)
+            expanded += 1 + inner[0]
+            args = _split_args(tokens[j + 2 : stop - 1])
+            if fn == "range":  # literal arguments, checked above
+                items += _range_items(args)
+            elif fn == "collect":
+                items, chars = items + limits.max_list, chars + limits.max_string
+            elif fn in _SIZED:  # repeat of a literal, lpad/rpad: their length, checked above
+                n = (_literal_int(args[1]) or 0) if len(args) > 1 else 0
+                chars += n * (len(args[0][0].text) - 2 if fn == "repeat" and args[0] else 1)
+            else:  # a number or a boolean of what its arguments build
+                _check_sizes(f"the argument of {t.text}() at offset {t.pos}", inner[1], inner[2], limits)
+            j = stop
+            continue
+        items += rec.lists.get(j, 0)
+        if t.kind == "string":
+            chars += len(t.text) - 2
+        prev = tokens[j - 1] if j > start else None
+        nxt = tokens[j + 1] if j + 1 < len(tokens) else None
+        name = variable_name(t) if t.kind in ("word", "name") else None
+        if (name in aliases and not (prev is not None and prev.kind == "op" and prev.text in (".", ":"))
+                and not (nxt is not None and nxt.kind == "op" and nxt.text in ("(", ":"))):
+            x, n_items, n_chars = aliases[name]
+            expanded += x
+            if not (nxt is not None and nxt.kind == "op" and nxt.text == "."):  # a property: not the whole value
+                items, chars = items + n_items, chars + n_chars
+        else:
+            expanded += 1
+        j += 1
+    return expanded, items, chars
+
+
+#: Calls whose result's size :func:`_measure` knows (their arguments' sizes do not add to it), and calls that
+#: return a number or a boolean.
+_SIZED = frozenset({"range", "repeat", "lpad", "rpad", "collect"})
+_SCALAR = frozenset("""size length count sum avg list_contains list_has array_contains list_position list_sum
+list_product starts_with ends_with prefix suffix contains regexp_matches id offset to_int64 to_int32 to_int16
+to_double to_float tointeger tofloat toboolean is_trail is_acyclic cost""".split())
+
+
+def _split_args(toks: list[Token]) -> list[list[Token]]:
+    """A call's argument tokens split at its top-level commas."""
+    args: list[list[Token]] = [[]]
+    depth = 0
+    for t in toks:
+        if t.kind == "op" and t.text in ("(", "[", "{"):
+            depth += 1
+        elif t.kind == "op" and t.text in (")", "]", "}"):
+            depth -= 1
+        elif t.kind == "op" and t.text == "," and depth == 0:
+            args.append([])
+            continue
+        args[-1].append(t)
+    return args if args != [[]] else []
+
+
+def _range_items(args: list[list[Token]]) -> int:
+    values = [_literal_int(a) for a in args]
+    if len(values) not in (2, 3) or any(v is None for v in values):
+        return 0
+    start, stop, step = (*values, 1) if len(values) == 2 else values  # type: ignore[misc]
+    return max(0, (stop - start) // step + 1) if step else 0
 
 
 def _limit_rows(tokens: list[Token], returns: list[tuple[int | None, int]], params: Mapping[str, Any] | None,

@@ -16,6 +16,10 @@ KEYWORDS = frozenset("""MATCH OPTIONAL WHERE WITH UNWIND RETURN ORDER BY SKIP LI
 ASCENDING DESC DESCENDING AND OR XOR NOT IN IS NULL TRUE FALSE STARTS ENDS CONTAINS CASE WHEN THEN ELSE END
 EXISTS COUNT ANY NONE SINGLE SHORTEST CAST""".split())
 MAX_DEPTH = 60
+#: Operators (binary, unary, property look-ups, indexing) a query may hold. Kuzu's parser and planner take time
+#: quadratic in a flat chain (``RETURN 1+1+...``: 1,000 terms 0.14 s, 3,000 1.1 s, 6,000 11 s -- planning, before
+#: the query timeout applies -- and 9,990 crash the process), and nesting (MAX_DEPTH) does not see a flat chain.
+MAX_OPERATORS = 1000
 _COMPARE = ("=", "<>", "<", "<=", ">", ">=")
 _BINARY: tuple[tuple[str, ...], ...] = (("OR",), ("XOR",), ("AND",))
 _QUANTIFIERS = ("ALL", "ANY", "NONE", "SINGLE")
@@ -25,7 +29,7 @@ class Cursor:
     """A position in a token list, with the helpers every rule uses."""
 
     def __init__(self, tokens: list[Token], functions: frozenset[str]) -> None:
-        self.toks, self.functions, self.i, self.depth = tokens, functions, 0, 0
+        self.toks, self.functions, self.i, self.depth, self.operators = tokens, functions, 0, 0, 0
         #: What the cost bounds (:mod:`~htmlrag.superrag.graph.bounds`) look at, filled while parsing:
         #: variable-length relationships as (``*`` token, upper bound or None), function calls as (name token,
         #: token spans ``(start, end)`` of the arguments), and each RETURN as (index of its LIMIT keyword or
@@ -33,6 +37,26 @@ class Cursor:
         self.hops: list[tuple[Token, int | None]] = []
         self.calls: list[tuple[Token, list[tuple[int, int]]]] = []
         self.returns: list[tuple[int | None, int]] = []
+        #: Expressions in clause order, as (clause number, clause word, alias or None, start, end) token spans:
+        #: WITH/RETURN items, UNWIND lists, WHERE, ORDER BY, SKIP, LIMIT (what bounds.py expands aliases in).
+        self.items: list[tuple[int, str, str | None, int, int]] = []
+        #: Index of each list literal's ``[`` -> its number of elements; of each call's name -> index past ``)``.
+        self.lists: dict[int, int] = {}
+        self.call_ends: dict[int, int] = {}
+
+    def operator(self) -> None:
+        """Count one operator (refused past :data:`MAX_OPERATORS`)."""
+        self.operators += 1
+        if self.operators > MAX_OPERATORS:
+            raise self.error(f"more than {MAX_OPERATORS} operators in one query (long flat expressions cost the "
+                             "database's planner time quadratic in their length, before any timeout applies)")
+
+    def accept_op(self, *values: str) -> bool:
+        """:meth:`accept` an operator, counting it."""
+        if self.accept(*values):
+            self.operator()
+            return True
+        return False
 
     def peek(self, ahead: int = 0) -> Token | None:
         """The token ``ahead`` places after the current one (None past the end)."""
@@ -140,14 +164,14 @@ class ExpressionRules(Cursor):
             self._not()
             return
         self._binary(level + 1)
-        while self.accept(*_BINARY[level]):
+        while self.accept_op(*_BINARY[level]):
             self._binary(level + 1)
 
     def _not(self) -> None:
-        while self.accept("NOT"):
+        while self.accept_op("NOT"):
             pass
         self._arith(0)
-        while self.accept(*_COMPARE):
+        while self.accept_op(*_COMPARE):
             self._arith(0)
 
     def _arith(self, level: int) -> None:
@@ -156,31 +180,31 @@ class ExpressionRules(Cursor):
             self._predicate()
             return
         self._arith(level + 1)
-        while self.accept(*ops[level]):
+        while self.accept_op(*ops[level]):
             self._arith(level + 1)
 
     def _predicate(self) -> None:
         self._unary()
         while True:
-            if self.accept("=~", "CONTAINS", "IN"):
+            if self.accept_op("=~", "CONTAINS", "IN"):
                 self._unary()
-            elif self.accept("STARTS", "ENDS"):
+            elif self.accept_op("STARTS", "ENDS"):
                 self.expect("WITH", " after STARTS/ENDS")
                 self._unary()
-            elif self.accept("IS"):
+            elif self.accept_op("IS"):
                 self.accept("NOT")
                 self.expect("NULL", " after IS [NOT]")
             else:
                 return
 
     def _unary(self) -> None:
-        while self.accept("-", "+"):
+        while self.accept_op("-", "+"):
             pass
         self._atom()
         while True:
-            if self.accept("."):
+            if self.accept_op("."):
                 self.schema_name()
-            elif self.accept("["):
+            elif self.accept_op("["):
                 self._index()
             else:
                 return
@@ -224,7 +248,7 @@ class ExpressionRules(Cursor):
 
     def _call(self) -> None:
         t = self.peek()
-        name = t.text.lower()
+        name, at = t.text.lower(), self.i
         if name not in self.functions:
             raise RefusedQueryError(f"refused: function {t.text}() at offset {t.pos} is not on the allowed list "
                                     "(htmlrag.superrag.graph.cypher_grammar.FUNCTIONS)")
@@ -254,15 +278,20 @@ class ExpressionRules(Cursor):
                         break
             self.calls.append((t, spans))
         self.expect(")", f" closing {t.text}(")
+        self.call_ends[at] = self.i
         self.depth -= 1
 
     def _list(self) -> None:
+        at, n = self.i, 0
         self.expect("[")
         if not self.at("]"):
             self.expr()
+            n = 1
             while self.accept(","):
                 self.expr()
+                n += 1
         self.expect("]", " closing the list")
+        self.lists[at] = n
 
     def _case(self) -> None:
         self.i += 1

@@ -38,8 +38,13 @@ id label labels offset nodes rels relationships properties type start_node end_n
 is_trail is_acyclic cost coalesce ifnull nullif cast to_int64 to_int32 to_int16 to_double to_float to_string
 tointeger tofloat toboolean to_date date timestamp date_part datepart
 """.split())
-__all__ = ["FUNCTIONS", "KEYWORDS", "READ_CLAUSES", "Recognizer"]
+__all__ = ["FUNCTIONS", "KEYWORDS", "READ_CLAUSES", "Recognizer", "variable_name"]
 _CLAUSE_START = frozenset({"MATCH", "OPTIONAL", "UNWIND", "WITH", "RETURN"})
+
+
+def variable_name(t: Token) -> str:
+    """A variable's name: a word as written, a `quoted name` without its backticks."""
+    return t.text[1:-1].replace("``", "`") if t.kind == "name" else t.text
 
 
 class Recognizer(ExpressionRules):
@@ -47,6 +52,7 @@ class Recognizer(ExpressionRules):
 
     def __init__(self, tokens: list[Token], functions: frozenset[str] = FUNCTIONS) -> None:
         super().__init__(tokens, functions)
+        self.clause = 0
 
     # -- statements -----------------------------------------------------------------------------------
     def query(self) -> None:
@@ -65,6 +71,7 @@ class Recognizer(ExpressionRules):
 
     def single(self) -> None:
         while True:
+            self.clause += 1
             t = self.peek()
             if t is None or t.kind != "word" or t.upper not in _CLAUSE_START:
                 word = t.text.upper() if t is not None and t.kind == "word" else None
@@ -75,45 +82,59 @@ class Recognizer(ExpressionRules):
                     self.expect("MATCH", " after OPTIONAL")
                 self.pattern()
                 if self.accept("WHERE"):
-                    self.expr()
+                    self.span("WHERE")
             elif t.upper == "UNWIND":
+                start = self.i
                 self.expr()
+                end = self.i
                 self.expect("AS", " in UNWIND")
                 self.variable()
+                self.items.append((self.clause, "UNWIND", variable_name(self.toks[self.i - 1]), start, end))
             else:
-                limit = self.projection()
+                limit = self.projection(t.upper)
                 if t.upper == "RETURN":
                     self.returns.append((limit, self.i))
                     return
                 if self.accept("WHERE"):
-                    self.expr()
+                    self.span("WHERE")
 
-    def projection(self) -> int | None:
+    def span(self, kind: str, alias: str | None = None) -> None:
+        """An expression, recorded in :attr:`items` under ``kind``."""
+        start = self.i
+        self.expr()
+        self.items.append((self.clause, kind, alias, start, self.i))
+
+    def projection(self, kind: str = "RETURN") -> int | None:
         """``[DISTINCT] items [ORDER BY ...] [SKIP e] [LIMIT e]``; returns the index of LIMIT (None: none)."""
         self.accept("DISTINCT")
         if not self.accept("*"):
-            self.item()
+            self.item(kind)
         while self.accept(","):
-            self.item()
+            self.item(kind)
         if self.accept("ORDER"):
             self.expect("BY", " after ORDER")
             self.sort_item()
             while self.accept(","):
                 self.sort_item()
         if self.accept("SKIP"):
-            self.expr()
+            self.span("SKIP")
         limit = self.i if self.at("LIMIT") else None
         if self.accept("LIMIT"):
-            self.expr()
+            self.span("LIMIT")
         return limit
 
-    def item(self) -> None:
+    def item(self, kind: str = "RETURN") -> None:
+        start = self.i
         self.expr()
+        end = self.i
+        alias = None
         if self.accept("AS"):
             self.variable()
+            alias = variable_name(self.toks[self.i - 1])
+        self.items.append((self.clause, kind, alias, start, end))
 
     def sort_item(self) -> None:
-        self.expr()
+        self.span("ORDER BY")
         self.accept("ASC", "ASCENDING", "DESC", "DESCENDING")
 
     # -- patterns -------------------------------------------------------------------------------------
