@@ -53,6 +53,19 @@
     the order given, then off, fuse, replace: the library's defaults first), and one summary table per setting
     shows it fixed for every company. The flat baseline is the same in every setting (plain page text, no header).
 
+**Inputs** are checked before a model is loaded or a corpus built, and a bad one stops the bench with one line
+(``bench_superrag.py: error: <what>: <problem>``, exit status 2): PDFs are ``docs/*.pdf`` in any case of ``.pdf``;
+``qna_data.csv`` must be UTF-8 with ``Question`` and ``Answer`` columns and every row as long as the header;
+``Source Docs`` holds comma-separated patterns, each a file name (literal) or a case-insensitive glob, and each
+must name a filing (:func:`htmlrag.data.pdfqa.match_source_docs`, shared with the harness's loader); every named
+filing must open as a PDF (not encrypted, truncated, empty or without pages); ``docs/`` must hold PDFs;
+``--retrievers`` must name known retrievers (a rerank mode only for ``rerank``, ``full``, ``nonlayout``; a name
+given twice is read once), ``--budgets`` integers >= 1, ``--hide`` companies of the corpus, ``--out`` a
+regular file (not a folder, FIFO or device; missing folders on its way are made), ``--from-json`` an earlier ``--out`` file. A file name that names no
+company (``10-Q.pdf``) gives its questions the company ``?`` (in no held-out split), and the bench says so.
+Questions whose answers hold no gold item are counted and left out of every rate (``null`` in ``--out``).
+The parser's warnings (a page with no text layer) are shown.
+
 Usage::
 
     python scripts/bench_superrag.py                 # both parts
@@ -64,9 +77,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import csv
 import difflib
-import fnmatch
 import json
 import logging
 import os
@@ -78,7 +89,12 @@ from typing import Any
 
 import numpy as np
 
+from htmlrag.core.errors import HtmlRagError, InputError
+from htmlrag.core.options import check_output_file, run_writing
+from htmlrag.data.pdfqa import QNA_COLUMNS, company_of_docs, match_source_docs, pdf_files, read_qna
 from htmlrag.docqa.items import gold_items, item_recall
+
+PROG = "bench_superrag.py"
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "pdf"
@@ -103,7 +119,7 @@ def bench_docling() -> None:
     folder = DATA / "docling"
     print("\n(a) docling: section headers, tables, pictures vs groundtruth")
     print(f"{'file':28s} {'recall':>12s} {'precision':>12s} {'tables':>9s} {'pictures':>9s} {'sec':>6s}")
-    for pdf in sorted(folder.glob("*.pdf")):
+    for pdf in pdf_files(folder):
         gt = json.loads((folder / "groundtruth" / f"{pdf.stem}.json").read_text(encoding="utf-8"))
         ref = [normalise(t["text"]) for t in gt["texts"] if t["label"] in ("section_header", "title")]
         t0 = time.perf_counter()
@@ -148,34 +164,70 @@ def flat_chunks(pdf: Path, words: int = 150) -> list[str]:
 
 
 def read_questions(folder: Path) -> list[dict[str, str]]:
-    """The rows of ``folder/qna_data.csv`` (the sec-10-q layout)."""
-    with (folder / "qna_data.csv").open(encoding="utf-8-sig", newline="") as f:
-        return list(csv.DictReader(f))
+    """The rows of ``folder/qna_data.csv`` (the sec-10-q layout; :func:`htmlrag.data.pdfqa.read_qna`: UTF-8,
+    ``Question`` and ``Answer`` columns, every row as long as the header, else an InputError naming the row)."""
+    path = folder / "qna_data.csv"
+    try:
+        return read_qna(path, QNA_COLUMNS)
+    except InputError as exc:  # named as the rest of the log names it: no machine path
+        raise InputError(str(exc).replace(str(path), f"{rel(folder)}/qna_data.csv")) from None
 
 
 def load_sets(folders: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
-    """The filings and questions of one or more folders in the sec-10-q layout. Each question keeps the file
-    names its ``Source Docs`` pattern matches in its own folder (``_names``; all its folder's files when the
-    pattern matches none). File names must differ across folders."""
+    """The filings (``docs/*.pdf``, any case of ``.pdf``) and questions of one or more folders in the sec-10-q
+    layout. Each question keeps the file names its ``Source Docs`` patterns name in its own folder (``_names``;
+    :func:`htmlrag.data.pdfqa.match_source_docs`, as the harness's loader reads them: comma-separated, a file
+    name literally, else a case-insensitive glob). File names must differ across folders.
+
+    Raises:
+        InputError: a folder without PDFs, a malformed ``qna_data.csv``, a pattern that names no filing (the CSV
+            row and the pattern), or a file name in two folders.
+    """
     pdfs: list[Path] = []
     rows: list[dict[str, Any]] = []
     for folder in folders:
-        mine = sorted((folder / "docs").glob("*.pdf"))
+        mine = pdf_files(folder / "docs")
+        if not mine:
+            raise InputError(f"{rel(folder)}/docs: no PDF files (the sec-10-q layout: docs/*.pdf and qna_data.csv)")
         clash = {p.name for p in mine} & {p.name for p in pdfs}
         if clash:
-            raise SystemExit(f"{rel(folder)}: file names also in another --data folder: {sorted(clash)}")
+            raise InputError(f"{rel(folder)}: file names also in another --data folder: {sorted(clash)}")
         pdfs += mine
-        for row in read_questions(folder):
-            pattern = (row.get("Source Docs") or "*").strip()
-            names = [p.name for p in mine if fnmatch.fnmatch(p.name, pattern)] or [p.name for p in mine]
-            rows.append({**row, "_names": names, "_set": rel(folder)})
+        names = [p.name for p in mine]
+        for i, row in enumerate(read_questions(folder)):
+            picked = match_source_docs(row.get("Source Docs"), names, f"{rel(folder)}/qna_data.csv: row {i + 2}")
+            rows.append({**row, "_names": picked, "_set": rel(folder)})
+        if not any(r["_set"] == rel(folder) for r in rows):
+            raise InputError(f"{rel(folder)}/qna_data.csv: no questions")
     return pdfs, rows
 
 
+def check_pdfs(pdfs: list[Path]) -> None:
+    """Open every filing before anything is built (:func:`htmlrag.superrag.parse.pdfio.open_pdf`).
+
+    Raises:
+        InputError: the first file that is not a PDF, is empty, truncated or damaged, encrypted or has no pages
+            (its name and the problem), and how many more fail.
+    """
+    from htmlrag.superrag.parse.pdfio import open_pdf
+
+    bad: list[str] = []
+    for pdf in pdfs:
+        try:
+            doc, _ = open_pdf(pdf)
+            doc.close()
+        except HtmlRagError as exc:
+            bad.append(str(exc).replace(str(pdf), rel(pdf)))
+    if bad:
+        more = f" (and {len(bad) - 1} more bad PDF{'s' if len(bad) > 2 else ''})" if len(bad) > 1 else ""
+        raise InputError(f"{bad[0]}{more}; fix or remove it: nothing was built")
+
+
 def question_owner(names: list[str], owner: dict[str, str]) -> str:
-    """The company of a question: the owner of the filings its ``Source Docs`` pattern names (several owners
-    joined with ``+``; such a question is in no company's held-out split)."""
-    return "+".join(sorted({owner[n] for n in names})) or "?"
+    """The company of a question: the owner of the filings its ``Source Docs`` patterns name (several owners
+    joined with ``+``; such a question is in no company's held-out split); ``?`` when a filing's name names no
+    owner (:func:`htmlrag.data.pdfqa.company_of_docs`, as the harness's ``domain``)."""
+    return company_of_docs(names, owner)
 
 
 def build(pdfs: list[Path], root: Path, config: Any, emb: Any, cache: Path) -> Path:
@@ -210,18 +262,68 @@ RERANK_MODES: dict[str, dict[str, bool]] = {"": {"rerank": True, "rerank_fuse": 
                                             "off": {"rerank": False, "rerank_fuse": True}}
 
 
+#: Retrievers the bench can run (all of the library's but ``cypher``, which needs a query writer).
+BENCH_RETRIEVERS = ("vector", "bm25", "hybrid", "toc", "tables", "reflect", "merge", "rerank", "full", "nonlayout")
+#: Retrievers with a rerank stage, the only ones a rerank mode (``:fuse``, ``:off``) applies to.
+RERANKED = ("rerank", "full", "nonlayout")
+
+
 def parse_name(name: str) -> tuple[str, str, str]:
     """A retriever's name in the bench, ``<retriever>[~<mix>][:<rerank mode>]`` (``hybrid``, ``full:off``,
-    ``full~soft:off``), as (retriever, ``mix_tables``, rerank mode); the mix defaults to the library's."""
+    ``full~soft:off``), as (retriever, ``mix_tables``, rerank mode); the mix defaults to the library's. A rerank
+    mode is only for the retrievers with a rerank stage (:data:`RERANKED`)."""
     from htmlrag.superrag.pipelines import MIX_TABLES
 
     head, _, mode = name.partition(":")
     base, _, mix = head.partition("~")
+    if base not in BENCH_RETRIEVERS:
+        raise SystemExit(f"{PROG}: error: --retrievers: {name!r}: unknown retriever {base!r}; choose from "
+                         f"{', '.join(BENCH_RETRIEVERS)}")
     if mode not in RERANK_MODES:
-        raise SystemExit(f"--retrievers: {name!r}: rerank mode {mode!r} is not one of {', '.join(RERANK_MODES)}")
+        raise SystemExit(f"{PROG}: error: --retrievers: {name!r}: rerank mode {mode!r} is not one of "
+                         f"{', '.join(RERANK_MODES)}")
+    if ":" in name and base not in RERANKED:
+        raise SystemExit(f"{PROG}: error: --retrievers: {name!r}: {base} has no rerank stage; a rerank mode is "
+                         f"only for {', '.join(RERANKED)}")
     if mix and mix not in MIX_TABLES:
-        raise SystemExit(f"--retrievers: {name!r}: mix {mix!r} is not one of {', '.join(MIX_TABLES)}")
+        raise SystemExit(f"{PROG}: error: --retrievers: {name!r}: mix {mix!r} is not one of {', '.join(MIX_TABLES)}")
     return base, mix or "turns", mode
+
+
+def parse_retrievers(text: str) -> list[str]:
+    """``--retrievers``: the names, checked (:func:`parse_name`) before anything is built; a name given twice is
+    read once (with a note on stderr)."""
+    given = [r.strip() for r in text.split(",") if r.strip()]
+    if not given:
+        raise SystemExit(f"{PROG}: error: --retrievers: no retriever named; give names such as hybrid,full:off")
+    for name in given:
+        parse_name(name)
+    names = list(dict.fromkeys(given))
+    if len(names) < len(given):
+        twice = sorted({n for n in given if given.count(n) > 1})
+        print(f"{PROG}: note: --retrievers: {', '.join(twice)} given more than once; read once", file=sys.stderr)
+    return names
+
+
+def parse_budgets(text: str) -> tuple[int, ...]:
+    """``--budgets``: evidence budgets in tokens, comma-separated integers >= 1 (``''``: none); a budget given
+    twice is read once."""
+    out: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part and not text.strip():
+            continue
+        try:
+            value = int(part)
+        except ValueError:
+            raise SystemExit(f"{PROG}: error: --budgets: must be integers >= 1, comma-separated, got {part!r}") from None
+        if value < 1:
+            raise SystemExit(f"{PROG}: error: --budgets: must be integers >= 1, comma-separated, got {part!r}")
+        out.append(value)
+    return tuple(dict.fromkeys(out))
+
+
+#: ``--doc-header`` settings (:attr:`~htmlrag.superrag.build.corpus.CorpusConfig.doc_header`).
+DOC_HEADERS = ("none", "embed", "both")
 
 
 class Scorer:
@@ -264,8 +366,8 @@ def evaluate(folder: Path, pdfs: list[Path], rows: list[dict[str, Any]], owner: 
             qv = emb.encode([q])[0]
             cands = sorted(((float(v @ qv), c) for n in names for c, v in zip(*flat[n], strict=True)),
                            key=lambda x: -x[0])
-            rec = {"i": qi, "set": row["_set"], "company": question_owner(names, owner), "type": row["Source Chunk Type"].strip() or "?",
-                   "qtype": row["Question Type"].strip(), "recall": {}, "tokens": {}, "budget": {}}
+            rec = {"i": qi, "set": row["_set"], "company": question_owner(names, owner), "type": (row.get("Source Chunk Type") or "").strip() or "?",
+                   "qtype": (row.get("Question Type") or "").strip(), "recall": {}, "tokens": {}, "budget": {}}
             ranked = [c for _, c in cands]
             scorer.score(rec, "flat", items, ranked[:k], ranked[:BUDGET_K])
             for name in retrievers:
@@ -313,11 +415,16 @@ def report(recs: list[dict[str, Any]], retrievers: list[str], title: str, measur
 
 
 def _with_mode(name: str, mode: str, retrievers: list[str]) -> str:
-    """``name`` read in rerank ``mode`` where that was measured; the ``rerank`` retriever always reranks, so
-    under ``off`` it is read as the library runs it (``:fuse``)."""
+    """``name`` (a retriever without its rerank mode) read in rerank ``mode`` where that was measured, else as
+    given without a mode, else in the first mode measured (``full:off`` alone is read as ``full:off``); the
+    ``rerank`` retriever always reranks, so under ``off`` it is read as the library runs it (``:fuse``)."""
     if name == "rerank" and mode == "off":
         mode = "fuse"
-    return f"{name}:{mode}" if mode and f"{name}:{mode}" in retrievers else name
+    if mode and f"{name}:{mode}" in retrievers:
+        return f"{name}:{mode}"
+    if name in retrievers:
+        return name
+    return next(n for n in retrievers if n.partition(":")[0] == name)
 
 
 def at_budget(recs: list[dict[str, Any]], budget: str) -> list[dict[str, Any]]:
@@ -397,7 +504,8 @@ def heldout_report(recs: list[dict[str, Any]], retrievers: list[str], verbose: b
         tune = [r for r in recs if test not in r["company"].split("+")]
         variant, best, how = choose_setting(tune, retrievers)
         plain = [n.partition("@")[0] for n in retrievers if n.partition("@")[2] == variant]
-        names = [_at(_with_mode(n, best, plain), variant) for n in plain if ":" not in n]
+        heads = dict.fromkeys(n.partition(":")[0] for n in plain)  # each retriever once, in its chosen mode
+        names = [_at(_with_mode(n, best, plain), variant) for n in heads]
         rows = [r for r in recs if r["company"] == test]
         print(f"\n  == held out {test} ({len(rows)} questions): {'setting' if variant else 'rerank mode'} {how}")
         for label, view in measures(rows) if verbose else ():
@@ -432,35 +540,109 @@ def summary_table(held: dict[str, dict[str, Any]]) -> None:
         print(f"  | {label} | " + " | ".join(cells) + " |")
 
 
+def _json_safe(x: Any) -> Any:
+    """``x`` with NaN (a recall with no gold items) as None, so ``--out`` is valid JSON (``null``)."""
+    if isinstance(x, float) and x != x:
+        return None
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_json_safe(v) for v in x]
+    return x
+
+
+def _nan_for_null(x: Any) -> Any:
+    """A ``--out`` record read back: ``null`` recalls are NaN again."""
+    if isinstance(x, dict):
+        return {k: (float("nan") if v is None and k not in ("company", "type", "qtype", "set") else _nan_for_null(v))
+                for k, v in x.items()}
+    return x
+
+
+def read_runs(path: Path) -> list[dict[str, Any]]:
+    """The records of an earlier ``--out`` file (``--from-json``).
+
+    Raises:
+        InputError: the file is missing, empty, not JSON, or not a list of this bench's records.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"--from-json {path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"--from-json {path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    if not text.strip():
+        raise InputError(f"--from-json {path}: empty file; give an --out file of this bench")
+    try:
+        recs = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--from-json {path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    ok = isinstance(recs, list) and recs and all(
+        isinstance(r, dict) and isinstance(r.get("recall"), dict) and "flat" in r["recall"]
+        and isinstance(r.get("company"), str) and isinstance(r.get("type"), str) for r in recs)
+    if not ok:
+        raise InputError(f"--from-json {path}: not an --out file of this bench (a list of records with company, "
+                         "type and recall per retriever)")
+    return [_nan_for_null(r) for r in recs]
+
+
+def check_hidden(hidden: set[str], known: set[str]) -> set[str]:
+    """``--hide``'s companies as the corpus spells them (case aside).
+
+    Raises:
+        InputError: a company that is not in the corpus (the ones that are are listed).
+    """
+    spelled = {c.casefold(): c for c in known}
+    unknown = sorted(c for c in hidden if c.casefold() not in spelled)
+    if unknown:
+        raise InputError(f"--hide: no company {unknown[0]!r} in the corpus; companies: {', '.join(sorted(known)) or 'none'}")
+    return {spelled[c.casefold()] for c in hidden}
+
+
 def bench_sec(args: argparse.Namespace) -> None:
     from htmlrag.pruning.tokens import load_tokenizer
     from htmlrag.superrag.build.corpus import CorpusConfig
     from htmlrag.superrag.build.embed import CachedEmbedder, SentenceTransformerEmbedder
     from htmlrag.superrag.build.owners import owner_glob, owners
 
-    retrievers = [r for r in args.retrievers.split(",") if r]
-    for name in retrievers:  # a misspelt name fails here, not after the corpora are built
-        parse_name(name)
-    hidden = {c for c in args.hide.split(",") if c}
+    # every input is checked here, before a model is loaded or a corpus built: a bad one costs no build
+    retrievers = parse_retrievers(args.retrievers)
+    budgets = parse_budgets(args.budgets)
+    headers = list(dict.fromkeys(h.strip() for h in args.doc_header.split(",") if h.strip()))
+    if not headers or set(headers) - set(DOC_HEADERS):
+        bad = next((h for h in headers if h not in DOC_HEADERS), "")
+        raise SystemExit(f"{PROG}: error: --doc-header: {bad!r} is not one of {', '.join(DOC_HEADERS)} "
+                         "(comma-separated)")
+    hidden = {c.strip() for c in args.hide.split(",") if c.strip()}
     if args.from_json:
-        recs = json.loads(args.from_json.read_text(encoding="utf-8"))
+        recs = read_runs(args.from_json)
         retrievers = [n for n in recs[0]["recall"] if n != "flat"]
+        hidden = check_hidden(hidden, {c for r in recs for c in r["company"].split("+")})
         summarise([r for r in recs if not hidden & set(r["company"].split("+"))], retrievers)
         return
+    if args.out is not None:
+        check_output_file(args.out, "--out")  # a folder, FIFO or device there, or a file on its way: refused now
+    if Path(args.db).exists() and not Path(args.db).is_dir():
+        raise InputError(f"--db {args.db}: not a folder (a file is in the way)")
     pdfs, rows = load_sets(list(args.data))
+    owner = owners(p.name for p in pdfs)  # over every file, as the harness's loader reads a folder
     # Retrieval is scoped to the filings a question names, so a filing no question names is never read: it is
     # not built (FinanceBench's folder holds 72 filings, its qna_data.csv names 25).
     named = {n for r in rows for n in r["_names"]}
     unused = [p.name for p in pdfs if p.name not in named]
     pdfs = [p for p in pdfs if p.name in named]
-    owner = owners(p.name for p in pdfs)
+    owner = {p.name: owner[p.name] for p in pdfs}
+    hidden = check_hidden(hidden, {c for c in owner.values() if c})
+    check_pdfs(pdfs)
     print(f"\n(b) {', '.join(rel(d) for d in args.data)}: {len(pdfs)} filings, {len(rows)} questions; companies from the file names: "
-          + ", ".join(f"{c} ({sum(o == c for o in owner.values())})" for c in dict.fromkeys(owner.values()))
+          + ", ".join(f"{c or '?'} ({sum(o == c for o in owner.values())})" for c in dict.fromkeys(owner.values()))
           + (f"; not built, as no question names them: {', '.join(unused)}" if unused else ""))
+    nameless = [n for n, c in owner.items() if not c]
+    if nameless:
+        print(f"  company unknown (the file name names none; name it like '2023 Q1 ACME.pdf'): {', '.join(nameless)}; "
+              "its questions are in no held-out split")
     root = Path(args.db)
     emb = CachedEmbedder(SentenceTransformerEmbedder(), root / "embeddings.sqlite")
-    headers = [h for h in args.doc_header.split(",") if h]
-    budgets = tuple(int(b) for b in args.budgets.split(",") if b) if args.budgets else ()
     scorer = Scorer(load_tokenizer(), budgets)
     recs: list[dict[str, Any]] = []
     for header in headers:
@@ -489,13 +671,22 @@ def bench_sec(args: argparse.Namespace) -> None:
             for store in (rec, *rec["budget"].values()):
                 for key in ("recall", "tokens"):
                     store[key] = {n: v for n, v in store[key].items() if n == "flat" or "@" in n}
-    (args.out or root / "last_run.json").write_text(json.dumps(recs), encoding="utf-8")
+    out = args.out or root / "last_run.json"
+    out.parent.mkdir(parents=True, exist_ok=True)  # a missing folder is made (check_output_file found none in the way)
+    out.write_text(json.dumps(_json_safe(recs), allow_nan=False), encoding="utf-8")
     if hidden:
         print(f"  hidden from the tables: {', '.join(sorted(hidden))}")
     summarise([r for r in recs if not hidden & set(r["company"].split("+"))], retrievers)
 
 
 def summarise(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
+    """Every table of the records: all questions at each measure, then the held-out report. Questions without
+    gold items (no number or key phrase in the answer) have no recall: they are counted here and left out of
+    every rate."""
+    empty = sum(np.isnan(r["recall"]["flat"]) for r in recs)
+    if empty:
+        print(f"\n  {empty} of {len(recs)} questions have no gold items (their answers hold no number or key phrase): "
+              "left out of every rate (null in --out)")
     for label, view in measures(recs):
         report(view, retrievers, f"all {len(recs)} questions", label)
     found = variants(retrievers)
@@ -505,6 +696,22 @@ def summarise(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
             summary_table(heldout_report(recs, [n for n in retrievers if n.partition("@")[2] == v], verbose=False))
         print("\n  ==== doc_header and rerank mode chosen on the other companies")
     summary_table(heldout_report(recs, retrievers))
+
+
+class _RelPaths(logging.Filter):
+    """Log records with the ``--data`` folders named as :func:`rel` names them (no machine paths in the log)."""
+
+    def __init__(self, folders: list[Path]) -> None:
+        super().__init__()
+        self.pairs = sorted({(str(x), rel(d)) for d in folders for x in (Path(d), Path(d).resolve())},
+                            key=lambda p: -len(p[0]))
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        for path, name in self.pairs:
+            msg = msg.replace(path, name)
+        record.msg, record.args = msg, ()
+        return True
 
 
 def main() -> int:
@@ -535,7 +742,11 @@ def main() -> int:
     ap.add_argument("--chunk-words", type=int, default=150)
     ap.add_argument("--min-chunk-words", type=int, default=75)
     args = ap.parse_args()
-    logging.basicConfig(level=logging.ERROR, format="%(message)s")
+    # the parser's warnings (a page with no text layer, a damaged table) are shown; other libraries' are not
+    logging.basicConfig(level=logging.ERROR, format="%(levelname)s: %(message)s")
+    logging.getLogger("htmlrag").setLevel(logging.WARNING)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_RelPaths(list(args.data) if args.part != "docling" else []))
     need = [DATA / "docling"] if args.part == "docling" else []
     if args.part in ("all", "sec") and not args.from_json:
         need += [d / "qna_data.csv" for d in args.data]
@@ -543,13 +754,26 @@ def main() -> int:
         need.append(DATA / "docling")
     missing = [p for p in need if not p.exists()]
     if missing:
-        print(f"no data at {rel(missing[0])}", file=sys.stderr)
+        print(f"{PROG}: error: no data at {rel(missing[0])}", file=sys.stderr)
         return 2
-    if args.part in ("all", "docling"):
-        bench_docling()
-    if args.part in ("all", "sec"):
-        bench_sec(args)
-    return 0
+
+    def body() -> int:
+        try:
+            if args.part in ("all", "docling"):
+                bench_docling()
+            if args.part in ("all", "sec"):
+                bench_sec(args)
+        except HtmlRagError as exc:
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
+            return 2
+        except SystemExit as exc:  # a bad option (parse_name, parse_budgets): its one line, argparse's status
+            if not isinstance(exc.code, str):
+                raise
+            print(exc.code, file=sys.stderr)
+            return 2
+        return 0
+
+    return run_writing(PROG, body)
 
 
 if __name__ == "__main__":

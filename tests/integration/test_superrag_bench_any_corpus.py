@@ -141,3 +141,30 @@ def test_retriever_names_carry_the_table_text_mix_and_the_rerank_mode() -> None:
     recs = [{"company": c, "recall": {"flat": 0.0, **dict.fromkeys(names, 1.0)}} for c in ("A", "B")]
     held = bench.heldout_report(recs, names, verbose=False)
     assert held["A"]["names"] == ["hybrid", "hybrid~soft", "full:off", "full~soft:off"]
+
+
+@pytest.mark.slow
+def test_bench_reads_upper_case_pdfs_keeps_moded_names_and_writes_valid_json(tmp_path: Path) -> None:
+    # A filing named '.PDF' is read (not silently left out); '--out' in a folder not made yet is made; a question
+    # whose answer holds no gold item is counted, left out of the rates and written as null (not a bare NaN);
+    # names given only with a rerank mode (full:off) are read in the held-out report.
+    folder = _two_companies(tmp_path / "two")
+    (folder / "docs" / "ACME_10-Q_2024-06-30.pdf").rename(folder / "docs" / "ACME_10-Q_2024-06-30.PDF")
+    with (folder / "qna_data.csv").open("a", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerow(["What is it?", "*ACME*", "Single-Doc Single-Chunk RAG", "Text", ""])  # no answer
+    out = tmp_path / "new" / "recs.json"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_superrag.py"), "--part", "sec", "--data",
+                           str(folder), "--db", str(tmp_path / "db"), "--out", str(out), "--retrievers",
+                           "hybrid,full:off", "--budgets", "300", "--doc-header", "none"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    def no_nan(token: str) -> None:
+        raise AssertionError(f"--out holds {token}")
+
+    recs = json.loads(out.read_text(encoding="utf-8"), parse_constant=no_nan)
+    assert "ACME" in {r["company"] for r in recs} and "built ACME_10-Q_2024-06-30.PDF" in proc.stdout
+    assert sum(r["recall"]["flat"] is None for r in recs) == 1
+    assert "1 of 9 questions have no gold items" in proc.stdout
+    assert "| full | " in proc.stdout  # full:off is read in the held-out summary

@@ -161,3 +161,25 @@ def test_names_of_the_shared_filings_and_the_samples(capsys: pytest.CaptureFixtu
         assert name == want[owner_of(pdf.name)], rows[-1]
     print("\n".join(rows))
     assert len(pdfs) >= 13
+
+
+@pytest.mark.parametrize(("name", "owner"), [
+    # a ticker that is also a form letter, a month or a quarter's letter is the owner when it is all there is
+    ("2023 Q1 F.pdf", "F"), ("2023 Q1 K.pdf", "K"), ("2023 Q1 MAR.pdf", "MAR"), ("DEC 2023 Q1 10-Q.pdf", "DEC"),
+    ("2023 Q1 Q.pdf", "Q"), ("Acme Mar 2023.pdf", "Acme"), ("Ford 10 K 2023.pdf", "Ford"),
+    # the marks of a variant of one file are no part of its owner
+    ("2023 Q1 AAPL copy.pdf", "AAPL"), ("2023 Q1 AAPL v2.pdf", "AAPL"), ("2023 Q1 AAPL amended.pdf", "AAPL"),
+    ("AAPL 2023 Q1 10-Q-A.pdf", "AAPL"), ("[draft] 2023 Q1 AAPL.pdf", "AAPL"), ("AAPL - Copy (2).pdf", "AAPL"),
+    ("2023 Q1 AAPL.PDF", "AAPL"),
+    # a period written into the name with no separator
+    ("AAPL2023Q1.pdf", "AAPL"), ("2023Q1AAPL.pdf", "AAPL"), ("AAPLFY24.pdf", "AAPL"), ("intc20230401.pdf", "intc"),
+    # a name with nothing but a period and a form names no owner
+    ("10-Q.pdf", ""), ("2023 Q1.pdf", ""), ("annual report 10-K.pdf", ""),
+])
+def test_single_letter_tickers_variants_and_names_without_an_owner(name: str, owner: str) -> None:
+    assert owner_of(name) == owner
+
+
+def test_variants_of_one_companys_filings_are_one_owner() -> None:
+    names = ["2023 Q1 AAPL.pdf", "2023 Q1 AAPL copy.pdf", "AAPL2023Q2.pdf", "[draft] 2023 Q3 aapl.pdf", "2023 Q1 F.pdf"]
+    assert set(owners(names).values()) == {"AAPL", "F"}

@@ -1,7 +1,7 @@
 """The table of contents: from the PDF outline, else from detected ToC pages, mapped to physical pages.
 
-A *ToC row* is a visual row whose last piece is a page label (1-3 digits or a valid roman numeral), optionally
-after dot leaders, with a title before it that has at least two letters, at most half as many digits as letters and no ``$``. An entry wrapped over two rows (the label ends the second,
+A *ToC row* is a visual row of at most 400 characters whose last piece is a page label (1-3 digits or a valid
+roman numeral), optionally after dot leaders, with a title before it that has at least two letters, at most half as many digits as letters and no ``$``. An entry wrapped over two rows (the label ends the second,
 whose own text is no title: "... ended October 29, 2023 and October" / "30, 2022   3") is one ToC row of
 both. Among the first ``search_pages`` pages, a page is a
 ToC page when it has at least ``min_rows`` ToC rows (3 if the page says "contents" or "index") making up at
@@ -24,7 +24,13 @@ from htmlrag.superrag.parse.model import Line, TocEntry
 
 _ROMAN = r"(?=[ivxlcdm]+\b)m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
 _LABEL = re.compile(rf"^(\d{{1,3}}|{_ROMAN})$", re.I)
-_LEADER = re.compile(rf"^(.*?[^\W\d_].*?)\s*(?:\.{{2,}}|…+|\s)\s*(\d{{1,3}}|{_ROMAN})$", re.I | re.UNICODE)
+#: Title, then dot leaders or a space, then the page label at the end of the row. The title's letters are
+#: checked after the match (:func:`_entry`), not by the pattern: two lazy runs around a letter made a failed
+#: match quadratic in the row's length (seconds on one long row of body text).
+_LEADER = re.compile(rf"^(.*?)\s*(?:\.{{2,}}|…+|\s)\s*(\d{{1,3}}|{_ROMAN})$", re.I | re.UNICODE)
+#: Longest row read as a ToC entry (characters): entries are a title and a page label, far shorter; a longer
+#: row (a paragraph set on one line) is body text, and is not matched at all, so no row costs more than this.
+_MAX_ENTRY = 400
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
 _CONTENTS = re.compile(r"\b(table of )?contents\b|\bindex\b", re.I)
 
@@ -83,7 +89,8 @@ def _entry(r: list[Line]) -> tuple[str, str] | None:
         title = " ".join(x.text for x in r[:-1]).rstrip(" .…")
         label = last
     else:
-        m = _LEADER.match(" ".join(x.text for x in r))
+        text = " ".join(x.text for x in r)
+        m = _LEADER.match(text) if len(text) <= _MAX_ENTRY else None
         if not m:
             return None
         title, label = m.group(1).rstrip(" .…"), m.group(2)
