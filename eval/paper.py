@@ -57,7 +57,7 @@ from htmlrag.evaluation.runs import (
 from htmlrag.evaluation.scoring.metrics import get_metric
 from htmlrag.evaluation.store import atomic_write
 from htmlrag.evaluation.summary import errors_caption, fidelity_caption
-from htmlrag.evaluation.tables import Column, Table, recorded_correction
+from htmlrag.evaluation.tables import Column, Table, recorded_confidence, recorded_correction
 from htmlrag_bench.eval.verify import main as verify_main
 
 log = logging.getLogger("htmlrag-paper")
@@ -194,7 +194,8 @@ def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str
     correction, power = recorded_correction([r.summary for *_, r in placed])
     return Table(columns, rows, values, tests, ours=ours, caption=" ".join(x for x in (caption, fid, errors) if x),
                  alpha=alpha, notes=list(notes), provenance=prov, intervals=intervals, correction=correction,
-                 power=power, legacy=not any(r.summary.get("intervals") for *_, r in placed))
+                 power=power, confidence=recorded_confidence([r.summary for *_, r in placed]),
+                 legacy=not any(r.summary.get("intervals") for *_, r in placed))
 
 
 def main_table(runs: Sequence[Run], caption: str = "", metrics: Sequence[str] | None = None) -> Any:

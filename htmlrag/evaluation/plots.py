@@ -28,7 +28,8 @@ def _save(fig: Any, out: Path) -> Path:
     return out
 
 
-def plot_frontier(lines: Sequence[Mapping[str, Any]], metric: str, out: Path, title: str = "") -> Path:
+def plot_frontier(lines: Sequence[Mapping[str, Any]], metric: str, out: Path, title: str = "",
+                  confidence: float = 0.95) -> Path:
     """Metric (%) against mean context tokens (log2 axis), one line per system with its intervals as error
     bars; ``lines``: ``[{"label", "tokens": [...], "means": [...], "intervals": [[lo, hi] | None], "auc"}]``."""
     plt = _plt()
@@ -49,7 +50,7 @@ def plot_frontier(lines: Sequence[Mapping[str, Any]], metric: str, out: Path, ti
     ax.set_ylabel(f"{metric} (%)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title(title or f"{metric} vs context budget (95% intervals)", fontsize=10)
+    ax.set_title(title or f"{metric} vs context budget ({100 * confidence:g}% intervals)", fontsize=10)
     fig.tight_layout()
     return _save(fig, out)
 

@@ -41,7 +41,7 @@ from htmlrag.evaluation.scoring.metrics import get_metric
 from htmlrag.evaluation.scoring.stages import ORDER
 from htmlrag.evaluation.store import atomic_write, dump_json
 from htmlrag.evaluation.summary import errors_caption
-from htmlrag.evaluation.tables import Column, Table
+from htmlrag.evaluation.tables import Column, Table, percent
 
 log = logging.getLogger(__name__)
 
@@ -89,10 +89,12 @@ def frontier_table(rows: Sequence[FrontierRow], metric: str, ours: str, *, capti
             tests[(str(k), metric)][key] = t
         for col in cols:
             prov[col.key][key] = [r.source]
-    notes = [f"Columns per budget: {metric} (%) with its 95% bootstrap interval, and the mean context tokens. "
+    notes = [f"Columns per budget: {metric} (%) with its {percent(s.confidence)} bootstrap interval, and the mean "
+             "context tokens. "
              f"area: {AUC_DEFINITION} (x100).", *([errors] if errors else [])]
     return Table(cols, [(r.group, r.label) for r in rows], values, tests, ours=ours, caption=caption, alpha=alpha,
-                 notes=notes, provenance=prov, intervals=intervals, correction=s.correction, power=s.power)
+                 notes=notes, provenance=prov, intervals=intervals, correction=s.correction, power=s.power,
+                 confidence=s.confidence)
 
 
 def _run_rows(summary: Mapping[str, Any], metric: str, source: str) -> list[FrontierRow]:
@@ -155,11 +157,11 @@ def waterfall_grid(waterfall: Mapping[str, Mapping[str, Any]], caption: str = ""
     return Grid(header, rows, caption or "Where the gold answer is lost: stage-loss waterfall", notes)
 
 
-def cost_grid(cost: Mapping[str, Any], caption: str = "", errors: str = "") -> Grid:
+def cost_grid(cost: Mapping[str, Any], caption: str = "", errors: str = "", confidence: float = 0.95) -> Grid:
     """Quality and cost per system (means per question) with the Pareto front marked."""
     prices = cost["prices"]
     models = sorted({m for rec in cost["systems"].values() for m in rec["tokens"]})
-    header = ["system", f"{cost['metric']} (%)", "95% interval", "s/question", "GPU-s/question",
+    header = ["system", f"{cost['metric']} (%)", f"{percent(confidence)} interval", "s/question", "GPU-s/question",
               *(f"{m} {k}" for m in models for k in ("in", "out")), f"{prices['currency']}/1k questions", "Pareto"]
     rows = []
     for name, rec in cost["systems"].items():
@@ -183,7 +185,8 @@ def judge_grid(report: Mapping[str, Any], summary: Mapping[str, Any]) -> Grid:
     (Krippendorff's alpha of the draws, and of the two models) and the answers flagged; ``report``: the run's
     ``judge.json`` (:func:`htmlrag.docqa.judge.judge_report`)."""
     draws, models = report["agreement"]["draws"], report["agreement"].get("models") or {}
-    header = ["system", "judge (%)", "95% interval", "draws", "alpha (draws)", "flagged", "alpha (two models)"]
+    header = ["system", "judge (%)", f"{percent(recorded_settings(summary).confidence)} interval", "draws",
+              "alpha (draws)", "flagged", "alpha (two models)"]
     rows = []
     for s in [*summary.get("system_order", []), "all"]:
         if s not in draws:
@@ -227,7 +230,7 @@ def run_report_tables(summary: Mapping[str, Any], rows: Sequence[Mapping[str, An
         out["waterfall"] = waterfall_grid(_falls(summary), errors=errors)
     cost = cost_summary(rows, summary, prices) if rows else {}
     if cost:
-        out["cost"] = cost_grid(cost, errors=errors)
+        out["cost"] = cost_grid(cost, errors=errors, confidence=recorded_settings(summary).confidence)
     return out, cost
 
 
@@ -256,7 +259,8 @@ def write_run_report(run_dir: Path, summary: Mapping[str, Any], rows: Sequence[M
         out += list(write_formats(table, tables, stem).values())
     for m in summary.get("metric_names") or []:
         if f"frontier_{m}" in made:
-            out.append(plot_frontier(_lines(_run_rows(summary, m, source)), m, plots / f"frontier_{m}.png"))
+            out.append(plot_frontier(_lines(_run_rows(summary, m, source)), m, plots / f"frontier_{m}.png",
+                                     confidence=recorded_settings(summary).confidence))
     if "waterfall" in made:
         out.append(plot_waterfall(_falls(summary), plots / "waterfall.png"))
     if cost:
@@ -319,7 +323,8 @@ def write_runs_report(runs: Sequence[Any], out: Path, metrics: Sequence[str] | N
                                higher_is_better=get_metric(m).higher_is_better, errors=errors)
         table.notes.append("Runs: " + "; ".join(f"{lb}: {r.name}" for r, lb in zip(runs, labels, strict=True)))
         written += list(write_formats(table, out / "tables", f"frontier_{m}").values())
-        written.append(plot_frontier(_lines(rows), m, out / "plots" / f"frontier_{m}.png"))
+        written.append(plot_frontier(_lines(rows), m, out / "plots" / f"frontier_{m}.png",
+                                     confidence=recorded_settings(runs[0].summary).confidence))
     sources = "Runs: " + "; ".join(f"{lb}: {r.name}" for r, lb in zip(runs, labels, strict=True))
     falls = {f"{s} ({lb})": r.summary["waterfall"][s] for r, lb in zip(runs, labels, strict=True)
              for s in _in_order(r.summary, r.summary.get("waterfall") or {})}
@@ -336,7 +341,7 @@ def write_runs_report(runs: Sequence[Any], out: Path, metrics: Sequence[str] | N
         front = pareto_front({s: (rec["quality"], rec[merged["axis"]]) for s, rec in merged["systems"].items()})
         for s, rec in merged["systems"].items():
             rec["front"] = s in front
-        grid = cost_grid(merged, errors=errors)
+        grid = cost_grid(merged, errors=errors, confidence=recorded_settings(runs[0].summary).confidence)
         grid.notes.append(sources + " (each run's cost.json; its price table)")
         written += list(write_formats(grid, out / "tables", "cost").values())
     return written

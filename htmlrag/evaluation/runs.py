@@ -73,7 +73,14 @@ class Run:
 
     @property
     def dataset(self) -> str:
-        return str(self.summary.get("dataset", "")) or str((self.config.get("dataset") or {}).get("name", ""))
+        """``metrics.json["dataset"]``, else the config's ``dataset.name`` (or ``dataset`` when it is a plain
+        value); ``""`` when neither names one (a config of another shape names none)."""
+        if self.summary.get("dataset"):
+            return str(self.summary["dataset"])
+        cfg = self.config.get("dataset")
+        if isinstance(cfg, Mapping):
+            cfg = cfg.get("name")
+        return "" if cfg is None or isinstance(cfg, Mapping | list) else str(cfg)
 
     @property
     def run_id(self) -> str:
@@ -163,12 +170,57 @@ def flatten(node: Any, prefix: str = "") -> dict[str, str]:
     return {k: json.dumps(v, sort_keys=True, default=str) for k, v in leaves(node, prefix).items()}
 
 
+#: Bounds of a walk through a run folder (:func:`walk`): nesting and entries.
+MAX_WALK_DEPTH = 32
+MAX_WALK_ENTRIES = 20_000
+
+
+def walk(folder: Path, *, max_depth: int = MAX_WALK_DEPTH, max_entries: int = MAX_WALK_ENTRIES) -> list[Path]:
+    """Every entry below ``folder``, sorted, found without recursion (``Path.rglob`` recurses once per level:
+    a run holding 1,100 nested folders raised ``RecursionError``) and without following links into folders.
+
+    Raises:
+        InputError: nesting deeper than ``max_depth`` or more than ``max_entries`` entries (naming the
+            first entry past the bound): such a folder is not a run the harness wrote, and what is not walked
+            could not be checked (:func:`special_files`).
+    """
+    out: list[Path] = []
+    stack: list[tuple[Path, int]] = [(folder, 1)]
+    while stack:
+        d, depth = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError:
+            continue  # a folder that cannot be listed holds nothing that will be read
+        for e in entries:
+            p = Path(e.path)
+            out.append(p)
+            if len(out) > max_entries:
+                raise InputError(f"{p.relative_to(folder).as_posix()}: the run holds more than {max_entries:,} "
+                                 f"files and folders; not read")
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if depth >= max_depth:
+                    raise InputError(f"{p.relative_to(folder).as_posix()}: folders nested deeper than {max_depth} "
+                                     f"levels; not read")
+                stack.append((p, depth + 1))
+    return sorted(out)
+
+
 def special_files(folder: Path) -> list[Path]:
     """Entries below ``folder`` that are neither regular files nor folders once symlinks are followed: FIFOs,
     sockets, devices, broken links. Reading one blocks (a FIFO waits for a writer) or fails, so a run holding
-    one is refused naming it before anything is read."""
+    one is refused naming it before anything is read.
+
+    Raises:
+        InputError: the folder is nested too deep or holds too many entries to check (:func:`walk`).
+    """
     out = []
-    for p in sorted(folder.rglob("*")):
+    for p in walk(folder):
         try:
             if not (p.is_file() or p.is_dir()):
                 out.append(p)
@@ -226,15 +278,21 @@ def load_yaml(text: str) -> Any:
 
 
 def config_record(run_dir: Path) -> dict[str, str]:
-    """``metrics.json["config"]``: the SHA-256 of ``config.yaml``'s and ``overrides.yaml``'s content (their
-    canonical JSON, so re-indenting or a comment changes nothing), recorded when a run finishes, so that
-    ``htmlrag-paper verify`` tells a settings file edited afterwards (the run id hashes the configuration
-    before interpolation, which the stored file cannot give back). A file missing or unreadable: ``""``."""
+    """``metrics.json["config"]``: the SHA-256 of the *settings* in ``config.yaml`` and ``overrides.yaml`` (what
+    changes results: :data:`IGNORED` groups such as ``run`` and ``paths`` left out, so a rerun without caches
+    records the same; canonical JSON, so re-indenting or a comment changes nothing), recorded when a run
+    finishes, so that ``htmlrag-paper verify`` tells a settings file edited afterwards (the run id hashes the
+    configuration before interpolation, which the stored file cannot give back). A file missing or
+    unreadable: ``""``."""
     import hashlib
 
     out = {}
     for key, name in (("sha256", "config.yaml"), ("overrides_sha256", "overrides.yaml")):
         value, bad = _read_yaml(run_dir / name)
+        if isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k not in IGNORED}
+        elif isinstance(value, list):
+            value = [o for o in value if str(o).lstrip("+~").split("=", 1)[0].split(".", 1)[0] not in IGNORED]
         blob = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
         out[key] = "" if bad or not (run_dir / name).is_file() else hashlib.sha256(blob.encode("utf-8")).hexdigest()
     return out

@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,6 +127,7 @@ class Table:
     intervals: dict[tuple[str, str], dict] = field(default_factory=dict)
     correction: str = "holm"
     power: float = 0.8
+    confidence: float = 0.95  # of the bracketed intervals (the run's recorded bootstrap setting)
     legacy: bool = False
 
     def __post_init__(self) -> None:
@@ -229,12 +231,12 @@ class Table:
                 f"{len(family)} comparisons (alpha {self.alpha}).")
         if mdes:
             mdes.sort()
-            mid = mdes[len(mdes) // 2]
+            mid = statistics.median(mdes)
             note += (f" Smallest detectable difference (power {self.power}, paired t-test at alpha {level:.3g}, "
                      f"observed SD of the per-question differences): {mid:.2f} points (median over comparisons; "
                      f"range {mdes[0]:.2f}-{mdes[-1]:.2f}).")
         if any(self.intervals.values()):
-            note += " Brackets: 95% bootstrap interval over questions."
+            note += f" Brackets: {percent(self.confidence)} bootstrap interval over questions."
         return note
 
     def cells(self) -> list[list[tuple[str, int | None, bool]]]:
@@ -430,6 +432,7 @@ def build_table(
     correction, power = recorded_correction(runs)
     return Table(columns, rows, values, tests, ours=ours, caption=caption, alpha=alpha, notes=list(notes),
                  provenance=prov, intervals=intervals, correction=correction, power=power,
+                 confidence=recorded_confidence(runs),
                  legacy=not any(r.get("intervals") for r in runs))
 
 
@@ -458,6 +461,18 @@ def _order_rows(rows: list[RowKey], ours: str | None) -> list[RowKey]:
         names = [r for r in rows if r[0] == g]
         out += [r for r in names if r[1] != ours] + [r for r in names if r[1] == ours]
     return out
+
+
+def percent(confidence: float) -> str:
+    """An interval's level as printed: ``95%``, ``97.5%``."""
+    return f"{100 * float(confidence):g}%"
+
+
+def recorded_confidence(runs: Sequence[Mapping]) -> float:
+    """The level of the bootstrap intervals the first run recorded (``metrics.json["intervals"]``), else the
+    default of :class:`htmlrag.evaluation.intervals.IntervalSettings`."""
+    rec = (runs[0].get("intervals") or {}) if runs else {}
+    return float(rec.get("confidence", IntervalSettings().confidence))
 
 
 def recorded_correction(runs: Sequence[Mapping]) -> tuple[str, float]:

@@ -217,8 +217,8 @@ def test_a_settings_edit_that_nothing_else_repeats_is_named(made: Path, tmp_path
     stored file); re-indenting it or adding a comment changes nothing."""
     run = copy(made, tmp_path)
     cfg = (run / "config.yaml").read_text()
-    assert "  gpu_hour: 3.5\n" in cfg
-    (run / "config.yaml").write_text(cfg.replace("  gpu_hour: 3.5\n", "  gpu_hour: 0.5\n", 1))
+    assert "\nseed: 0\n" in cfg
+    (run / "config.yaml").write_text(cfg.replace("\nseed: 0\n", "\nseed: 1\n", 1))
     status, out = verify(capsys, run)
     assert status == 1 and "config.yaml was edited after the run" in out, out
     benign = copy(made, tmp_path / "b")

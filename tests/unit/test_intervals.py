@@ -123,7 +123,8 @@ def test_table_prints_intervals_the_correction_and_the_detectable_difference() -
     level = 0.05 / 2
     mdes = sorted(100 * standardised_effect(16, level, 0.8) * sd for sd in (0.4, 0.2))
     assert "holm correction over the table's 2 comparisons (alpha 0.05)" in md
-    assert f"{mdes[1]:.2f} points (median over comparisons; range {mdes[0]:.2f}-{mdes[1]:.2f})" in md
+    mid = (mdes[0] + mdes[1]) / 2  # the median of two (the upper one was printed as the median)
+    assert f"{mid:.2f} points (median over comparisons; range {mdes[0]:.2f}-{mdes[1]:.2f})" in md
     assert "n = 16 questions per comparison" in md
     tex = t.to_latex()
     assert "\\scriptsize [41.00, 60.00]" in tex and "holm correction" in tex
@@ -133,6 +134,14 @@ def test_table_prints_intervals_the_correction_and_the_detectable_difference() -
     assert float(base["p_adjusted"]) == pytest.approx(multipletests([0.01, 0.04], method="holm")[1][0])
     bonf = build_table([_run("bonferroni")], ["em"])
     assert not bonf.dagger(bonf.columns[0], ("", "ours"))                # 0.04 x 2 = 0.08
+
+
+def test_the_interval_level_printed_is_the_one_the_run_recorded() -> None:
+    """A run with metric.confidence=0.9 has 90% intervals: its notes said 95% whatever the setting."""
+    run = _run()
+    run["intervals"]["confidence"] = 0.9
+    md = build_table([run], ["em"]).to_markdown()
+    assert "Brackets: 90% bootstrap interval" in md and "95%" not in md
 
 
 def test_runs_from_before_intervals_are_tabled_as_they_were() -> None:
