@@ -7,9 +7,13 @@ A **secret** is
   (``OPENAI_API_KEY``, ``HF_TOKEN``, ``NEO4J_PASSWORD``, ``ES_API_KEY``; not ``TOKENIZERS_PARALLELISM``);
 * the value of any variable named with :func:`register_env` (readers register their ``api_key_env``), and any
   value given to :func:`register_secret`;
+* the password of a URL's userinfo (``scheme://user:PASSWORD@host``) in the value of any environment variable
+  (``OPENAI_BASE_URL=http://admin:...@host/v1``, ``DATABASE_URL``), as written and percent-decoded;
 * in messages and log lines (not in model answers, where ``bearer`` is a word): anything shaped like one, an
   ``Authorization:`` value, a ``Bearer`` token with a digit in it, an ``sk-...`` key, an ``hf_...`` token, the
-  value of an ``api_key=``/``"password": "..."``-style field.
+  value of an ``api_key=``/``"password": "..."``-style field, the whole userinfo of a URL
+  (``http://[REDACTED]@host``), and the value of a credential-named query parameter (``?key=``, ``&token=``,
+  ``api_key``, ``access_token``, ``sig``, ``X-Amz-Signature``, ...).
 
 :func:`redact` replaces each with ``[REDACTED]`` (values of 6 characters or more; shorter ones are not
 treated as secrets); ``redact(text, shapes=False)`` replaces only the known values, for data such as answers.
@@ -31,6 +35,7 @@ import os
 import re
 import threading
 import traceback
+import urllib.parse
 from collections.abc import Iterable
 
 REDACTED = "[REDACTED]"
@@ -49,7 +54,14 @@ _SHAPES = [
     (re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"), REDACTED),
     (re.compile(r"(?i)\b((?:x-)?(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)['\"]?"
                 r"\s*[:=]\s*['\"]?)[^\s'\"&,;}]{4,}"), rf"\g<1>{REDACTED}"),
+    # a URL's userinfo, user and password alike: scheme://user:password@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#'\"<>@]+(?:@[^\s/?#'\"<>@]+)*@"), rf"\g<1>{REDACTED}@"),
+    # a credential-named query parameter: ?key=..., &token=..., &X-Amz-Signature=..., &sig=...
+    (re.compile(r"(?i)([?&;](?:[a-z0-9.]*[_-])*(?:api_?key|key|token|secret|password|passwd|pwd|sig|signature"
+                r"|credentials?|auth)=)[^&\s#'\"<>]+"), rf"\g<1>{REDACTED}"),
 ]
+#: The password of a URL's userinfo, in an environment variable's value.
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:([^\s/?#]+)@")
 _lock = threading.Lock()
 _registered: set[str] = set()
 _env_names: set[str] = set()
@@ -76,7 +88,19 @@ def known_secrets() -> tuple[str, ...]:
         v = value.strip()
         if (name in _env_names or _NAME.search(name)) and len(v) >= MIN_SECRET and v.lower() not in _NOT_SECRET:
             found.add(v)
+        if "://" in v and "@" in v:
+            found.update(_url_passwords(v))
     return tuple(sorted(found, key=lambda s: (-len(s), s)))
+
+
+def _url_passwords(value: str) -> set[str]:
+    """The passwords of the URLs' userinfo in ``value`` (as written and percent-decoded; 6 characters or more)."""
+    out = set()
+    for m in _URL_PASSWORD.finditer(value):
+        for pw in (m.group(1), urllib.parse.unquote(m.group(1))):
+            if len(pw) >= MIN_SECRET and pw.lower() not in _NOT_SECRET:
+                out.add(pw)
+    return out
 
 
 @functools.lru_cache(maxsize=8)
