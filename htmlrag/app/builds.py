@@ -29,6 +29,7 @@ from htmlrag.app.pages import page_facts
 from htmlrag.app.uploads import Upload, UploadError
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.io import atomic_write as write_whole
+from htmlrag.core.redact import redact
 from htmlrag.evaluation.store import atomic_write
 from htmlrag.superrag.to_html import parse_cache_file, parse_cached
 
@@ -97,7 +98,40 @@ class Builds:
         """Store the uploads and queue a job that builds them (PDFs: parse, then graph + indexes; pages: facts)."""
         stored = self.store(uploads)
         total = sum(2 if s.upload.kind == "pdf" and s.path else 1 for s in stored)
-        return self.lib.jobs.submit("build", total, lambda job: self._build(job, stored))
+        return self.lib.jobs.submit("build", total, lambda job: self._run(job, stored))
+
+    def scrub(self, text: str, up: Upload | None = None, path: Path | None = None) -> str:
+        """An error for the job's page: the stored file named as uploaded, the corpus and results folders as
+        ``…`` (as :func:`htmlrag.app.responses.message_of` does for requests), secrets redacted."""
+        if path is not None and up is not None:
+            text = text.replace(str(path.resolve()), up.name).replace(str(path), up.name)
+        settings = self.lib.settings
+        for folder in (Path(settings.db), Path(settings.results)):
+            text = text.replace(str(folder.resolve()), "…").replace(str(folder), "…")
+        return redact(text)
+
+    def _run(self, job: Job, stored: Sequence[Stored]) -> None:
+        """:meth:`_build`; when it stops half-way (the corpus cannot be opened, say), every file not yet built
+        fails with the reason and leaves nothing behind, and the job's error names no folder of this machine."""
+        try:
+            self._build(job, stored)
+        except Exception as exc:
+            log.exception("build job %s failed", job.id)
+            msg = self.scrub(f"{type(exc).__name__}: {exc}")
+            done = {i.get("name") for i in job.items}
+            for st in stored:
+                if st.path is not None and st.upload.name not in done:
+                    job.items.append({"name": st.upload.name, "kind": st.upload.kind, "ok": False, "error": msg})
+            job.error = msg
+        finally:
+            built = {i.get("id") for i in job.items if i.get("ok")}
+            for st in stored:
+                if st.path is None:
+                    continue
+                if st.upload.kind == "pdf":
+                    self.discard(st.path)  # (only when no built document uses it)
+                elif st.path.stem not in built and st.path.stem not in self.lib.pages_manifest():
+                    st.path.unlink(missing_ok=True)
 
     def _build(self, job: Job, stored: Sequence[Stored]) -> None:
         for s in stored:
@@ -149,19 +183,27 @@ class Builds:
             return self._duplicate(up, dup)
         job.message = f"{up.name}: parsing the layout"
         try:
-            doc = parse_cached(path, cache_dir=self.lib.folder / "parse-cache")
+            doc = parse_cached(path, cache_dir=self.lib.folder / "parse-cache",
+                                  time_limit=self.lib.settings.max_parse_seconds)
         except Exception as exc:  # one bad file never stops the others
             job.done += 2
             self.discard(path)
             msg = str(exc) if isinstance(exc, HtmlRagError) else f"{type(exc).__name__}: {exc}"
-            return {"name": up.name, "kind": "pdf", "ok": False, "error": msg.replace(str(path), up.name)}
+            return {"name": up.name, "kind": "pdf", "ok": False, "error": self.scrub(msg, up, path)}
         job.done += 1
         job.message = f"{up.name}: building the graph and indexes ({doc.page_count} pages)"
-        res = handle.corpus.add_document(path, parsed=doc)
+        try:
+            res = handle.corpus.add_document(path, parsed=doc)  # (opens the corpus writable the first time)
+        except Exception as exc:  # one bad file never stops the others, and leaves nothing behind
+            log.warning("%s: build failed", up.name, exc_info=True)
+            job.done += 1
+            self.discard(path)
+            msg = str(exc) if isinstance(exc, HtmlRagError) else f"{type(exc).__name__}: {exc}"
+            return {"name": up.name, "kind": "pdf", "ok": False, "error": self.scrub(msg, up, path)}
         job.done += 1
         if not res.ok:
             self.discard(path)
-            return {"name": up.name, "kind": "pdf", "ok": False, "error": res.error.replace(str(path), up.name)}
+            return {"name": up.name, "kind": "pdf", "ok": False, "error": self.scrub(res.error, up, path)}
         return {"name": up.name, "kind": "pdf", "ok": True, "id": res.doc_id, "pages": res.pages, "nodes": res.nodes,
                 "edges": res.edges, "seconds": round(time.perf_counter() - t0, 2), "warnings": res.warnings}
 

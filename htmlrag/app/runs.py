@@ -13,21 +13,28 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import math
+import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup, escape
 
-from htmlrag.app.files import PathRefused, resolve_under
+from htmlrag.app.files import PathRefused
 from htmlrag.app.markdown import render
 from htmlrag.core.errors import InputError
-from htmlrag.evaluation.runs import is_run, open_run, special_files
+from htmlrag.evaluation.runs import is_run, open_run, special_files, walk
 from htmlrag.evaluation.tables import printed
+
+log = logging.getLogger(__name__)
 
 ARTEFACT_EXTS = (".png", ".jpg", ".md", ".csv", ".tex", ".json")
 MAX_CSV_ROWS = 500
+#: At most this much of a CSV or Markdown file is read for the run page (the file itself is served whole).
+MAX_SHOWN_BYTES = 1_000_000
 
 
 def metric_html(value: Any, metric: str) -> Markup:
@@ -69,38 +76,50 @@ def csv_cells(rows: list[list[str]], raw_values: bool = True) -> list[list[dict[
     return out
 
 
-def _titles(summary: dict[str, Any]) -> Any:
+def _mapping(node: Any, *keys: str) -> Mapping[str, Any]:
+    """``node[k1][k2]...`` when every step is a mapping, else ``{}``: a run's files may hold any shape, and a
+    field of the wrong shape is not shown rather than failing the page."""
+    for k in keys:
+        node = node.get(k) if isinstance(node, Mapping) else None
+    return node if isinstance(node, Mapping) else {}
+
+
+def _titles(summary: Mapping[str, Any]) -> Any:
     """Hover text of a run table's cells: the full value from ``metrics.json`` where the cell prints it."""
-    systems = summary.get("systems") or {}
+    systems = _mapping(summary, "systems")
 
     def title(row: str, header: str, cell: str) -> str | None:
         metric = header.rsplit(" ", 1)[-1]
-        value = ((systems.get(row) or {}).get("metrics") or {}).get(metric)
+        value = _mapping(systems, row, "metrics").get(metric)
         if not isinstance(value, int | float) or isinstance(value, bool):
             return None
         shown = cell.replace("**", "").replace("<u>", "").replace("</u>", "").split(" [", 1)[0].strip().rstrip("†")
         if shown != printed(metric, float(value)):
             return None
-        ci = ((systems.get(row) or {}).get("intervals") or {}).get(metric)
+        ci = _mapping(systems, row, "intervals").get(metric)
         return repr(value) + (f" (95% interval {ci[0]!r} to {ci[1]!r})" if isinstance(ci, list) and len(ci) == 2
                               else "")
     return title
 
 
-def fidelity_of(metrics: dict[str, Any] | None, config: dict[str, Any] | None) -> str:
-    """``paper``, ``ours``, ``paper, except a; b`` or ``unrecorded`` (see the module docstring)."""
+def _name(x: Any) -> str:
+    """A name read from a run file: text and numbers as they are, anything else (a list, an object) ``""``."""
+    return "" if x is None or isinstance(x, Mapping | list | bool) else str(x)
+
+
+def fidelity_of(metrics: Mapping[str, Any] | None, config: Mapping[str, Any] | None) -> str:
+    """``paper``, ``ours``, ``paper, except a; b`` or ``unrecorded`` (see the module docstring). A record of
+    another shape counts as none; deviations that are not a list are shown as one deviation."""
     rec = (metrics or {}).get("fidelity")
-    if isinstance(rec, dict) and rec.get("name"):
-        devs = [str(d) for d in rec.get("deviations") or []]
-        return f"{rec['name']}, except {'; '.join(devs)}" if devs else str(rec["name"])
-    if isinstance(rec, str) and rec:
-        return rec
+    if isinstance(rec, Mapping) and _name(rec.get("name")):
+        devs = rec.get("deviations")
+        devs = [str(d) for d in devs] if isinstance(devs, list) else [str(devs)] if devs not in (None, "") else []
+        return f"{_name(rec['name'])}, except {'; '.join(devs)}" if devs else _name(rec["name"])
+    if _name(rec):
+        return _name(rec)
     cfg = (config or {}).get("fidelity")
-    if isinstance(cfg, dict) and cfg.get("name"):
-        return str(cfg["name"])
-    if isinstance(cfg, str) and cfg:
-        return cfg
-    return "unrecorded"
+    name = _name(cfg.get("name")) if isinstance(cfg, Mapping) else _name(cfg)
+    return name or "unrecorded"
 
 
 class Results:
@@ -110,11 +129,15 @@ class Results:
         self.root = Path(root)
 
     def run_dir(self, rel: str) -> Path:
-        """The folder of run ``<experiment>/<run-id>``, or raise :class:`InputError`/:class:`PathRefused`."""
+        """The folder of run ``<experiment>/<run-id>``, or raise :class:`InputError`/:class:`PathRefused`.
+
+        Both names are matched literally against the folders under the results folder (what the list shows,
+        whatever characters they hold: ``~tmp``, ``a%41b``, ``x\\y``), never decoded or joined as a path;
+        hidden folders and links out of the results folder are refused."""
         parts = str(rel).strip("/").split("/")
         if len(parts) != 2:
             raise InputError(f"{rel!r}: a run is named <experiment>/<run-id>")
-        path = resolve_under(self.root, "/".join(parts))
+        path = self._child(self._child(self.root, parts[0], rel), parts[1], rel)
         if not is_run(path):
             raise InputError(f"{rel!r}: not a run (no metrics.json or config.yaml)")
         special = special_files(path)
@@ -123,13 +146,30 @@ class Results:
                              f"socket, device or broken link)")
         return path
 
+    def _child(self, folder: Path, name: str, rel: str) -> Path:
+        """The folder ``name`` directly under ``folder`` (matched literally), or raise :class:`PathRefused`."""
+        if name in ("", ".", "..") or name.startswith(".") or "\x00" in name:
+            raise PathRefused(f"{rel!r}: not a run folder")
+        try:
+            names = {e.name for e in os.scandir(folder) if e.is_dir()}
+        except OSError:
+            names = set()
+        if name not in names or not self._inside(folder / name):
+            raise PathRefused(f"{rel!r}: no such run")
+        return Path(os.path.realpath(folder / name))
+
     def experiments(self) -> list[dict[str, Any]]:
-        """Experiments (folders holding runs), each with its runs (newest first) and artefacts."""
-        out = []
+        """Experiments (folders holding runs), each with its runs (newest first) and artefacts. Nothing one
+        folder holds -- an odd name, a file of any shape -- hides another: such a run is listed flagged."""
+        out: list[dict[str, Any]] = []
         if not self.root.is_dir():
             return out
-        for exp in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
-            runs = [self._listed(exp.name, r) for r in exp.iterdir() if not r.name.startswith((".", "_")) and is_run(r)]
+        for exp in sorted(p for p in self.root.iterdir() if _is_dir(p) and not p.name.startswith(("_", "."))):
+            try:
+                found = [r for r in exp.iterdir() if not r.name.startswith((".", "_")) and is_run(r)]
+            except OSError:
+                continue
+            runs = [self._listed(exp.name, r) for r in found]
             if not runs:
                 continue
             runs.sort(key=lambda r: r["mtime"], reverse=True)
@@ -142,27 +182,38 @@ class Results:
         rel = f"{experiment}/{run_dir.name}"
         try:
             return self.summary(rel)
-        except (InputError, PathRefused, OSError) as exc:
+        except (InputError, OSError, ValueError) as exc:
+            problem = str(exc).replace(str(self.root.resolve()), "results").replace(str(self.root), "results")
+        except Exception as exc:  # a shape no check foresaw: still only this run is flagged
+            log.warning("results: run %s cannot be summarised", rel, exc_info=True)
+            problem = f"cannot be read ({type(exc).__name__})"
+        try:
             mtime = run_dir.stat().st_mtime
-            return {"id": rel, "experiment": experiment, "run_id": run_dir.name, "mtime": mtime,
-                    "date": time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime)), "complete": False,
-                    "problems": [str(exc).replace(str(self.root), "results")], "overrides": [],
-                    "fidelity": "unrecorded", "dataset": "", "n_examples": None, "n_failed": None, "ours": None,
-                    "metric_names": [], "systems": [], "metrics": {}}
+        except OSError:
+            mtime = 0.0
+        return {"id": rel, "experiment": experiment, "run_id": run_dir.name, "mtime": mtime,
+                "date": time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime)), "complete": False,
+                "problems": [problem], "overrides": [],
+                "fidelity": "unrecorded", "dataset": "", "n_examples": None, "n_failed": None, "ours": None,
+                "metric_names": [], "systems": [], "metrics": {}}
 
     def artefacts(self, experiment: str) -> list[dict[str, Any]]:
-        """Experiment-level files: ``figure5.png`` and the like, and ``tables/*``."""
-        base = resolve_under(self.root, experiment)
-        files = [p for p in base.iterdir() if p.is_file()]
-        if (base / "tables").is_dir():
-            files += [p for p in (base / "tables").iterdir() if p.is_file()]
-        return [self._file(p) for p in sorted(files)
-                if p.suffix.lower() in ARTEFACT_EXTS and not p.name.startswith(".") and self._inside(p)]
+        """Experiment-level files: ``figure5.png`` and the like, and ``tables/*`` (``[]`` when the experiment
+        folder cannot be listed)."""
+        try:
+            base = self._child(self.root, experiment, experiment)
+            files = [p for p in base.iterdir() if p.is_file()]
+            if (base / "tables").is_dir():
+                files += [p for p in (base / "tables").iterdir() if p.is_file()]
+            return [self._file(p) for p in sorted(files)
+                    if p.suffix.lower() in ARTEFACT_EXTS and not p.name.startswith(".") and self._inside(p)]
+        except (OSError, PathRefused):
+            return []
 
     def _inside(self, p: Path) -> bool:
         """The file's real path lies under the results folder (a symlink out of it is not listed)."""
         base = self.root.resolve()
-        return base in p.resolve().parents
+        return base in Path(os.path.realpath(p)).parents
 
     def _file(self, p: Path) -> dict[str, Any]:
         rel = p.resolve().relative_to(self.root.resolve()).as_posix()
@@ -175,14 +226,14 @@ class Results:
         that could not be read (``problems``: the run is still listed)."""
         run = open_run(self.run_dir(rel))
         m, config = run.summary, run.config
-        names = list(m.get("metric_names") or [])
-        systems = m.get("system_order") or sorted((m.get("systems") or {}).keys())
-        per = {s: (m.get("systems") or {}).get(s, {}).get("metrics", {}) for s in systems}
+        names = [str(n) for n in m.get("metric_names") or []]
+        systems = [str(s) for s in m.get("system_order") or sorted(_mapping(m, "systems"), key=str)]
+        per = {s: dict(_mapping(m, "systems", s, "metrics")) for s in systems}
         return {
             "id": f"{run.experiment}/{run.dir.name}", "experiment": run.experiment, "run_id": run.dir.name,
             "mtime": run.mtime, "date": time.strftime("%Y-%m-%d %H:%M", time.localtime(run.mtime)),
             "complete": run.complete, "problems": run.problems, "overrides": run.overrides,
-            "fidelity": fidelity_of(m or None, config), "dataset": run.dataset,
+            "fidelity": fidelity_of(m or None, config), "dataset": _name(run.dataset),
             "n_examples": m.get("n_examples"), "n_failed": m.get("n_failed_examples"), "ours": m.get("ours"),
             "metric_names": names, "systems": systems, "metrics": per,
         }
@@ -191,17 +242,24 @@ class Results:
         """:meth:`summary` plus the config text, env.json, timings, the run's tables and files."""
         d = self.run_dir(rel)
         out = self.summary(rel)
-        out["config_text"] = (d / "config.yaml").read_text(encoding="utf-8") if (d / "config.yaml").is_file() else ""
+        out["problems"] = list(out["problems"])
+        out["config_text"] = _text(d / "config.yaml") if (d / "config.yaml").is_file() else ""
         run = open_run(d)
-        out["env"] = run.json("env.json") or {}
-        out["timings"] = run.json("timings.json") or {}
-        out["tests"] = run.summary.get("tests", {})
-        files = sorted(p for p in d.rglob("*") if p.is_file() and self._inside(p)
-                       and not any(x.startswith(".") for x in p.relative_to(d).parts))
+        for key, name in (("env", "env.json"), ("timings", "timings.json")):
+            value = run.json(name)
+            if value is not None and not isinstance(value, dict):  # not shown; the run page says why
+                out["problems"].append(f"{name}: must be a JSON object, got {type(value).__name__}")
+            out[key] = value if isinstance(value, dict) else {}
+        commit = out["env"].get("git_commit")
+        out["commit"] = commit[:12] if isinstance(commit, str) else ""
+        out["dirty"] = out["env"].get("git_dirty") is True
+        out["tests"] = _mapping(run.summary, "tests")
+        files = [p for p in walk(d) if p.is_file() and self._inside(p)
+                 and not any(x.startswith(".") for x in p.relative_to(d).parts)]
         out["files"] = [self._file(p) for p in files]
-        out["tables"] = [{**f, "rows": csv_rows(self.root / f["path"])} for f in out["files"]
+        out["tables"] = [{**f, **csv_table(self.root / f["path"])} for f in out["files"]
                          if f["kind"] == "csv" and f["path"].split("/")[2:3] == ["tables"]]
-        out["markdown"] = [{**f, "text": (self.root / f["path"]).read_text(encoding="utf-8", errors="replace")}
+        out["markdown"] = [{**f, "text": _text(self.root / f["path"], MAX_SHOWN_BYTES)}
                            for f in out["files"] if f["name"].endswith(".md")]
         out["plots"] = plots(out["files"])
         shown = {p["path"] for p in out["plots"]}
@@ -226,9 +284,9 @@ class Results:
     def questions(self, rel: str, offset: int = 0, limit: int = 100) -> dict[str, Any]:
         """One page of questions with each system's scores (no contexts)."""
         rows = self.rows(rel)
-        items = [{"id": r["id"], "index": r.get("index"), "question": r.get("question", ""),
-                  "answers": r.get("answers", []), "error": r.get("error"),
-                  "scores": {s: v.get("scores", {}) for s, v in (r.get("systems") or {}).items()}}
+        items = [{"id": r["id"], "index": r.get("index"), "question": r.get("question") or "",
+                  "answers": r.get("answers") or [], "error": r.get("error"),
+                  "scores": {s: v.get("scores") or {} for s, v in (r.get("systems") or {}).items()}}
                  for r in rows[offset: offset + limit]]
         return {"run": rel, "total": len(rows), "offset": offset, "limit": limit, "items": items}
 
@@ -284,8 +342,8 @@ class Results:
         rows = []
         for s in names:
             ra, rb = qa["systems"].get(s), qb["systems"].get(s)
-            va = (ra or {}).get("scores", {}).get(metric) if metric else None
-            vb = (rb or {}).get("scores", {}).get(metric) if metric else None
+            va = _mapping(ra, "scores").get(metric) if metric else None
+            vb = _mapping(rb, "scores").get(metric) if metric else None
             rows.append({"system": s, "a": ra, "b": rb,
                          "changed": va is not None and vb is not None and abs(float(va) - float(vb)) > 1e-9})
         return {"a": qa, "b": qb, "id": qid, "question": qa["question"], "answers": qa["answers"], "metric": metric,
@@ -295,14 +353,14 @@ class Results:
 def _systems(row: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for s, v in (row.get("systems") or {}).items():
-        out[s] = {"scores": v.get("scores", {}), "response": v.get("response", ""), "tokens": v.get("tokens"),
-                  "context": v.get("context"), "error": v.get("error"), "stage_tokens": v.get("stage_tokens", {}),
+        out[s] = {"scores": v.get("scores") or {}, "response": v.get("response") or "", "tokens": v.get("tokens"),
+                  "context": v.get("context"), "error": v.get("error"), "stage_tokens": v.get("stage_tokens") or {},
                   "seconds": v.get("seconds")}
     return out
 
 
 def _score(row: dict[str, Any], system: str, metric: str) -> float | None:
-    v = ((row.get("systems") or {}).get(system) or {}).get("scores", {}).get(metric)
+    v = _mapping(row, "systems", system, "scores").get(metric)
     if v is None:
         return None
     try:
@@ -335,15 +393,43 @@ def plots(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for f in sorted(found, key=rank)]
 
 
+def _is_dir(p: Path) -> bool:
+    try:
+        return p.is_dir()
+    except OSError:
+        return False
+
+
+def _text(path: Path, limit: int | None = None) -> str:
+    """A run file as text for display: bytes that are not UTF-8 shown as U+FFFD, at most ``limit`` bytes."""
+    with open(path, "rb") as f:
+        data = f.read() if limit is None else f.read(limit)
+    return data.decode("utf-8", errors="replace")
+
+
+def csv_table(path: Path, limit: int = MAX_CSV_ROWS) -> dict[str, Any]:
+    """``{"rows": ..., "error": ...}``: the first ``limit`` rows of a CSV file (header first, read from its first
+    :data:`MAX_SHOWN_BYTES`), and why the rest is not shown (``""``: nothing is left out but rows past
+    ``limit``). A file the CSV reader refuses -- a field over its size limit, a broken quote -- shows the rows
+    before the fault and says where it is."""
+    text = _text(path, MAX_SHOWN_BYTES)
+    out: list[list[str]] = []
+    error = "" if len(text.encode("utf-8", errors="replace")) < MAX_SHOWN_BYTES else (
+        f"{path.name}: only its first {MAX_SHOWN_BYTES:,} bytes are shown")
+    reader = csv.reader(io.StringIO(text))
+    try:
+        for row in reader:
+            if len(out) >= limit:
+                break
+            out.append(row)
+    except csv.Error as exc:
+        error = f"{path.name}: line {reader.line_num}: {exc}; the rest is not shown"
+    return {"rows": out, "error": error}
+
+
 def csv_rows(path: Path, limit: int = MAX_CSV_ROWS) -> list[list[str]]:
-    """The first ``limit`` rows of a CSV file (header first)."""
-    text = path.read_text(encoding="utf-8", errors="replace")
-    out = []
-    for i, row in enumerate(csv.reader(io.StringIO(text))):
-        if i >= limit:
-            break
-        out.append(row)
-    return out
+    """The first ``limit`` rows of a CSV file (header first; :func:`csv_table`)."""
+    return csv_table(path, limit)["rows"]
 
 
-__all__ = ["PathRefused", "Results", "csv_rows", "fidelity_of", "plots"]
+__all__ = ["PathRefused", "Results", "csv_rows", "csv_table", "fidelity_of", "plots"]

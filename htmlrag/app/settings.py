@@ -55,6 +55,8 @@ class AppSettings:
             them together (decompression bombs are refused at upload); ``max_pdf_page_content_mb`` the content
             one page draws and ``max_pdf_content_mb`` all pages together, a stream shared by pages counted once
             per page (:mod:`htmlrag.app.pdfcheck`).
+        max_parse_seconds: an uploaded PDF is parsed in a child process, killed after this long (the server's
+            threads stay free: :func:`htmlrag.superrag.to_html.parse_isolated`).
         max_image_megapixels: pixels of one image in a PDF at most (its declared size).
         max_render_megapixels: pixels of one rendered page image; a bigger page is rendered at a smaller zoom.
         max_renders: page images rendered at the same time (more wait their turn).
@@ -87,6 +89,7 @@ class AppSettings:
     max_pdf_expanded_mb: float = 512.0
     max_pdf_page_content_mb: float = 16.0
     max_pdf_content_mb: float = 128.0
+    max_parse_seconds: float = 600.0
     max_image_megapixels: float = 100.0
     max_render_megapixels: float = 8.0
     max_renders: int = 2

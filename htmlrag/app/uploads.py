@@ -100,14 +100,20 @@ def gunzip_capped(data: bytes, limit: int, name: str) -> bytes:
         raise UploadError(str(exc)) from exc
 
 
-def check_upload(name: str, data: bytes, *, max_pdf_bytes: int, max_html_bytes: int) -> Upload:
+def check_upload(name: str, data: bytes, *, max_pdf_bytes: int, max_html_bytes: int, no_pdf: str = "") -> Upload:
     """Accept ``data`` uploaded as ``name``, or raise :class:`UploadError` naming the file and the problem.
+
+    Args:
+        no_pdf: where PDFs are not taken (the playground), why: a PDF is refused with it (415) before its size
+            is looked at.
 
     Raises:
         UploadError: an unsupported name, content that does not match it, or a size over the limit.
     """
     clean = safe_name(name)
     low = clean.lower()
+    if no_pdf and low.endswith(PDF_EXTS):
+        raise UploadError(f"{clean}: {no_pdf}")
     if low.endswith(PDF_EXTS):
         if len(data) > max_pdf_bytes:
             raise UploadError(f"{clean}: {_megabytes(len(data))} is over the {_megabytes(max_pdf_bytes)} limit "
@@ -120,7 +126,8 @@ def check_upload(name: str, data: bytes, *, max_pdf_bytes: int, max_html_bytes: 
             if data[:2] != b"\x1f\x8b":
                 raise UploadError(f"{clean}: named .gz but not gzip data ({describe(data)})")
             data = gunzip_capped(data, max_html_bytes, clean)
-            clean = clean[:-3]
+            if low.endswith(".gz"):  # (a gzipped page named .html keeps its name)
+                clean = clean[:-3]
         if len(data) > max_html_bytes:
             raise UploadError(f"{clean}: {_megabytes(len(data))} is over the {_megabytes(max_html_bytes)} limit "
                               "for HTML pages", 413)

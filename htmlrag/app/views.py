@@ -155,7 +155,8 @@ async def prune(request: Request, sample: Annotated[str, Form()] = "", html: Ann
         up = None
         if file is not None and file.filename:
             data = await file.read(st.settings.max_html_bytes + 1)
-            up = check_upload(file.filename, data, max_pdf_bytes=0, max_html_bytes=st.settings.max_html_bytes)
+            up = check_upload(file.filename, data, max_pdf_bytes=0, max_html_bytes=st.settings.max_html_bytes,
+                              no_pdf="the playground prunes HTML pages, not PDFs")
         raw, name = _input(st, sample, html.encode("utf-8") if html else None, up)
         if up is not None or html.strip():
             form["sample"] = ""  # the page shown is the uploaded or pasted one

@@ -88,6 +88,29 @@ def row_problem(row: Any) -> str | None:
     return bad
 
 
+def _fidelity_problem(rec: Any) -> str | None:
+    """``fidelity`` is a name or ``{"name": str, "deviations": [str, ...]}`` (either may be missing or null)."""
+    if not isinstance(rec, Mapping):
+        return None  # a string, or missing; other types are refused by the caller's type check
+    bad = _typed(rec, "fidelity.", {"name": (str,), "deviations": (list,)})
+    if bad is None and isinstance(rec.get("deviations"), list):
+        bad = next((f"fidelity.deviations: must be a list of strings, got {_what(d)}" for d in rec["deviations"]
+                    if not isinstance(d, str)), None)
+    return bad
+
+
+def _intervals_problem(node: Any, where: str) -> str | None:
+    """A system's ``intervals``: metric -> ``[low, high]`` (numbers) or null."""
+    if node is None:
+        return None
+    if not isinstance(node, Mapping):
+        return f"{where}: must be an object of [low, high] intervals, got {_what(node)}"
+    for k, v in node.items():
+        if v is not None and not (isinstance(v, list) and len(v) == 2 and all(_number(x, inf_text=True) for x in v)):
+            return f"{where}.{k}: must be [low, high] (two numbers) or null, got {_what(v)}"
+    return None
+
+
 def summary_problem(summary: Mapping[str, Any]) -> str | None:
     """What is wrong with a ``metrics.json`` object (see the module docstring), or ``None``."""
     for key in ("metric_names", "system_order"):
@@ -97,6 +120,9 @@ def summary_problem(summary: Mapping[str, Any]) -> str | None:
     bad = _typed(summary, "", {"n_examples": (int,), "n_failed_examples": (int,), "experiment": (str,),
                                "dataset": (str,), "ours": (str,), "run_id": (str,), "tests": (dict,),
                                "fidelity": (dict, str), "reader": (dict,)})
+    if bad:
+        return bad
+    bad = _fidelity_problem(summary.get("fidelity")) or _typed(summary, "", {"intervals": (dict,)})
     if bad:
         return bad
     systems = summary.get("systems")
@@ -111,7 +137,8 @@ def summary_problem(summary: Mapping[str, Any]) -> str | None:
         bad = (_typed(entry, f"{where}.", {"n": (int,), "n_errors": (int,)})
                or _numbers(entry.get("metrics"), f"{where}.metrics", inf_text=True)
                or _numbers(entry.get("stage_tokens"), f"{where}.stage_tokens", inf_text=True)
-               or _numbers(entry.get("reader_tokens"), f"{where}.reader_tokens", inf_text=True))
+               or _numbers(entry.get("reader_tokens"), f"{where}.reader_tokens", inf_text=True)
+               or _intervals_problem(entry.get("intervals"), f"{where}.intervals"))
         if bad:
             return bad
     order = summary.get("system_order") or []

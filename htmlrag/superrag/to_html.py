@@ -62,8 +62,68 @@ def parse_cache_file(path: str | Path, cache_dir: str | Path, options: Any = Non
     return f if digest and f.exists() else None
 
 
-def parse_cached(path: str | Path, *, options: Any = None, cache_dir: str | Path | None = None) -> ParsedDocument:
-    """:func:`~htmlrag.superrag.parse.document.parse_pdf` through an in-memory and an optional on-disk cache.
+def _parse_child() -> None:
+    """The child of :func:`parse_isolated` (``python -c``): reads ``(path, options, memory_bytes)`` pickled on
+    stdin, parses under that address-space limit, writes ``("ok", document)`` or ``("error", message)``
+    pickled on stdout."""
+    import resource
+    import sys
+
+    from htmlrag.superrag.parse.document import parse_pdf
+
+    path, options, memory_bytes = pickle.load(sys.stdin.buffer)  # from our own parent, below
+    if memory_bytes:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    try:
+        out: tuple[str, Any] = ("ok", parse_pdf(path, options=options))
+    except MemoryError:
+        out = ("error", f"{path}: parsing needed more than {memory_bytes / 2**30:.0f} GiB of memory; not added")
+    except Exception as exc:  # sent back as text: the parent raises InputError naming the file
+        out = ("error", str(exc) if str(exc).startswith(str(path)) else f"{path}: {type(exc).__name__}: {exc}")
+    pickle.dump(out, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def parse_isolated(path: str | Path, *, options: Any = None, time_limit: float = 600.0,
+                   memory_bytes: int = 4 << 30) -> ParsedDocument:
+    """:func:`~htmlrag.superrag.parse.document.parse_pdf` in a child process, killed after ``time_limit``
+    seconds, with at most ``memory_bytes`` of address space. For files from untrusted hands (the app's
+    uploads): PyMuPDF holds the GIL while it lays out a page, so a PDF that is cheap to send and costly to
+    parse (a content stream drawn by every page, a form drawn thousands of times) held every thread of a
+    server; a child is killed on time, and its memory is its own.
+
+    Raises:
+        InputError: the parse failed, ran past the limit or out of memory (naming the file).
+    """
+    import subprocess
+    import sys
+
+    from htmlrag.core.errors import InputError
+
+    cmd = [sys.executable, "-c", "from htmlrag.superrag.to_html import _parse_child; _parse_child()"]
+    request = pickle.dumps((str(path), options, int(memory_bytes)))
+    with subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        try:
+            out, err = proc.communicate(request, timeout=time_limit)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise InputError(f"{path}: parsing took more than {time_limit:g} s (its pages are too costly to lay "
+                             "out); not added") from None
+    try:
+        status, value = pickle.loads(out)  # (our own child's answer)
+    except Exception:
+        tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        raise InputError(f"{path}: the parser stopped without a result (exit code {proc.returncode}: "
+                         f"{tail[0][:200]}); not added") from None
+    if status != "ok":
+        raise InputError(str(value))
+    return value
+
+
+def parse_cached(path: str | Path, *, options: Any = None, cache_dir: str | Path | None = None,
+                 time_limit: float | None = None) -> ParsedDocument:
+    """:func:`~htmlrag.superrag.parse.document.parse_pdf` through an in-memory and an optional on-disk cache;
+    with ``time_limit`` (seconds) the parse runs in a child process (:func:`parse_isolated`).
 
     Raises:
         InputError: as ``parse_pdf`` (errors are not cached).
@@ -87,7 +147,8 @@ def parse_cached(path: str | Path, *, options: Any = None, cache_dir: str | Path
             log.warning("%s: unreadable parse cache entry (%s); parsing again", disk, exc)
             doc = None
     if doc is None:
-        doc = parse_pdf(p, options=options)  # raises on failure: nothing is stored
+        doc = parse_pdf(p, options=options) if time_limit is None else \
+            parse_isolated(p, options=options, time_limit=time_limit)  # raises on failure: nothing is stored
         if disk is not None:
             _store(disk, doc)
     if len(_MEMO) >= _MEMO_MAX:

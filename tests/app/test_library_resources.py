@@ -266,3 +266,19 @@ def test_renders_run_at_most_slots_at_a_time(tmp_path: Path, monkeypatch: pytest
     for t in threads:
         t.join()
     assert peak[0] == 2
+
+
+def test_a_pdf_too_costly_to_lay_out_is_stopped_and_leaves_nothing(app) -> None:
+    """Under every upload limit but costly to parse (40 pages drawing one 3 MB stream): parsed in a child
+    process that is killed at max_parse_seconds, so the server's threads stay free (PyMuPDF holds the GIL while
+    it lays out a page); the item fails naming the file and the limit, its upload is removed."""
+    c, db = app
+    s = c.app.state.app.settings
+    s.max_parse_seconds = 1
+    before = _files(db / "uploads")
+    pdf = shared_content_pdf(db.parent / "costly.pdf", 40, 3_000_000).read_bytes()
+    job = _upload(c, ("costly.pdf", pdf))
+    (item,) = job["items"]
+    assert not item["ok"] and item["error"].startswith("costly.pdf: parsing took more than 1 s"), item
+    assert _files(db / "uploads") == before
+    assert c.get("/api/status").status_code == 200

@@ -149,7 +149,7 @@ def test_good_metrics_json_has_no_problem_including_infinities(runs: tuple[Path,
     assert summary_problem({"systems": {"s": {"metrics": {"em": None}, "n": 0}}}) is None
 
 
-@pytest.mark.parametrize("text", ["{not json", "", "\ufeff{}", "null", "42"])
+@pytest.mark.parametrize("text", ["{not json", "", "\ufeff{oops", "null", "42"])
 def test_unreadable_metrics_json_is_a_problem_not_an_exception(runs: tuple[Path, Path], text: str) -> None:
     run_dir, _ = runs
     (run_dir / "metrics.json").write_text(text)
