@@ -343,6 +343,29 @@ def open_run(path: str | Path) -> Run:
     return Run(d, summary or {}, config or {}, stamp.stat().st_mtime, overrides=overrides, problems=problems)
 
 
+def _folders_holding(root: Path, names: Sequence[str], max_depth: int = MAX_WALK_DEPTH) -> list[Path]:
+    """Folders at or below ``root`` holding a file of one of ``names``, sorted; hidden and ``_`` folders (Hydra's
+    logs) and links to folders are not entered, nor folders deeper than ``max_depth`` (without recursion:
+    ``Path.rglob`` and Python 3.11's ``os.walk`` recurse once per level, and 1,100 nested folders raised
+    ``RecursionError``)."""
+    out: list[Path] = []
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack:
+        d, depth = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        if any(e.name in names and e.is_file() for e in entries):
+            out.append(d)
+        if depth < max_depth:
+            for e in entries:
+                if not e.name.startswith(("_", ".")) and e.is_dir(follow_symlinks=False):
+                    stack.append((Path(e.path), depth + 1))
+    return sorted(out)
+
+
 def find_runs(paths: Iterable[str | Path], *, complete: bool = True) -> list[Run]:
     """Every run at or below ``paths`` (Hydra log folders and hidden folders skipped), in path order.
 
@@ -354,9 +377,8 @@ def find_runs(paths: Iterable[str | Path], *, complete: bool = True) -> list[Run
         if is_run(p):
             found.append(p)
         elif p.is_dir():
-            marker = "metrics.json" if complete else "config.yaml"
-            dirs = {f.parent for f in p.rglob(marker)} | ({f.parent for f in p.rglob("metrics.json")} if not complete else set())
-            found.extend(sorted(d for d in dirs if not any(x.startswith(("_", ".")) for x in d.relative_to(p).parts)))
+            markers = ("metrics.json",) if complete else ("metrics.json", "config.yaml")
+            found.extend(_folders_holding(p, markers))
     runs = [open_run(d) for d in found]
     return [r for r in runs if r.complete or r.problems] if complete else runs
 

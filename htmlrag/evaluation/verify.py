@@ -50,6 +50,7 @@ from htmlrag.evaluation.runs import (
     load_yaml,
     open_run,
     special_files,
+    walk,
 )
 from htmlrag.evaluation.store import (
     MANIFEST,
@@ -720,7 +721,7 @@ def _check_tables(report: Report, run: Run, summary: Mapping[str, Any], rows: li
         report.add("tables", "the run's own folder", f"a link to {folder.resolve()}", "tables/ is a link out of "
                    "the run folder: nothing is written through it (it would overwrite another folder's files)")
         write = False
-    stored = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+    stored = sorted(p.relative_to(folder).as_posix() for p in walk(folder) if p.is_file()) if folder.is_dir() else []
     for rel in stored:
         if rel not in texts:
             if not any(rel.startswith(u) for u in unknown):
@@ -764,7 +765,11 @@ def verify_run(path: str | Path, *, write_tables: bool = False) -> Report:
     numbers cannot be recomputed from is a finding naming it, never a traceback."""
     run = open_run(path)
     report = Report(run.name, run.dir)
-    special = special_files(run.dir)
+    try:
+        special = special_files(run.dir)
+    except InputError as exc:  # nested too deep or too many entries: not a folder the harness wrote
+        report.add("run", "a run folder as the harness writes it", str(exc), "a folder was added to the run")
+        return report
     if special:  # a FIFO blocks whoever reads it: nothing more is read
         for p in special:
             report.add(p.relative_to(run.dir).as_posix(), "a regular file", "a FIFO, socket, device or broken link",

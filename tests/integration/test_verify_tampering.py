@@ -7,6 +7,7 @@ test copies it and tampers."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -297,3 +298,22 @@ def test_a_byte_order_mark_an_editor_added_changes_nothing(made: Path, tmp_path:
         path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     status, out = verify(capsys, run)
     assert status == 0, out
+
+
+def test_a_deeply_nested_folder_is_one_finding_and_the_other_runs_are_verified(made: Path, tmp_path: Path,
+                                                                              capsys) -> None:
+    """1,100 nested folders in one run: Path.rglob recursed once per level (RecursionError, every run
+    unverified); now that run has one finding and the run beside it verifies."""
+    bad = copy(made, tmp_path)
+    copy(made, tmp_path, experiment="other")
+    here = os.getcwd()
+    try:
+        os.chdir(bad / "plots")
+        for _ in range(1100):
+            os.mkdir("d")
+            os.chdir("d")
+    finally:
+        os.chdir(here)
+    status, out = verify(capsys, tmp_path / "root")
+    assert status == 1 and "1 of 2 runs differ" in out and "folders nested deeper than" in out, out
+    subprocess.run(["rm", "-rf", str(bad / "plots" / "d")], check=True)  # (pytest's clean-up recurses)
