@@ -188,6 +188,9 @@ def _locked(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     SqliteCache(path, path.stem).open().close()
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
+    # kept referenced until the test ends: a connection nothing refers to is closed, and its lock with it (the
+    # test passed or failed by whether something else happened to keep it alive)
+    monkeypatch.setattr(cache_mod, "_test_lock_holder", holder, raising=False)
     monkeypatch.setattr(cache_mod, "_retry_locked", _fast_retry(cache_mod._retry_locked))
     monkeypatch.setattr(cache_mod.sqlite3, "connect", _short_timeout(sqlite3.connect))
 

@@ -249,6 +249,16 @@ def test_judge_draws_are_averaged_as_the_harness_averages_them(tmp_path: Path, c
     run = _run_with(tmp_path, rows, scored, ["em", "f1", "ref_em", "judge", "judge_invalid"], [],
                     "name: quickstart\ncaption: Demo table.\n")
     atomic_write(run / "judgments.jsonl", "\n".join(lines) + "\n")
+    from htmlrag.docqa.judge import judge_report, judgments_record
+
+    records = [json.loads(x) for x in lines]  # the harness writes judge.json from the same lines
+    report = judge_report(records, judge="docbench_gpt4", model="stub-judge", draws=3)
+    atomic_write(run / "judge.json", json.dumps({**report, "judgments": judgments_record(records)}))
+    from htmlrag.evaluation.grid import write_formats
+    from htmlrag.evaluation.report import judge_grid
+
+    summary = json.loads((run / "metrics.json").read_text())
+    write_formats(judge_grid(report, summary), run / "tables", "judge_agreement")  # as the harness does
     status, out = verify(capsys, run)
     assert status == 0, out
     edited = lines[0].replace('"draws": [{"score": 1', '"draws": [{"score": 0')
