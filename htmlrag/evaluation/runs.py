@@ -175,6 +175,15 @@ MAX_WALK_DEPTH = 32
 MAX_WALK_ENTRIES = 20_000
 
 
+def _entries(folder: Path) -> list[os.DirEntry]:
+    """The entries of one folder (none when it cannot be listed: it holds nothing that will be read)."""
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError:
+        return []
+
+
 def walk(folder: Path, *, max_depth: int = MAX_WALK_DEPTH, max_entries: int = MAX_WALK_ENTRIES) -> list[Path]:
     """Every entry below ``folder``, sorted, found without recursion (``Path.rglob`` recurses once per level:
     a run holding 1,100 nested folders raised ``RecursionError``) and without following links into folders.
@@ -188,12 +197,7 @@ def walk(folder: Path, *, max_depth: int = MAX_WALK_DEPTH, max_entries: int = MA
     stack: list[tuple[Path, int]] = [(folder, 1)]
     while stack:
         d, depth = stack.pop()
-        try:
-            with os.scandir(d) as it:
-                entries = list(it)
-        except OSError:
-            continue  # a folder that cannot be listed holds nothing that will be read
-        for e in entries:
+        for e in _entries(d):
             p = Path(e.path)
             out.append(p)
             if len(out) > max_entries:
@@ -352,11 +356,7 @@ def _folders_holding(root: Path, names: Sequence[str], max_depth: int = MAX_WALK
     stack: list[tuple[Path, int]] = [(root, 0)]
     while stack:
         d, depth = stack.pop()
-        try:
-            with os.scandir(d) as it:
-                entries = list(it)
-        except OSError:
-            continue
+        entries = _entries(d)
         if any(e.name in names and e.is_file() for e in entries):
             out.append(d)
         if depth < max_depth:
