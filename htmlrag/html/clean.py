@@ -88,25 +88,6 @@ def is_hidden(el: etree._Element) -> bool:
     return el.get("hidden") is not None or _hidden_style(el.get("style"))
 
 
-def _remove(el: etree._Element, parent: etree._Element, sep: str = "", settled: bool = False) -> None:
-    """Remove ``el`` (and its subtree) but keep its tail text in place.
-
-    ``settled``: ``el``'s later siblings are cleaned already (the bottom-up pass, outside ``<pre>``). A block
-    element among them took the whitespace just before it off ``el``'s tail; with ``el`` gone, the whitespace
-    before it is the text before ``el``, which loses its trailing whitespace too (``<img> <b></b><div>``:
-    ``<img><div>``, as a second cleaning would give)."""
-    tail = el.tail
-    if tail:
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + sep + tail
-        else:
-            parent.text = (parent.text or "") + sep + tail
-    elif settled and (nxt := el.getnext()) is not None and nxt.tag not in INLINE:
-        _trim_before(el, parent)
-    parent.remove(el)
-
-
 def _trim_before(el: etree._Element, parent: etree._Element) -> None:
     """Rule for a block element ``el``: no whitespace just before it (its previous sibling's tail, or its
     parent's text when it comes first)."""
@@ -154,7 +135,13 @@ class _Pending:
 
     def attach(self, el: etree._Element, parent: etree._Element, p: _Parts, sep: str = "",
                settled: bool = False) -> None:
-        """:func:`_remove` with ``el``'s tail given as parts (``p``: :meth:`take`, maybe processed)."""
+        """Remove ``el`` (and its subtree) but keep its tail, given as parts (``p``: :meth:`take`, maybe
+        processed), in place: at the end of the previous sibling's tail, or of the parent's text, after ``sep``.
+
+        ``settled``: ``el``'s later siblings are cleaned already (the bottom-up pass, outside ``<pre>``). A block
+        element among them took the whitespace just before it off ``el``'s tail; with ``el`` gone and no tail,
+        the whitespace before it is the text before ``el``, which loses its trailing whitespace too (``<img>
+        <b></b><div>``: ``<img><div>``, as a second cleaning would give)."""
         if p.parts:
             if sep:
                 p.parts.appendleft(sep)
@@ -171,13 +158,19 @@ class _Pending:
         parent.remove(el)
 
     def remove(self, el: etree._Element, parent: etree._Element, sep: str = "", settled: bool = False) -> None:
-        """:func:`_remove` (the tail moved as it is)."""
+        """:meth:`attach` with ``el``'s tail as it is."""
+        if not el.tail and id(el) not in self.tails:  # nothing to move (most removed elements)
+            if settled and (nxt := el.getnext()) is not None and nxt.tag not in INLINE:
+                self.trim_before(el, parent)
+            parent.remove(el)
+            return
         self.attach(el, parent, self.take(el), sep, settled)
 
     def trim_before(self, el: etree._Element, parent: etree._Element) -> None:
         """:func:`_trim_before`, on the text waiting for the previous sibling (or parent) first."""
         prev = el.getprevious()
-        held = (self.tails if prev is not None else self.texts).get(id(prev if prev is not None else parent))
+        held = (self.tails.get(id(prev)) if prev is not None else self.texts.get(id(parent))) \
+            if self.tails or self.texts else None
         if held is not None:
             parts = held[1].parts
             while parts:
@@ -186,7 +179,11 @@ class _Pending:
                 if kept:
                     parts.append(kept)
                     return
-        _trim_before(el, parent)
+        if prev is not None:  # (_trim_before, with the sibling already looked up: this runs for every block)
+            if prev.tail and prev.tail[-1].isspace():
+                prev.tail = prev.tail.rstrip() or None
+        elif parent.text and parent.text[-1].isspace():
+            parent.text = parent.text.rstrip() or None
 
     def tail_of(self, el: etree._Element) -> str | None:
         """``el.tail`` with what waits for it joined (and stored)."""
@@ -481,6 +478,7 @@ class _BottomUp:
         any_pre, drop_hidden, counting = bool(pre_text), self.drop_hidden, self.counting
         counts, inner, shape_only, not_kept_under = self.counts, self.inner, self.shape_only, NOT_KEPT_UNDER
         pending = self.pending
+        pending_texts, pending_tails = pending.texts, pending.tails  # (looked up here: this loop is the hot path)
         # CJK text makes the counts invalid (the block tree counts each CJK character): looked for in each text
         # while counting, until found (a non-ASCII test first: most texts are ASCII).
         look = counting
@@ -507,7 +505,7 @@ class _BottomUp:
             block, n = tag not in inline, len(el)
             # el's text, el's tail, and the whitespace just before el if el is block-level.
             in_pre = any_pre and eid in pre_text
-            text, text_words = pending.text_of(el), 0
+            text, text_words = (el.text if eid not in pending_texts else pending.text_of(el)), 0
             if text:
                 if in_pre:
                     text_words = len(text.split()) if counting else 0
@@ -529,7 +527,7 @@ class _BottomUp:
             if drop and not alt_words and tag not in _CELLS:
                 self.drop_unjoined(el, parent, block, tail_in_pre)
                 continue
-            tail, tail_words = pending.tail_of(el), 0
+            tail, tail_words = (el.tail if eid not in pending_tails else pending.tail_of(el)), 0
             if tail:
                 if tail_in_pre:
                     tail_words = len(tail.split()) if counting else 0
@@ -541,8 +539,8 @@ class _BottomUp:
                     el.tail, tail_words = _collapse(tail, not block, True)
             if block and not tail_in_pre:  # nor just before it
                 pending.trim_before(el, parent)
-            if drop:
-                self.drop_empty(el, parent, tag, alt_words, tail_words, tail_in_pre)
+            if drop:  # (an image with alt text or a cell: the others went above)
+                self.keep_empty(el, parent, tag, alt_words, tail_words)
                 continue
             if counting:
                 words_el = text_words + alt_words + inner.pop(eid, 0) if n else text_words + alt_words
@@ -562,6 +560,11 @@ class _BottomUp:
         tail of whitespace only is none after a block element and one space after an inline one; the
         whitespace just before a block element goes."""
         pending = self.pending
+        if not el.tail and id(el) not in pending.tails:  # nothing to move (most removed elements)
+            if block and not tail_in_pre:
+                pending.trim_before(el, parent)
+            pending.remove(el, parent, settled=not tail_in_pre)
+            return
         p = pending.take(el)
         if p.parts and not p.solid and not tail_in_pre:
             p.parts = deque() if block else deque((" ",))
@@ -596,22 +599,19 @@ class _BottomUp:
                 look = False
         return look
 
-    def drop_empty(self, el: etree._Element, parent: etree._Element, tag: str, alt_words: int,
-                   tail_words: int, tail_in_pre: bool) -> None:
-        """``el`` holds nothing: an image with alt text and an empty cell (a row's shape) stay, counted;
-        anything else goes (its tail stays; ``tail_in_pre``: it is inside ``<pre>``, see :func:`_remove`)."""
-        if alt_words or tag in _CELLS:
-            if tag in _CELLS:
-                if not alt_words:
-                    self.shape_only.add(id(el))
-                if parent.tag in NOT_KEPT_UNDER[tag]:  # as in run(): a cell that stripping moved (<b><th>)
-                    self.not_kept = True
-            if self.counting:
-                self.counts[id(el)] = alt_words
-                pid = id(parent)
-                self.inner[pid] = self.inner.get(pid, 0) + alt_words + tail_words
-            return
-        _remove(el, parent, "" if tag in INLINE else " ", not tail_in_pre)
+    def keep_empty(self, el: etree._Element, parent: etree._Element, tag: str, alt_words: int,
+                   tail_words: int) -> None:
+        """``el`` holds nothing but stays: an image with alt text, or an empty cell (a row's shape), counted.
+        (Every other empty element went before its tail was processed: :meth:`drop_unjoined`.)"""
+        if tag in _CELLS:
+            if not alt_words:
+                self.shape_only.add(id(el))
+            if parent.tag in NOT_KEPT_UNDER[tag]:  # as in run(): a cell that stripping moved (<b><th>)
+                self.not_kept = True
+        if self.counting:
+            self.counts[id(el)] = alt_words
+            pid = id(parent)
+            self.inner[pid] = self.inner.get(pid, 0) + alt_words + tail_words
 
 
 def _has_content(el: etree._Element, shape_only: set[int]) -> bool:
