@@ -256,3 +256,46 @@ def test_a_title_block_marked_continued_opens_no_section() -> None:
     assert _continued_titles([("head", [_ln("Discontinued Operations", 20, bold=True)]),
                               ("head", [_ln("Continued Listing Standards", 40, bold=True)]),
                               ("head", [_ln("Operations Discontinued", 60, bold=True)])]) == set()
+
+
+def test_a_bulleted_list_set_as_a_ruled_table_is_text(tmp_path) -> None:
+    """Filings converted from HTML set a bulleted list as a two-column table (the bullet, then the item) on cell
+    boxes, and the ruling detector found it: a 10-K's forward-looking-statements list of risk factors became
+    "tables" of "• | Changes in consumer demand ...", so its text left the section's chunks. The list is text,
+    in its section; a ruled table whose labels start with bullets but whose cells hold amounts stays a table."""
+    import pymupdf
+
+    from htmlrag.superrag.parse import parse_pdf
+    from htmlrag.superrag.parse.tables import is_list
+    from htmlrag.testing.pdfs import _table
+
+    items = ["changes in consumer demand patterns in industries", "the loss of key customers or suppliers",
+             "significant competition in the regions where we operate", "rising interest rates on our borrowings"]
+    path = tmp_path / "list.pdf"
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((50, 60), "Forward-Looking Statements", fontsize=14)
+    page.insert_text((50, 90), "Risks that could cause results to differ include, but are not limited to:", fontsize=9)
+    _table(page, 50, 100, [["\u2022", text] for text in items], w=260)
+    page.insert_text((50, 220), "Segment Results", fontsize=14)
+    _table(page, 50, 240, [["\u2022 Packaging", "1,234", "1,100"], ["\u2022 Flexibles", "2,345", "2,210"],
+                           ["\u2022 Rigid", "987", "950"]], w=120)
+    doc.save(path)
+    doc.close()
+
+    parsed = parse_pdf(path)
+    assert [t.rows[0][1:] for t in parsed.tables] == [["1,234", "1,100"]]  # only the table of amounts
+    text = " ".join(p.text for s in parsed.sections for p in s.items if type(p).__name__ == "Paragraph")
+    for item in items:
+        assert item in text, item
+    section = next(s for s in parsed.sections if s.title == "Forward-Looking Statements")
+    assert any("rising interest rates" in getattr(p, "text", "") for p in section.items)
+
+    # the rule on rows: wrapped item lines (empty bullet cell) are part of the list; any amount makes a table;
+    # a row that starts with text in the bullets' column is no list item
+    assert is_list([["\u2022", "first item"], ["", "its second line"], ["\uf0b7", "second item"]])
+    assert is_list([["\u2022 first item"], ["\u2022 second item"]])
+    assert not is_list([["\u2022", "Revenue", "$1,234"], ["\u2022", "Cost", "(567)"]])
+    assert not is_list([["Total", "first item"], ["\u2022", "second item"], ["\u2022", "third item"]])
+    assert not is_list([["\u2022", "only one item"]])
+    assert not is_list([["\u2014", "nil"], ["\u2014", "nil"]])  # dashes are nil amounts in tables, not bullets

@@ -29,6 +29,9 @@ are mostly numbers (a statement, not a two-column list of words). Short lone phr
 sales:") are rows too; at the run's ends they are headings and stay in the text, except lone phrases just
 above the run that lie over its value columns ("Three Months Ended" centred over the amounts): those are column
 headings and head the table.
+
+Grids that are not tables leave the list: a ruled box over running text whose rules cut words in two
+(:func:`cuts_words`), and a bulleted list set as a table of bullets and items (:func:`is_list`).
 """
 
 from __future__ import annotations
@@ -424,7 +427,7 @@ def page_tables(
             out += aligned_tables(trows, taken, page_no, float(page.rect.width))
         except Exception as exc:  # an extra: never lose the ruled tables over it
             log.warning("page %d: aligned-text tables failed: %s", page_no, exc)
-    return sorted((t for t in out if not cuts_words(t.rows)), key=lambda t: (t.bbox[1], t.bbox[0]))
+    return sorted((t for t in out if not cuts_words(t.rows) and not is_list(t.rows)), key=lambda t: (t.bbox[1], t.bbox[0]))
 
 
 def cuts_words(rows: list[list[str]], share: float = 0.3, least: int = 2) -> bool:
@@ -441,6 +444,35 @@ def cuts_words(rows: list[list[str]], share: float = 0.3, least: int = 2) -> boo
                 pairs += 1
                 cut += b[0].islower() and len(a.split()) >= 3  # running text, not a one-word column heading
     return cut >= least and cut >= share * pairs
+
+
+#: Marks that open a list item: bullets of every common font, including the Symbol font's private-use bullet that
+#: Word and EDGAR's converters emit. Dashes are not among them: in a table "—" is a nil amount.
+BULLETS = frozenset("•●▪◦■□‣⁃∙·\uf0b7\uf0a7\uf076\uf0d8\uf0fc")
+
+
+def is_list(rows: list[list[str]]) -> bool:
+    """Whether a found grid is a bulleted list: every item row opens with a lone bullet and no cell is an amount.
+
+    Filings converted from HTML set a bulleted list as a two-column table (the bullet, then the item), often
+    on invisible white cell fills, and the ruling detector finds it: a risk-factor list of 26 items became 9
+    "tables" of "• | Changes in consumer demand ..." (a 10-K by Skia/PDF). A list is running text: its lines
+    stay in the text flow, in the section they belong to. Rows without a bullet are an item's wrapped lines
+    (its first cell empty); a table whose label column merely starts with bullets keeps its amounts and stays
+    a table."""
+    items = 0
+    for r in rows:
+        filled = [c.strip() for c in r if c.strip()]
+        if not filled:
+            continue
+        if any(_numeric(c) and any(ch.isdigit() for ch in c) for c in filled):
+            return False
+        first = filled[0]
+        if first in BULLETS or (len(first) > 1 and first[0] in BULLETS and first[1].isspace()):
+            items += 1
+        elif r and r[0].strip():  # a row that starts with text in the bullets' column: not a list
+            return False
+    return items >= 2
 
 
 def _stack_boxes(raw: list[tuple[BBox, list[list[str]]]], columns: list[list[tuple[float, float]]],
