@@ -299,3 +299,49 @@ def test_a_bulleted_list_set_as_a_ruled_table_is_text(tmp_path) -> None:
     assert not is_list([["Total", "first item"], ["\u2022", "second item"], ["\u2022", "third item"]])
     assert not is_list([["\u2022", "only one item"]])
     assert not is_list([["\u2014", "nil"], ["\u2014", "nil"]])  # dashes are nil amounts in tables, not bullets
+
+
+def test_the_lines_of_a_paragraph_cut_into_a_grid_are_text(tmp_path) -> None:
+    """HTML converters paint each span of a paragraph on a box of its own; where a link or an italic title breaks
+    the boxes, the ruling detector found a "table" whose rows were the paragraph's lines (a 10-Q's "... impacted
+    by the Q2 charge, which resulted in" | "decreases of $152 million, ..."), and the paragraph left the text. A
+    table of amounts, and a table of prose definitions whose rows end with full stops, stay tables."""
+    from htmlrag.superrag.parse import parse_pdf
+    from htmlrag.superrag.parse.tables import runs_on
+    from htmlrag.testing.pdfs import _table
+
+    lines = [["Gross margin and income were reduced by the charge, which", ""],
+             ["resulted in decreases of one hundred million. Prior", "Year net income was raised by"],
+             ["the tax benefit related to the transfer of intangible", ""],
+             ["properties to Ireland, as the notes describe in full.", ""]]
+    path = tmp_path / "para.pdf"
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((50, 60), "Overview", fontsize=14)
+    _table(page, 20, 80, lines, w=275, h=14)
+    doc.save(path)
+    doc.close()
+    parsed = parse_pdf(path)
+    assert parsed.tables == []
+    text = " ".join(p.text for s in parsed.sections for p in s.items if type(p).__name__ == "Paragraph")
+    assert "decreases of one hundred million" in text and "properties to Ireland, as the notes" in text
+
+    assert runs_on([["Current year gross margin, operating income, net income, and diluted EPS were negatively "
+                     "impacted by the Q2 charge, which resulted in", ""],
+                    ["decreases of $152 million, $1.2 billion, $946 million, and $0.13, respectively. Prior",
+                     "year net income and diluted EPS were positively impacted"],
+                    ["by the net tax benefit related to the transfer of intangible properties, which resulted in "
+                     "an increase to net income and diluted EPS of $3.3", ""], ["billion and $0.43, respectively.", ""]])
+    assert runs_on([["Revenue, gross profit rate, SG&A and operating income rate changes in the quarter were driven "
+                     "by our", "", ""], ["Domestic segment. For further discussion of our segments, see",
+                                         "Segment Performance Summary", ", below."]])
+    # tables: amounts anywhere; rows of prose definitions ending in full stops; short labels
+    assert not runs_on([["Net cash provided by", ""], ["operating activities of the company and its", "1,234"]])
+    assert not runs_on([["Acquisition-related adjustment", "Amortization of acquisition-related intangible assets.",
+                         "We exclude amortization charges because they do not reflect our operations."],
+                        ["Restructuring and other charges", "Charges for employee severance and benefits.",
+                         "We exclude these charges to compare results with prior and future periods."]])
+    assert not runs_on([["Title of each class", "Trading symbol", "Name of exchange"],
+                        ["Common stock", "XYZ", "The Nasdaq Stock Market"]])

@@ -31,7 +31,8 @@ above the run that lie over its value columns ("Three Months Ended" centred over
 headings and head the table.
 
 Grids that are not tables leave the list: a ruled box over running text whose rules cut words in two
-(:func:`cuts_words`), and a bulleted list set as a table of bullets and items (:func:`is_list`).
+(:func:`cuts_words`), a bulleted list set as a table of bullets and items (:func:`is_list`), and the lines of
+a paragraph cut into a grid by the boxes a converter painted under its spans (:func:`runs_on`).
 """
 
 from __future__ import annotations
@@ -427,7 +428,7 @@ def page_tables(
             out += aligned_tables(trows, taken, page_no, float(page.rect.width))
         except Exception as exc:  # an extra: never lose the ruled tables over it
             log.warning("page %d: aligned-text tables failed: %s", page_no, exc)
-    return sorted((t for t in out if not cuts_words(t.rows) and not is_list(t.rows)), key=lambda t: (t.bbox[1], t.bbox[0]))
+    return sorted((t for t in out if not (cuts_words(t.rows) or is_list(t.rows) or runs_on(t.rows))), key=lambda t: (t.bbox[1], t.bbox[0]))
 
 
 def cuts_words(rows: list[list[str]], share: float = 0.3, least: int = 2) -> bool:
@@ -444,6 +445,33 @@ def cuts_words(rows: list[list[str]], share: float = 0.3, least: int = 2) -> boo
                 pairs += 1
                 cut += b[0].islower() and len(a.split()) >= 3  # running text, not a one-word column heading
     return cut >= least and cut >= share * pairs
+
+
+#: Words a line of running text does not end on when its sentence goes on.
+_RUNS_ON = frozenset("a an and are as at be by for from in into is its of on or our than that the their these this "
+                     "to was were which while with".split())
+
+
+def runs_on(rows: list[list[str]], prose_words: int = 8) -> bool:
+    """Whether a found grid is the lines of a paragraph: rows of running text whose sentences go on from row
+    to row, and no cell that is an amount.
+
+    HTML converters paint each span of a paragraph on a box of its own (white, unseen); where a link or an
+    italic title breaks the boxes, the ruling detector finds a "table" whose rows are the paragraph's lines
+    ("... impacted by the Q2 charge, which resulted in" | "decreases of $152 million, ..."), and the paragraph
+    left the text. A row boundary runs on when the row ends in a letter or a comma and the next row starts in
+    lower case or the row ends on a word a sentence does not end on ("the", "of", "our"); at least half of the
+    boundaries must, and the rows must average ``prose_words`` words. A table of prose cells (definitions, one
+    per row) ends its rows with full stops and stays a table."""
+    texts = [" ".join(c.strip() for c in r if c.strip()) for r in rows]
+    texts = [t for t in texts if t]
+    if len(texts) < 2 or sum(len(t.split()) for t in texts) < prose_words * len(texts):
+        return False
+    if any(_numeric(c) and any(ch.isdigit() for ch in c) for r in rows for c in r if c.strip()):
+        return False
+    on = sum(1 for a, b in itertools.pairwise(texts)
+             if (a[-1].isalpha() or a[-1] == ",") and (b[0].islower() or a.split()[-1].lower() in _RUNS_ON))
+    return on >= 1 and 2 * on >= len(texts) - 1
 
 
 #: Marks that open a list item: bullets of every common font, including the Symbol font's private-use bullet that
