@@ -166,7 +166,8 @@ class LLMJudge:
         use_cache = cache and self.cache is not None and not getattr(self.chat, "sampled", False)
         key = self._key(msgs) if use_cache else ""
         hit = self.cache.get(key) if use_cache else None  # type: ignore[union-attr]
-        if isinstance(hit, dict) and isinstance(hit.get("reply"), str):  # (a damaged entry is a miss)
+        if isinstance(hit, dict) and isinstance(hit.get("reply"), str) and hit["reply"].strip():
+            # (a damaged entry, or an empty reply stored by older code, is a miss: asked again)
             raw, cached = hit["reply"], True
         else:
             try:
@@ -176,7 +177,7 @@ class LLMJudge:
             except Exception as exc:  # the reader already retried; record the failure, never drop the answer
                 log.warning("judge %s: request failed: %s", self.chat.name, redact.error_text(exc))
                 return Verdict(None, "failed", redact.error_text(exc))
-            if use_cache:
+            if use_cache and raw.strip():  # an empty reply is asked again next time, never kept
                 self.cache.put(key, {"reply": raw})  # type: ignore[union-attr]
         score = parse_verdict(raw)
         return Verdict(score, "ok" if score is not None else "unparsable", raw, cached)

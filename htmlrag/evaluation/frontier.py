@@ -32,7 +32,7 @@ from htmlrag.evaluation.intervals import (
     sd_of_differences,
 )
 from htmlrag.evaluation.scoring.budgets import budget_name, split_name
-from htmlrag.evaluation.stats import compare_to, paired_ttest
+from htmlrag.evaluation.stats import compare_to, paired_ttest, usable_number
 
 AUC_DEFINITION = ("normalised area under the metric vs log2(budget) (trapezoid rule over the run's budgets, divided "
                   "by the log2 range): the metric's mean over the budget range on a log scale")
@@ -64,8 +64,8 @@ def scores_by_id(rows: Sequence[Mapping[str, Any]], name: str, metric: str) -> d
     out = {}
     for r in rows:
         e = (r.get("systems") or {}).get(name) or {}
-        if r.get("error") or e.get("error") or metric not in (e.get("scores") or {}):
-            continue
+        if r.get("error") or e.get("error") or not usable_number((e.get("scores") or {}).get(metric)):
+            continue  # (a missing, null, NaN or infinite score is no score: summary.usable_scores)
         out[str(r["id"])] = float(e["scores"][metric])
     return out
 

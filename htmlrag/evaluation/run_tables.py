@@ -18,7 +18,7 @@ from itertools import combinations
 from typing import Any
 
 from htmlrag.evaluation.intervals import IntervalSettings, adjust
-from htmlrag.evaluation.stats import paired_scores, paired_ttest
+from htmlrag.evaluation.stats import paired_scores, paired_ttest, usable_number
 from htmlrag.evaluation.summary import TABLE_FILES, summarize, table_texts
 
 Rows = Sequence[Mapping[str, Any]]
@@ -56,7 +56,7 @@ def pairwise_tests(groups: Sequence[tuple[str, Rows]], systems: Sequence[str], m
                     continue
                 for s in systems:
                     e = r["systems"].get(s) or {}
-                    if not e.get("error") and m in (e.get("scores") or {}):
+                    if not e.get("error") and usable_number((e.get("scores") or {}).get(m)):
                         scores[s][r["id"]] = e["scores"][m]
             for a, b in combinations(systems, 2):
                 xa, xb = paired_scores(scores, a, b)

@@ -49,7 +49,8 @@ def _typed(node: Mapping[str, Any], where: str, fields: Mapping[str, tuple[type,
 
 
 _ROW = {"index": (int,), "question": (str,), "answers": (list,), "error": (str,), "systems": (dict,)}
-_SYSTEM = {"response": (str,), "context": (str,), "error": (str,), "cached": (bool,), "page_errors": (dict,)}
+_SYSTEM = {"response": (str,), "context": (str,), "error": (str,), "cached": (bool,), "page_errors": (dict,),
+           "truncated": (bool,)}
 
 
 def _system_problem(name: str, rec: Any) -> str | None:
@@ -134,7 +135,8 @@ def summary_problem(summary: Mapping[str, Any]) -> str | None:
         where = f"systems.{name}"
         if not isinstance(entry, Mapping):
             return f"{where}: must be an object, got {_what(entry)}"
-        bad = (_typed(entry, f"{where}.", {"n": (int,), "n_errors": (int,)})
+        bad = (_typed(entry, f"{where}.", {"n": (int,), "n_errors": (int,), "n_truncated": (int,)})
+               or _numbers(entry.get("unusable_scores"), f"{where}.unusable_scores")
                or _numbers(entry.get("metrics"), f"{where}.metrics", inf_text=True)
                or _numbers(entry.get("stage_tokens"), f"{where}.stage_tokens", inf_text=True)
                or _numbers(entry.get("reader_tokens"), f"{where}.reader_tokens", inf_text=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
 
@@ -40,6 +41,12 @@ class TTest:
         """JSON-ready fields."""
         return asdict(self)
 
+
+
+def usable_number(x: Any) -> bool:
+    """True for a score a mean can use: an int or a float (not a boolean), finite. A missing, null, NaN or
+    infinite score is no score (:func:`htmlrag.evaluation.summary.usable_scores` counts and reports it)."""
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 def paired_ttest(a: Sequence[float], b: Sequence[float]) -> TTest:
     """Paired two-sided t-test of equal means for scores ``a[i]`` and ``b[i]`` of the same example ``i``.

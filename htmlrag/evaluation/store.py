@@ -250,7 +250,8 @@ class RunStore:
         is skipped, never cut: only :class:`RowWriter`, holding the lock, repairs. An unparsable complete line, or
         a row of the wrong shape (not an object, no id, a score that is not a number, ...:
         :func:`htmlrag.evaluation.shapes.row_problem`) raises :class:`InputError` naming the file, the line and the
-        field."""
+        field. A score that is null, NaN or infinite has the shape of a number and is read as it is (the web app
+        shows the row); the summary leaves it out explicitly (:func:`htmlrag.evaluation.summary.usable_scores`)."""
         if not path.exists():
             return []
         if not path.is_file():  # a FIFO would block here until someone writes to it

@@ -3,10 +3,22 @@
 ``metrics.json`` is a pure function of the saved rows and the run's identity: rows are taken in example
 order, floats are aggregated in that order, and no timing or host information enters it, so two runs of
 one configuration (or a killed and resumed run) write byte-identical files.
+
+**Scores that are not numbers.** Loading rows accepts a score that is ``null``, NaN or infinite (it has the shape
+of a number; the web app shows such a row as it is), but no mean, interval or t-test can use it. The summary
+takes each such score -- and a missing one, and a corpus metric's statistics holding NaN or an infinity -- out of
+that metric for that system explicitly: left out of the metric's value, interval, tests and frontier, counted per
+system and metric in ``unusable_scores``, logged, and named in the tables' caption (:func:`unusable_caption`).
+The harness itself never writes one (:func:`htmlrag.evaluation.scoring.metrics.score_example` refuses it).
+
+**Cut answers.** Rows whose answer was cut at ``max_new_tokens`` (``"truncated": true``) are counted per system
+in ``n_truncated`` and named in the caption (:func:`truncated_caption`). Both counts are written only when they
+are not zero, so the summaries of runs without such rows are unchanged.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,10 +34,12 @@ from htmlrag.evaluation.intervals import (
 from htmlrag.evaluation.runs import run_name
 from htmlrag.evaluation.scoring.budgets import budget_name, split_name
 from htmlrag.evaluation.scoring.metrics import aggregate, get_metric
-from htmlrag.evaluation.stats import compare_to, paired_scores
+from htmlrag.evaluation.stats import compare_to, paired_scores, usable_number
 from htmlrag.evaluation.store import atomic_write
 from htmlrag.evaluation.tables import UNSCALED, build_table
 from htmlrag.evaluation.waterfall import waterfall_summary
+
+log = logging.getLogger(__name__)
 
 
 def _clean(x: Any) -> Any:
@@ -56,7 +70,10 @@ def summarize(
 
     For each system: ``n`` (examples scored), ``n_errors``, ``metrics`` (each metric's run value over the
     examples the system scored: the mean, or for corpus-level metrics such as BLEU their corpus formula over
-    the saved per-example statistics), ``tokens`` (mean context tokens handed to the reader),
+    the saved per-example statistics), ``unusable_scores`` (only when any: per metric, the scored examples whose
+    score is missing, null, NaN or infinite, left out of that metric; see the module docstring),
+    ``n_truncated`` (only when any: scored examples whose answer was cut at ``max_new_tokens``),
+    ``tokens`` (mean context tokens handed to the reader),
     ``reader_tokens`` (mean prompt and answer tokens of the reader, where recorded) and ``stage_tokens``
     (mean tokens after each pipeline stage). ``tests[metric][baseline]`` holds the paired t-test of ``ours``
     against each other system over the ids both scored (on the per-example scores; for BLEU, sentence BLEU).
@@ -72,10 +89,13 @@ def summarize(
     """
     settings = intervals or IntervalSettings()
     rows = sorted(rows, key=lambda r: (r.get("index", 0), r["id"]))
+    rows, unusable = usable_scores(rows, systems, metrics)
     scores: dict[str, dict[str, dict[str, float]]] = {m: {s: {} for s in systems} for m in metrics}
     out_sys: dict[str, Any] = {}
     for s in systems:
         out_sys[s], per = _system_entry(rows, s, metrics, settings)
+        if unusable.get(s):
+            out_sys[s]["unusable_scores"] = unusable[s]
         for m in metrics:
             scores[m][s] = per[m]
     if ours in systems:
@@ -111,7 +131,8 @@ def table_texts(summaries: Sequence[Mapping[str, Any]], metrics: Sequence[str] |
     ``tex``, ``provenance``) for one or several runs' ``metrics.json``: one column group per run, labelled by
     ``labels`` (default: the dataset; two runs with one label raise ``ValueError``). Token columns are printed
     unscaled, lower is better. The caption ends with the runs' fidelity (:func:`fidelity_caption`) and, when
-    any system has error rows, how many (:func:`errors_caption`). The provenance names each run by :func:`htmlrag.evaluation.runs.run_name` (relative to its results root)."""
+    any system has error rows, how many (:func:`errors_caption`), scores that are not numbers
+    (:func:`unusable_caption`) and answers cut at ``max_new_tokens`` (:func:`truncated_caption`). The provenance names each run by :func:`htmlrag.evaluation.runs.run_name` (relative to its results root)."""
     labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
     names = [*(metrics or summaries[0]["metric_names"]), "tokens"]
     directions = {m: get_metric(m).higher_is_better for m in names if m not in UNSCALED} | dict.fromkeys(UNSCALED, False)
@@ -120,7 +141,9 @@ def table_texts(summaries: Sequence[Mapping[str, Any]], metrics: Sequence[str] |
                         scales=dict.fromkeys(UNSCALED, 1.0), unranked=list(UNSCALED),
                         alpha=float(summaries[0].get("alpha", 0.05)),
                         caption=" ".join(x for x in (caption, fidelity_caption(summaries, labels),
-                                                     errors_caption(summaries, labels)) if x),
+                                                     errors_caption(summaries, labels),
+                                                     unusable_caption(summaries, labels),
+                                                     truncated_caption(summaries, labels)) if x),
                         notes=list(notes))
     return {"md": table.to_markdown() + "\n" + stage_tokens_markdown(summaries, labels), "csv": table.to_csv(),
             "tex": table.to_latex(), "provenance": table.provenance_csv()}
@@ -128,16 +151,73 @@ def table_texts(summaries: Sequence[Mapping[str, Any]], metrics: Sequence[str] |
 
 #: File names of :func:`table_texts`' keys.
 TABLE_FILES = {"md": "results.md", "csv": "results.csv", "tex": "results.tex", "provenance": "provenance.csv"}
+
+
+def _scored(row: Mapping[str, Any], s: str) -> bool:
+    """Whether system ``s`` scored ``row`` (present, no error in the row or the system)."""
+    rec = (row.get("systems") or {}).get(s)
+    return isinstance(rec, Mapping) and not rec.get("error") and not row.get("error")
+
+
+def usable_scores(rows: Sequence[Mapping[str, Any]], systems: Sequence[str], metrics: Sequence[str]
+                  ) -> tuple[list[Mapping[str, Any]], dict[str, dict[str, int]]]:
+    """``rows`` with every score of ``metrics`` that no mean can use taken out, and how many per system and metric.
+
+    A score is taken out of a system's record (with its corpus statistics) when it is missing, null, NaN or
+    infinite, or when the metric is corpus-level and its saved statistics hold NaN or an infinity. Rows are
+    copied where they change, never edited. Each system and metric with such scores is logged once (count and
+    the first id).
+
+    Returns:
+        ``(rows, {system: {metric: count}})`` (systems and metrics without such scores are left out).
+    """
+    counts: dict[str, dict[str, int]] = {}
+    first: dict[tuple[str, str], Any] = {}
+    out: list[Mapping[str, Any]] = []
+    for row in rows:
+        changed: dict[str, dict[str, Any]] = {}
+        for s in systems:
+            if not _scored(row, s):
+                continue
+            rec = row["systems"][s]
+            scores = rec.get("scores") if isinstance(rec.get("scores"), Mapping) else {}
+            stats = rec.get("metric_stats") if isinstance(rec.get("metric_stats"), Mapping) else {}
+            bad = [m for m in metrics if not usable_number(scores.get(m))
+                   or (isinstance(stats.get(m), list) and not all(usable_number(v) for v in stats[m]))]
+            if not bad:
+                continue
+            for m in bad:
+                counts.setdefault(s, {})[m] = counts.get(s, {}).get(m, 0) + 1
+                first.setdefault((s, m), row.get("id"))
+            new = dict(rec)
+            new["scores"] = {k: v for k, v in scores.items() if k not in bad}
+            if stats:
+                new["metric_stats"] = {k: v for k, v in stats.items() if k not in bad}
+            changed[s] = new
+        out.append({**row, "systems": {**row["systems"], **changed}} if changed else row)
+    for (s, m), rid in first.items():
+        log.warning("system %s, metric %s: %d scored examples hold no usable score (missing, null, NaN or "
+                    "infinite; first: id %s); left out of the metric's value, interval and tests",
+                    s, m, counts[s][m], rid)
+    return out, counts
+
+
 def _system_entry(rows: Sequence[Mapping[str, Any]], s: str, metrics: Sequence[str], settings: IntervalSettings
                   ) -> tuple[dict[str, Any], dict[str, dict[str, float]]]:
-    """One system's entry of ``metrics.json`` (see :func:`summarize`) and its scores ``{metric: {id: score}}``."""
-    ok = [r for r in rows if s in r.get("systems", {}) and not r["systems"][s].get("error") and not r.get("error")]
+    """One system's entry of ``metrics.json`` (see :func:`summarize`) and its scores ``{metric: {id: score}}``,
+    from rows whose unusable scores were taken out (:func:`usable_scores`): a metric's value, interval and
+    scores are over the scored examples that hold its score."""
+    ok = [r for r in rows if _scored(r, s)]
     entry: dict[str, Any] = {"n": len(ok), "n_errors": len(rows) - len(ok), "metrics": {}, "intervals": {}}
+    cut = sum(1 for r in ok if r["systems"][s].get("truncated") is True)
+    if cut:
+        entry["n_truncated"] = cut
     scores: dict[str, dict[str, float]] = {}
     for m in metrics:
-        vals = [r["systems"][s]["scores"][m] for r in ok]
-        scores[m] = {r["id"]: r["systems"][s]["scores"][m] for r in ok}
-        stats = [(r["systems"][s].get("metric_stats") or {}).get(m) for r in ok]
+        has = [r for r in ok if m in (r["systems"][s].get("scores") or {})]
+        vals = [r["systems"][s]["scores"][m] for r in has]
+        scores[m] = {r["id"]: r["systems"][s]["scores"][m] for r in has}
+        stats = [(r["systems"][s].get("metric_stats") or {}).get(m) for r in has]
         entry["metrics"][m] = aggregate(m, vals, stats) if vals else None
         ci = mean_interval(vals, settings) if get_metric(m).corpus is None else None
         entry["intervals"][m] = list(ci) if ci is not None else None
@@ -227,6 +307,40 @@ def errors_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str]
             where = f"{lb}: " if len(summaries) > 1 else ""
             parts.append(f"{where}{', '.join(bad)} of {run.get('n_examples', '?')} examples")
     return f"Error rows (not scored): {'; '.join(parts)}." if parts else ""
+
+
+def unusable_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
+    """"Scores that are not numbers (left out): bm25 ref_em 1 of 6 examples." -- per system and metric, the
+    scored examples whose score was missing, null, NaN or infinite (``unusable_scores`` of ``metrics.json``);
+    "" when there are none."""
+    labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
+    parts = []
+    for run, lb in zip(summaries, labels, strict=True):
+        systems = run.get("systems") or {}
+        order = [n for n in run.get("system_order") or systems if n in systems]
+        bad = [f"{name} {m} {k}" for name in order if isinstance(systems[name], Mapping)
+               and isinstance(systems[name].get("unusable_scores"), Mapping)
+               for m, k in systems[name]["unusable_scores"].items() if isinstance(k, int) and k > 0]
+        if bad:
+            where = f"{lb}: " if len(summaries) > 1 else ""
+            parts.append(f"{where}{', '.join(bad)} of {run.get('n_examples', '?')} examples")
+    return f"Scores that are not numbers (left out): {'; '.join(parts)}." if parts else ""
+
+
+def truncated_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
+    """"Answers cut at max_new_tokens (scored as they are): ours 2 of 6 examples." -- per system, the scored
+    examples whose answer was cut (``n_truncated`` of ``metrics.json``); "" when there are none."""
+    labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
+    parts = []
+    for run, lb in zip(summaries, labels, strict=True):
+        systems = run.get("systems") or {}
+        order = [n for n in run.get("system_order") or systems if n in systems]
+        cut = [f"{name} {systems[name]['n_truncated']}" for name in order if isinstance(systems[name], Mapping)
+               and isinstance(systems[name].get("n_truncated"), int) and systems[name]["n_truncated"] > 0]
+        if cut:
+            where = f"{lb}: " if len(summaries) > 1 else ""
+            parts.append(f"{where}{', '.join(cut)} of {run.get('n_examples', '?')} examples")
+    return f"Answers cut at max_new_tokens (scored as they are): {'; '.join(parts)}." if parts else ""
 
 
 def stage_tokens_markdown(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:

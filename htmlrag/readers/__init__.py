@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from htmlrag.readers.base import (
     BaseReader,
+    Completion,
     FakeReader,
     GenerationConfig,
     NoneReader,
@@ -19,6 +20,7 @@ from htmlrag.readers.base import (
 
 __all__ = [
     "BaseReader",
+    "Completion",
     "FakeReader",
     "GenerationConfig",
     "NoneReader",

@@ -12,6 +12,10 @@ Prompt styles (``prompt``):
 
 Model names may be aliases of :mod:`htmlrag.core.models.aliases` (``gemma3-270m``), converted once to a cached
 folder on first load.
+
+An answer is *cut* (:attr:`htmlrag.readers.base.Completion.truncated`) when ``generate`` ran the full
+``max_new_tokens`` steps and the row neither produced an end-of-sequence token nor (``completion``) ended its
+answer line; it is marked ``truncated`` in its row (:mod:`htmlrag.readers.base` for what is cached).
 """
 
 from __future__ import annotations
@@ -22,12 +26,18 @@ from typing import Any
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.models.aliases import is_base_model, resolve_model
 from htmlrag.pruning.tokens import HFCounter
-from htmlrag.readers.base import BaseReader, GenerationConfig, ResponseCache
+from htmlrag.readers.base import BaseReader, Completion, GenerationConfig, ResponseCache
 from htmlrag.readers.prompts import SYSTEM, completion_prompt, render_plain
 
 log = logging.getLogger(__name__)
 
 PROMPT_STYLES = ("auto", "chat", "completion")
+
+
+def ends_line(text: str) -> bool:
+    """Whether a completion's generated text holds the end of its answer line (what :class:`StopAtNewline`
+    stops at: a newline after the first non-newline character)."""
+    return "\n" in text.lstrip("\n")
 
 
 class StopAtNewline:
@@ -43,7 +53,7 @@ class StopAtNewline:
     def __call__(self, input_ids: Any, scores: Any, **_: Any) -> Any:
         import torch
 
-        done = [("\n" in self.tokenizer.decode(row[self.prompt_width:], skip_special_tokens=True).lstrip("\n"))
+        done = [ends_line(self.tokenizer.decode(row[self.prompt_width:], skip_special_tokens=True))
                 for row in input_ids]
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
@@ -57,7 +67,8 @@ def first_line(text: str) -> str:
 
 
 class HFReader(BaseReader):
-    """Generate with ``transformers.AutoModelForCausalLM``.
+    """Generate with ``transformers.AutoModelForCausalLM``; an answer that used all ``max_new_tokens`` without an
+    end-of-sequence token (or, ``completion``, the end of its line) is cut (see the module docstring).
 
     Args:
         model: hub name or local folder.
@@ -123,6 +134,8 @@ class HFReader(BaseReader):
 
         self._tokenizer = HFCounter(tok, self.model_name)
 
+    cut_reason = "no end-of-sequence token within the limit"
+
     def cache_identity(self) -> str:
         return f"hf|dtype={self.dtype}" + ("|completion" if self.prompt_style == "completion" else "")
 
@@ -169,12 +182,25 @@ class HFReader(BaseReader):
                 return self._tok.apply_chat_template(user, tokenize=False, add_generation_prompt=True)
         return render_plain(messages)
 
-    def _generate(self, batch: list[list[dict[str, str]]]) -> list[tuple[str, int]]:
+    def _eos_ids(self) -> set[int]:
+        """Token ids that end a generation: the model's generation config's ``eos_token_id`` (an id or a list)
+        and the tokenizer's."""
+        ids: set[int] = set()
+        for src in (getattr(getattr(self._model, "generation_config", None), "eos_token_id", None),
+                    getattr(self._model.config, "eos_token_id", None), self._tok.eos_token_id):
+            if isinstance(src, int):
+                ids.add(src)
+            elif isinstance(src, (list, tuple)):
+                ids.update(int(x) for x in src if isinstance(x, int))
+        return ids
+
+    def _complete(self, batch: list[list[dict[str, str]]]) -> list[Completion]:
         import torch
 
         self._load()
         g = self.generation
-        out: list[tuple[str, int]] = []
+        eos = self._eos_ids()
+        out: list[Completion] = []
         for start in range(0, len(batch), self.batch_size):
             prompts = [self.render(m) for m in batch[start : start + self.batch_size]]
             enc = self._tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
@@ -194,7 +220,11 @@ class HFReader(BaseReader):
                 gen = self._model.generate(**enc, **kwargs)
             width = enc["input_ids"].shape[1]
             lengths = enc["attention_mask"].sum(dim=1).tolist()
+            ran_out = gen.shape[1] - width >= g.max_new_tokens  # else every row ended before the limit
             for row, n in zip(gen, lengths, strict=True):
                 text = self._tok.decode(row[width:], skip_special_tokens=True)
-                out.append((first_line(text) if completion else text.strip(), int(n)))
+                # finished rows are padded after their end (EOS, or the newline of a completion): a row is cut
+                # when the limit was reached and it has neither
+                cut = ran_out and not eos.intersection(row[width:].tolist()) and not (completion and ends_line(text))
+                out.append(Completion(first_line(text) if completion else text.strip(), int(n), cut))
         return out

@@ -11,8 +11,9 @@ too, then raises :class:`ReaderHTTPError`. ``timeout`` bounds the **whole reques
 response headers and the whole body: an endpoint that trickles its answer a byte at a time fails the attempt at
 the deadline like a timeout), and ``max_response_bytes`` its body (a larger response fails the attempt, as a
 5xx does). An empty answer whose generation was cut at ``max_tokens`` (``finish_reason`` ``length``)
-is an error like one withheld by a content filter; a cut non-empty answer is kept and counted (``truncated``,
-with a warning); an empty answer is scored as given but never cached.
+is an error like one withheld by a content filter (not retried: the same prompt is cut the same way); a cut
+non-empty answer is kept, counted (``truncated``, with a warning) and marked ``truncated`` in its row; an empty
+answer is scored as given but never cached (the rules of every reader: :mod:`htmlrag.readers.base`).
 
 **Failing fast**: 401/403 (the key is refused) raises :class:`~htmlrag.core.errors.ServiceError` at once, and
 so does the ``max_consecutive_failures``-th failed attempt in a row (connection errors, timeouts -- a passed
@@ -35,7 +36,7 @@ from typing import Any
 
 from htmlrag.core import redact
 from htmlrag.core.errors import HtmlRagError, ServiceError
-from htmlrag.readers.base import BaseReader, GenerationConfig, ResponseCache
+from htmlrag.readers.base import BaseReader, Completion, GenerationConfig, ResponseCache
 from htmlrag.readers.prompts import SYSTEM
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,9 @@ class OpenAIReader(BaseReader):
         empty: empty answers received (scored as given, never cached).
     """
 
+    limit_name = "max_tokens"
+    cut_reason = "finish_reason length"
+
     def __init__(self, model: str, window: int | None = None, generation: GenerationConfig | None = None,
                  base_url_env: str = "OPENAI_BASE_URL", api_key_env: str = "OPENAI_API_KEY",
                  default_base_url: str = "https://api.openai.com/v1", timeout: float = 60.0,
@@ -95,23 +99,12 @@ class OpenAIReader(BaseReader):
             raise HtmlRagError(f"reader {model}: max_response_bytes must be at least 1 (got {max_response_bytes})")
         self.max_response_bytes = int(max_response_bytes)
         self.attempts = 0
-        self.truncated = 0
-        self.empty = 0
         self._failures = 0
         self._down: str | None = None
         self._down_event = threading.Event()
         self._state = threading.Lock()
         redact.register_env(api_key_env)
         redact.install()
-
-    @property
-    def cache(self) -> ResponseCache | None:
-        """The response cache, seen through :class:`_AnswersOnly` (empty answers are neither stored nor used)."""
-        return self._answers_cache
-
-    @cache.setter
-    def cache(self, value: Any) -> None:
-        self._answers_cache = value if value is None or isinstance(value, _AnswersOnly) else _AnswersOnly(value)
 
     @property
     def base_url(self) -> str:
@@ -146,7 +139,7 @@ class OpenAIReader(BaseReader):
             raise ServiceError(self._down)
 
     def _attempt(self, client: Any, url: str, messages: list[dict[str, str]], headers: dict[str, str]
-                 ) -> tuple[tuple[str, int] | None, str, float | None, bool]:
+                 ) -> tuple[Completion | None, str, float | None, bool]:
         """One request: ``(answer or None, problem, retry-after seconds or None, counts towards down)``.
 
         The request runs under a deadline of ``timeout`` seconds from now, for all of it (see :func:`_deadline`)."""
@@ -179,10 +172,11 @@ class OpenAIReader(BaseReader):
                 if not isinstance(text, str):
                     raise TypeError("content is not a string")
                 usage = data.get("usage") or {}
-                answer = (redact.redact(text.strip(), shapes=False), int(usage.get("prompt_tokens") or 0))
+                answer = Completion(redact.redact(text.strip(), shapes=False), int(usage.get("prompt_tokens") or 0),
+                                    _CUT.get(finish) if isinstance(finish, str) else None)
             except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError) as exc:
                 return None, f"malformed response ({type(exc).__name__}): {redact.excerpt(text_of(), 120)!r}", None, False
-            self._note_cut_or_empty(url, answer[0], finish)
+            self._refuse_empty_cut(url, answer)
             return answer, "", None, False
         body = redact.excerpt(text_of(), 200)
         if status in AUTH_STATUS:
@@ -214,29 +208,15 @@ class OpenAIReader(BaseReader):
         # short; redacting megabytes for every failed attempt would take seconds)
         return raw, lambda: raw[:_EXCERPT_SOURCE].decode(resp.encoding or "utf-8", errors="replace")
 
-    def _note_cut_or_empty(self, url: str, text: str, finish: Any) -> None:
-        """An empty answer cut at ``max_tokens`` raises (an error row, never cached); a cut answer is counted
-        and logged; an empty one is counted and logged (scored as given, not cached: see :attr:`cache`)."""
-        limit = self.generation.max_new_tokens
-        if finish == "length" and not text:
+    def _refuse_empty_cut(self, url: str, answer: Completion) -> None:
+        """An empty answer cut at ``max_tokens`` raises at once, naming the endpoint (an error row, never cached,
+        not retried). Cut and empty answers are otherwise counted and logged by :meth:`BaseReader._answers`."""
+        if answer.truncated and not answer.text:
             raise ReaderHTTPError(redact.redact(
-                f"reader {self.name}: {url} returned an empty answer cut at max_tokens={limit} (finish_reason "
-                "length): no answer to score; raise reader.generation.max_new_tokens"))
-        if finish == "length" or not text:
-            with self._state:
-                if text:
-                    self.truncated += 1
-                else:
-                    self.empty += 1
-                n = self.truncated if text else self.empty
-            if text:
-                log.warning("reader %s: an answer was cut at max_tokens=%d (finish_reason length; %d so far); "
-                            "it is scored as it is", self.name, limit, n)
-            else:
-                log.warning("reader %s: %s returned an empty answer (finish_reason %s; %d so far); it is scored "
-                            "as it is and not cached", self.name, url, finish, n)
+                f"reader {self.name}: {url} returned an empty answer cut at max_tokens={self.generation.max_new_tokens}"
+                " (finish_reason length): no answer to score; raise reader.generation.max_new_tokens"))
 
-    def _one(self, client: Any, messages: list[dict[str, str]]) -> tuple[str, int]:
+    def _one(self, client: Any, messages: list[dict[str, str]]) -> Completion:
         url = f"{self.base_url}/chat/completions"
         key = os.environ.get(self.api_key_env)
         redact.register_secret(key)
@@ -263,7 +243,7 @@ class OpenAIReader(BaseReader):
         raise ReaderHTTPError(redact.redact(f"reader {self.name}: {url} failed after {self.max_retries + 1} "
                                             f"attempts: {problem}"))
 
-    def _generate(self, batch: list[list[dict[str, str]]]) -> list[tuple[str, int]]:
+    def _complete(self, batch: list[list[dict[str, str]]]) -> list[Completion]:
         try:
             import httpx  # noqa: F401
         except ImportError as exc:  # pragma: no cover
@@ -276,25 +256,8 @@ class _TooLarge(Exception):
     """A response body over ``max_response_bytes`` (reported as a failed attempt, never raised out of the reader)."""
 
 
-class _AnswersOnly:
-    """A response cache that neither stores nor returns an empty answer (everything else is passed through), so
-    an empty completion is asked again by the next run instead of being scored from the cache for ever."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    def get(self, key: str) -> Any | None:
-        hit = self.inner.get(key)
-        return None if isinstance(hit, dict) and hit.get("text") == "" else hit
-
-    def put(self, key: str, value: Any) -> None:
-        if not (isinstance(value, dict) and value.get("text") == ""):
-            self.inner.put(key, value)
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "inner":  # not set yet (unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.inner, name)
+#: ``finish_reason`` -> whether the answer was cut at ``max_tokens`` (other reasons: cannot tell).
+_CUT = {"length": True, "stop": False}
 
 
 # ----------------------------------------------------------------------------------------- the request deadline

@@ -1,6 +1,11 @@
 """A vLLM offline-engine reader (optional: ``pip install 'htmlrag-bench[gpu]'``; imported on first use).
 
 Tensor parallelism is vLLM's own (``tensor_parallel_size``); the context is cut with the model's tokenizer.
+
+Each answer's ``finish_reason`` says how it ended: ``stop`` (by itself), ``length`` (cut at ``max_tokens``: kept
+and marked ``truncated`` in its row, or an error when it is empty), anything else (``abort``, none: the request
+did not finish) fails the call, so that no answer of an unfinished generation is scored or cached
+(:mod:`htmlrag.readers.base` for what is cached).
 """
 
 from __future__ import annotations
@@ -9,7 +14,7 @@ from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.pruning.tokens import HFCounter
-from htmlrag.readers.base import BaseReader, GenerationConfig, ResponseCache
+from htmlrag.readers.base import BaseReader, Completion, GenerationConfig, ResponseCache
 from htmlrag.readers.prompts import SYSTEM
 
 
@@ -53,6 +58,8 @@ class VLLMReader(BaseReader):
     def set_window(self, window: int) -> None:
         self._load()  # the window is the engine's max_model_len, known once it runs
 
+    cut_reason = "finish_reason length"
+
     def cache_identity(self) -> str:
         return f"vllm|dtype={self.engine_args['dtype']}"
 
@@ -61,7 +68,13 @@ class VLLMReader(BaseReader):
         self._load()
         return self._tokenizer
 
-    def _generate(self, batch: list[list[dict[str, str]]]) -> list[tuple[str, int]]:
+    def _complete(self, batch: list[list[dict[str, str]]]) -> list[Completion]:
+        """One answer per prompt, with its cut mark from ``finish_reason``.
+
+        Raises:
+            HtmlRagError: a request did not finish (``finish_reason`` neither ``stop`` nor ``length``, or no output),
+                naming the prompt's place in the call and the reason.
+        """
         from vllm import SamplingParams
 
         self._load()
@@ -69,4 +82,13 @@ class VLLMReader(BaseReader):
         params = SamplingParams(max_tokens=g.max_new_tokens, temperature=g.temperature,
                                 top_p=g.top_p if g.sampled else 1.0, seed=g.seed if g.sampled else None)
         outs = self._llm.chat(batch, params, use_tqdm=False)
-        return [(o.outputs[0].text.strip(), len(o.prompt_token_ids or [])) for o in outs]
+        answers = []
+        for n, o in enumerate(outs, 1):
+            first = o.outputs[0] if getattr(o, "outputs", None) else None
+            finish = getattr(first, "finish_reason", None)
+            if first is None or finish not in ("stop", "length"):
+                raise HtmlRagError(f"reader {self.name}: vLLM did not finish prompt {n} of {len(batch)} (finish_reason "
+                                   f"{finish!r}{', no output' if first is None else ''}); its answer is not scored "
+                                   "or cached")
+            answers.append(Completion(first.text.strip(), len(o.prompt_token_ids or []), finish == "length"))
+        return answers

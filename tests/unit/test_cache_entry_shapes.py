@@ -81,3 +81,60 @@ def test_a_damaged_embedding_is_computed_again(tmp_path: Path, damaged: Any) -> 
     got = emb.encode(["revenue by region", "net income"])
     assert got.shape == (2, 16) and np.allclose(got, inner.encode(["revenue by region", "net income"]))
     assert np.allclose(CachedEmbedder(inner, tmp_path / "e.sqlite").encode(["revenue by region"]), got[:1])
+
+
+class _Replies:
+    """A chat / reader stub that answers with the replies given, in turn."""
+
+    name = "stub"
+
+    def __init__(self, *replies: str) -> None:
+        self.replies, self.calls = list(replies), 0
+
+    def cache_identity(self) -> str:
+        return "stub"
+
+    def identity(self) -> str:
+        return "stub"
+
+    def settings(self) -> dict:
+        return {}
+
+    def chat(self, msgs: list) -> str:
+        self.calls += 1
+        return self.replies.pop(0)
+
+    def _generate(self, batch: list) -> list[tuple[str, int]]:
+        return [(self.chat(m), 3) for m in batch]
+
+
+@pytest.mark.parametrize("stored", ["", "   ", "\n"], ids=repr)
+def test_an_empty_judge_reply_is_never_kept_nor_taken_from_the_cache(tmp_path: Path, stored: str) -> None:
+    """An empty reply (an endpoint's glitch) was cached and read back by every later run as an unparsable verdict;
+    it is asked again instead, and an empty reply stored by older code is a miss."""
+    from htmlrag.core.cache import SqliteCache
+    from htmlrag.docqa.judge import JudgeItem, LLMJudge
+
+    cache = SqliteCache(tmp_path / "judge.sqlite", "judge")
+    chat = _Replies(stored, "Score: 1")
+    judge = LLMJudge(chat, "Q: {{question}} A: {{sys_ans}} Gold: {{ref_ans}} {{ref_text}}", cache=cache)
+    item = JudgeItem("Which marker?", "Stone4", "Stone4")
+    (first,) = judge.judge([item])
+    assert first.status == "unparsable" and not first.cached
+    (second,) = judge.judge([item])
+    assert chat.calls == 2 and not second.cached and second.score is not None
+    (third,) = judge.judge([item])
+    assert chat.calls == 2 and third.cached  # a real reply is kept
+
+
+@pytest.mark.parametrize("stored", ["", "  "], ids=repr)
+def test_an_empty_figure_description_is_never_kept_nor_taken_from_the_cache(stored: str) -> None:
+    pytest.importorskip("pymupdf")
+    from htmlrag.superrag.build.figdesc import FigureDescriber
+
+    d = FigureDescriber(_Replies("", "a bar chart of revenue"))
+    d.cache = StubCache(stored)
+    assert d._describe(b"\x89PNG...", "Figure 1") == "" and d.requests == 1
+    assert d.cache.puts == []  # nothing kept
+    assert d._describe(b"\x89PNG...", "Figure 1") == "a bar chart of revenue" and d.requests == 2
+    assert d.cache.puts == ["a bar chart of revenue"]

@@ -33,7 +33,13 @@ Row format (one JSON line per example)::
                                  "tokens": {model: {"input", "output"}}},
                         ["budget"],                       # budget frontiers: the row key is name@budget
                         "seconds", "cached", "error": null | "...", ["page_errors": {page index: "..."}],
+                        ["truncated": true],              # the answer was cut at max_new_tokens
                         ["context"]}}}
+
+``truncated`` is written only for an answer the reader knows was cut at ``max_new_tokens`` (HF: no end of
+sequence within the limit; vLLM and OpenAI: ``finish_reason`` ``length``; :attr:`ReaderOutput.truncated`); rows
+of other answers are as before, so their checksums do not change. The summary counts them
+(``n_truncated``, :func:`htmlrag.evaluation.summary.summarize`).
 
 A row holds every input of its scores except the context (kept only with ``save_contexts``), so that
 ``htmlrag-paper verify`` can re-score it: metrics that read the context (reference-text EM, evidence recall)
@@ -316,6 +322,8 @@ def _score(slots: list[tuple[Any, ...]], outputs: list[ReaderOutput | BaseExcept
             continue
         answered.add(row["id"])
         rec["response"] = out.text
+        if getattr(out, "truncated", None) is True:  # only then: rows of uncut answers keep their shape
+            rec["truncated"] = True
         rec["tokens"] = out.context_tokens
         rec["reader_tokens"] = {"input": out.prompt_tokens, "output": _answer_tokens(reader, out.text)}
         _ledger(rec, reader, out)

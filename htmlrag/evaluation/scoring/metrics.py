@@ -8,11 +8,14 @@ other way). Nothing registers itself on import: a metric is in the table, or it 
 saved scores with the metric's ``aggregate`` (the mean, in [0, 1]; tables print x100), or for a corpus-level
 metric (BLEU) with its ``corpus`` formula from the saved per-example statistics.
 
-A metric that cannot be computed raises :class:`~htmlrag.core.errors.HtmlRagError`; it is never skipped.
+A metric that cannot be computed raises :class:`~htmlrag.core.errors.HtmlRagError`; it is never skipped. A score or
+statistic that is not a finite number (NaN, an infinity) counts as not computed: it raises, naming the metric, so
+the system's row is an error row instead of a row holding a NaN that no mean can use.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -153,10 +156,17 @@ def score_example(names: Sequence[str], x: MetricInput) -> dict[str, float]:
     for name in names:
         metric = get_metric(name)
         try:
-            out[name] = float(metric.fn(x))
+            out[name] = _finite(float(metric.fn(x)), "score")
         except HtmlRagError as exc:
             raise HtmlRagError(f"metric {name}: {exc}") from exc
     return out
+
+
+def _finite(value: float, what: str) -> float:
+    """``value``, or :class:`HtmlRagError` when it is NaN or infinite (a score no aggregate can use)."""
+    if not math.isfinite(value):
+        raise HtmlRagError(f"the {what} is {value!r}, not a finite number")
+    return value
 
 
 def example_stats(names: Sequence[str], x: MetricInput) -> dict[str, list[float]]:
@@ -166,7 +176,7 @@ def example_stats(names: Sequence[str], x: MetricInput) -> dict[str, list[float]
         metric = get_metric(name)
         if metric.stats is not None:
             try:
-                out[name] = [float(v) for v in metric.stats(x)]
+                out[name] = [_finite(float(v), "statistic") for v in metric.stats(x)]
             except HtmlRagError as exc:
                 raise HtmlRagError(f"metric {name}: {exc}") from exc
     return out

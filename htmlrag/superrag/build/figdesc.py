@@ -66,11 +66,11 @@ class FigureDescriber:
 
         key = content_key("figure", self.reader.name, self.reader.cache_identity(),
                           hashlib.sha256(png).hexdigest(), FIGURE_PROMPT, caption)
-        if self.cache is not None and isinstance(hit := self.cache.get(key), str):  # (a damaged entry: a miss)
-            return hit
+        if self.cache is not None and isinstance(hit := self.cache.get(key), str) and hit.strip():
+            return hit  # (a damaged entry, or an empty reply stored by older code, is a miss)
         self.requests += 1
         ((text, _),) = self.reader._generate([figure_messages(png, caption)])
-        if self.cache is not None:
+        if self.cache is not None and text.strip():  # an empty reply is asked again next time, never kept
             self.cache.put(key, text)
         return text
 
