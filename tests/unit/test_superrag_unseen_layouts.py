@@ -345,3 +345,63 @@ def test_the_lines_of_a_paragraph_cut_into_a_grid_are_text(tmp_path) -> None:
                          "We exclude these charges to compare results with prior and future periods."]])
     assert not runs_on([["Title of each class", "Trading symbol", "Name of exchange"],
                         ["Common stock", "XYZ", "The Nasdaq Stock Market"]])
+
+
+def test_group_headings_of_a_printed_contents_page_open_no_section(tmp_path) -> None:
+    """A contents page groups its rows under lines without a page number ("Part I – Financial information
+    Page", "Part II – Other information"). Only the numbered rows left the text, so the group lines became
+    sections on the contents page, matched to the outline's "Part II" entry, and the whole body (MD&A, the
+    statements) hung under "Part II – Other information" of page 2 (a 10-Q by Workiva). The contents block
+    leaves the text whole; the text below it stays."""
+    import pymupdf
+
+    from htmlrag.superrag.parse import parse_pdf
+    from htmlrag.superrag.parse.toc import toc_block_ids
+
+    path = tmp_path / "tenq.pdf"
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((250, 60), "TABLE OF CONTENTS", fontsize=10, fontname="hebo")
+    y = 90
+    for text, label, bold in [("Part I – Financial information", "Page", True), ("Item 1. Financial Statements", "2", False),
+                              ("Item 2. Management's Discussion and Analysis", "3", False),
+                              ("Part II – Other information", "", True), ("Item 1. Legal Proceedings", "4", False),
+                              ("Item 6. Exhibits", "4", False)]:
+        page.insert_text((60 if bold else 80, y), text, fontsize=9, fontname="hebo" if bold else "helv")
+        if label:
+            page.insert_text((530, y), label, fontsize=9)
+        y += 14
+    page.insert_text((60, y + 30), "This report is filed with the Securities and Exchange Commission every quarter.",
+                     fontsize=9)
+    for heading in ["Item 1. Financial Statements", "Item 2. Management's Discussion and Analysis",
+                    "Item 1. Legal Proceedings"]:
+        p = doc.new_page()
+        p.insert_text((60, 60), heading, fontsize=12, fontname="hebo")
+        p.insert_textbox(pymupdf.Rect(60, 80, 540, 300), (BODY + " ") * 6, fontsize=9)
+    doc.set_toc([[1, "Part I – Financial information", 1], [2, "Item 1. Financial Statements", 2],
+                 [2, "Item 2. Management's Discussion and Analysis", 3], [1, "Part II – Other information", 4],
+                 [2, "Item 1. Legal Proceedings", 4]])
+    doc.save(path)
+    doc.close()
+
+    parsed = parse_pdf(path)
+    sections = parsed.sections
+    assert not [s.title for s in sections if s.page == 1 and s.title.startswith("Part")]
+    mdna = next(s for s in sections if s.title.startswith("Item 2. Management"))
+    chain, parent = [], mdna.parent
+    while parent is not None:
+        chain.append(sections[parent].title)
+        parent = sections[parent].parent
+    assert not any("Part II" in t for t in chain), chain
+    text = " ".join(p.text for s in sections for p in s.items if type(p).__name__ == "Paragraph")
+    assert "filed with the Securities and Exchange Commission every quarter" in text  # below the block: stays
+    assert "Legal Proceedings 4" not in text and "Part II – Other information" not in text.split("Legal")[0]
+
+    # the block: the contents title, the rows, and the label-less lines among them and under the title
+    lines = [_ln("TABLE OF CONTENTS", 60), _ln("Part I – Financial information", 90, bold=True),
+             _ln("Page", 90, x=530, w=20), _ln("Item 1. Financial Statements", 104, x=80), _ln("2", 104, x=530, w=5),
+             _ln("Item 2. MD&A", 118, x=80), _ln("3", 118, x=530, w=5), _ln("Part II – Other information", 132, bold=True),
+             _ln("Item 1. Legal Proceedings", 146, x=80), _ln("4", 146, x=530, w=5), _ln("Item 6. Exhibits", 160, x=80),
+             _ln("4", 160, x=530, w=5), _ln("Item 1A. Risk Factors", 174, x=80), _ln("4", 174, x=530, w=5),
+             _ln(BODY, 220)]
+    assert toc_block_ids(lines) == set(range(14))

@@ -33,7 +33,7 @@ from htmlrag.superrag.parse.names import document_name
 from htmlrag.superrag.parse.order import reading_order
 from htmlrag.superrag.parse.pdfio import doc_id_for, open_pdf
 from htmlrag.superrag.parse.tables import page_tables, rows_to_html
-from htmlrag.superrag.parse.toc import detected_toc, is_toc_page, outline_toc, toc_line_ids
+from htmlrag.superrag.parse.toc import detected_toc, is_toc_page, outline_toc, toc_block_ids, toc_line_ids
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +233,7 @@ def _mark_furniture(pages: list, opts: ParseOptions) -> tuple[list[set[int]], di
     if not labels:
         labels = {p.info.number: p.label for p in pages if p.label}
     for p, d in zip(pages, drops, strict=True):
-        p.drop = d | (toc_line_ids(p.lines) if p.toc else set())  # ToC rows leave the text; the rest of the page stays
+        p.drop = d | (toc_block_ids(p.lines) if p.toc else set())  # the contents block leaves the text; the rest stays
         p.info.printed = labels.get(p.info.number, "")
     return drops, labels
 

@@ -10,7 +10,9 @@ the last. Each table is grown over the aligned text rows directly above and belo
 belongs to the table when it lies within the table's width, sits at most ``1.6`` row heights from the box,
 and is split into cells by wide gaps (two or more phrases; a single phrase is taken only between such rows,
 so a heading or a paragraph above a table ends the growth; a lone phrase of 8 or more words, or wider than 60%
-of the table, is prose and ends it too). The new rows' phrases go to the detector's
+of the table, is prose and ends it too, and so does such a phrase beside others none of which is an amount: a
+heading set apart from its label, "Item 2." | "Management's Discussion and Analysis ..."). The new rows' phrases
+go to the detector's
 columns by position. Tables that then touch (same edges, same columns, at most a row apart) are joined
 (:func:`join_touching`): some statements come out of the detector a row or two at a time.
 
@@ -192,6 +194,9 @@ def grow(box: BBox, rows_: list[TextRow], taken: set[int], *, up: int = 6, down:
             if len(r.phrases) < 2 and ((r.phrases[0][1] - r.phrases[0][0]) > 0.6 * (x1 - x0)
                                        or len(r.phrases[0][2].split()) >= prose_words):
                 break  # a line of prose
+            if any(_is_prose(ph, 0.6 * (x1 - x0), prose_words) for ph in r.phrases) and \
+                    not any(_numeric(ph[2]) for ph in r.phrases):
+                break  # a heading set apart from its label ("Item 2." | "Management's Discussion and ..."), no amount
             got.append(i)
             edge = r.bbox[1] if sign < 0 else r.bbox[3]
         while got and len(rows_[got[-1]].phrases) < 2:  # a lone phrase at the outer end: a heading, not a row

@@ -127,6 +127,26 @@ def toc_line_ids(lines: Sequence[Line]) -> set[int]:
     return {i for i, ln in enumerate(lines) if id(ln) in members}
 
 
+def toc_block_ids(lines: Sequence[Line]) -> set[int]:
+    """Indexes (into ``lines``) of the lines of a ToC page's contents block: its ToC rows (:func:`toc_line_ids`)
+    and the lines among them or from the contents title to the first row that carry no label -- the
+    contents' group headings ("Part I – Financial information   Page", "Item 1.", "Part II – Other
+    information"), and the contents title. Left in the text, those became sections on the ToC page, and a
+    document's whole body hung under "Part II – Other information" printed on page 2 (a 10-Q by Workiva), or
+    under the title "Form 10-Q Table of Contents". Lines above the contents title (a cover's notices) and below
+    the last row (an introduction) stay."""
+    members = _toc_rows(lines)[2]
+    if not members:
+        return set()
+    ids = {id(ln) for r in members for ln in r}
+    top, bottom = members[0][0].bbox[1], max(ln.bbox[3] for ln in members[-1])
+    titles = [ln.bbox[1] for ln in lines[:40] if _CONTENTS.search(ln.text) and ln.bbox[3] <= top + 0.5]
+    if titles:  # from the contents title on: a section "Table of Contents" would parent the body after it
+        top = max(titles)
+    return {i for i, ln in enumerate(lines)
+            if id(ln) in ids or (ln.bbox[1] >= top - 0.5 and ln.bbox[3] <= bottom + 0.5)}
+
+
 def roman_to_int(s: str) -> int | None:
     vals = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
     if not s or any(c not in vals for c in s.lower()):
