@@ -189,7 +189,7 @@ def run_questions(request: Request, experiment: str, run_id: str, offset: Annota
     return state_of(request).results.questions(f"{experiment}/{run_id}", offset, limit)
 
 
-@router.get("/results/runs/{experiment}/{run_id}/questions/{qid}",
+@router.get("/results/runs/{experiment}/{run_id}/questions/{qid:path}",
             summary="One question: gold answers; each system's context, answer, scores")
 def run_question(request: Request, experiment: str, run_id: str, qid: str) -> dict[str, Any]:
     return state_of(request).results.question(f"{experiment}/{run_id}", qid)

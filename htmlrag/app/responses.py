@@ -33,7 +33,7 @@ def status_of(exc: Exception) -> int:
     if isinstance(exc, UploadError):
         return exc.status
     if isinstance(exc, PathRefused):
-        return 404
+        return exc.status  # 404; 415 for a text file that is not UTF-8
     if isinstance(exc, Busy):
         return 409
     if isinstance(exc, NoCorpus | InputError):

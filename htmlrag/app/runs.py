@@ -17,14 +17,16 @@ import logging
 import math
 import os
 import time
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup, escape
 
-from htmlrag.app.files import PathRefused
+from htmlrag.app.files import BOMS, PathRefused, served
 from htmlrag.app.markdown import render
+from htmlrag.app.secrets import body_text
 from htmlrag.core.errors import InputError
 from htmlrag.evaluation.runs import is_run, open_run, special_files, walk
 from htmlrag.evaluation.tables import printed
@@ -35,6 +37,27 @@ ARTEFACT_EXTS = (".png", ".jpg", ".md", ".csv", ".tex", ".json")
 MAX_CSV_ROWS = 500
 #: At most this much of a CSV or Markdown file is read for the run page (the file itself is served whole).
 MAX_SHOWN_BYTES = 1_000_000
+
+
+def file_url(rel: str) -> str:
+    """The link of a file under the results folder: every character of every name quoted once (``%`` as
+    ``%25``, ``#``, ``?``, spaces, non-ASCII), as the route decodes it once; ``/`` separates folders."""
+    return "/results/files/" + urllib.parse.quote(rel, safe="/")
+
+
+def run_url(run_id: str) -> str:
+    """The link of a run's page (``<experiment>/<run-id>``: neither name holds ``/``)."""
+    return "/results/run/" + urllib.parse.quote(run_id, safe="/")
+
+
+def question_url(run_id: str, qid: Any) -> str:
+    """The link of one question of a run: the id quoted whole (``/``, ``%``, ``#``, ``?`` included), as the last
+    part of the path; an id a path cannot carry (empty, ``.``, ``..``: clients resolve dot segments) goes in
+    the query (``q?id=``)."""
+    qid = str(qid)
+    if qid in ("", ".", ".."):
+        return f"{run_url(run_id)}/q?id={urllib.parse.quote(qid, safe='')}"
+    return f"{run_url(run_id)}/q/{urllib.parse.quote(qid, safe='')}"
 
 
 def metric_html(value: Any, metric: str) -> Markup:
@@ -216,10 +239,12 @@ class Results:
         return base in Path(os.path.realpath(p)).parents
 
     def _file(self, p: Path) -> dict[str, Any]:
+        """A file for the pages: ``url`` is its link (:func:`file_url`), None for a file the results browser
+        does not serve (its type, or a name it refuses: :func:`htmlrag.app.files.served`)."""
         rel = p.resolve().relative_to(self.root.resolve()).as_posix()
         kind = "image" if p.suffix.lower() in (".png", ".jpg") else "csv" if p.suffix.lower() == ".csv" else "text"
-        return {"name": p.name, "path": rel, "url": f"/results/files/{rel}", "kind": kind, "bytes": p.stat().st_size,
-                "provenance": "provenance" in p.name}
+        return {"name": p.name, "path": rel, "url": file_url(rel) if served(rel) else None, "kind": kind,
+                "bytes": p.stat().st_size, "provenance": "provenance" in p.name}
 
     def summary(self, rel: str) -> dict[str, Any]:
         """Experiment, run id, date, overrides, fidelity, dataset, metrics per system (no rows), and the files
@@ -401,10 +426,16 @@ def _is_dir(p: Path) -> bool:
 
 
 def _text(path: Path, limit: int | None = None) -> str:
-    """A run file as text for display: bytes that are not UTF-8 shown as U+FFFD, at most ``limit`` bytes."""
+    """A run file as text for display, at most ``limit`` bytes: UTF-16 or UTF-32 with a byte order mark decoded
+    as such; else UTF-8, bytes that are not UTF-8 read as Latin-1 and NULs dropped
+    (:func:`htmlrag.app.secrets.body_text`), so that a secret in UTF-16 without a mark reads as itself (and
+    is redacted) even in JSON, which would write each NUL as ``\\u0000`` between its characters."""
     with open(path, "rb") as f:
         data = f.read() if limit is None else f.read(limit)
-    return data.decode("utf-8", errors="replace")
+    codec = next((c for bom, c in BOMS if data.startswith(bom)), None)
+    if codec is not None:
+        return data.decode(codec, errors="replace").replace("\x00", "")
+    return body_text(data)
 
 
 def csv_table(path: Path, limit: int = MAX_CSV_ROWS) -> dict[str, Any]:
@@ -432,4 +463,5 @@ def csv_rows(path: Path, limit: int = MAX_CSV_ROWS) -> list[list[str]]:
     return csv_table(path, limit)["rows"]
 
 
-__all__ = ["PathRefused", "Results", "csv_rows", "csv_table", "fidelity_of", "plots"]
+__all__ = ["PathRefused", "Results", "csv_rows", "csv_table", "fidelity_of", "file_url", "plots", "question_url",
+           "run_url"]

@@ -3,11 +3,13 @@ safety layers around them.
 
 Safety layers, outermost first:
 
-* :class:`~htmlrag.app.secrets.RedactBodies`: secrets (:mod:`htmlrag.core.redact`) never leave in a text or JSON
-  body; log lines are redacted too (:func:`htmlrag.core.redact.install`).
+* :class:`~htmlrag.app.secrets.RedactBodies`: secrets (:mod:`htmlrag.core.redact`) never leave in a body that is
+  not an image or other binary type (a served file is redacted as it streams; byte ranges are not served); log
+  lines are redacted too (:func:`htmlrag.core.redact.install`).
 * Trusted hosts: only ``127.0.0.1``/``localhost``/``::1`` (and the served host) in the ``Host`` header, which
   defeats DNS rebinding; ``*`` only when the user chose to serve a non-loopback address.
-* :class:`BodyLimit`: a request body over the limit is refused with 413 before it is parsed.
+* :class:`BodyLimit`: a request body over the limit is refused with 413 before it is parsed (by its
+  Content-Length, or, sent chunked, as soon as the bytes read pass the limit).
 * :class:`SameOrigin`: a state-changing request (POST, ...) sent by another site or a sandboxed frame
   (``Sec-Fetch-Site`` other than ``same-origin``/``none``; without that header, a foreign or ``null``
   ``Origin``) is refused with 403 (no cross-site upload or ask).
@@ -36,11 +38,10 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from htmlrag.app import api, views
 from htmlrag.app.responses import message_of, status_of, swagger_dir
-from htmlrag.app.runs import metric_html
+from htmlrag.app.runs import metric_html, question_url, run_url
 from htmlrag.app.secrets import RedactBodies
 from htmlrag.app.settings import AppSettings, is_loopback
 from htmlrag.app.state import AppState
-from htmlrag.app.uploads import UploadError
 from htmlrag.core import redact
 from htmlrag.core.errors import HtmlRagError
 
@@ -51,7 +52,10 @@ APP_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inli
 
 
 class BodyLimit:
-    """ASGI middleware: refuse request bodies over ``limit`` bytes (by Content-Length, or while streaming)."""
+    """ASGI middleware: refuse request bodies over ``limit`` bytes with 413, whether the client says how long
+    the body is (Content-Length: refused before any of it is read) or not (``Transfer-Encoding: chunked``:
+    refused once the bytes read pass the limit; the app then sees the client gone, and what it answers is
+    dropped)."""
 
     def __init__(self, app: Any, limit: int) -> None:
         self.app, self.limit = app, limit
@@ -66,17 +70,31 @@ class BodyLimit:
                                      f"{self.limit / 1e6:.1f} MB limit")
             return
         seen = 0
+        started = refused = False
 
         async def counted() -> Any:
-            nonlocal seen
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             msg = await receive()
             if msg["type"] == "http.request":
                 seen += len(msg.get("body", b""))
                 if seen > self.limit:
-                    raise UploadError(f"request body over the {self.limit / 1e6:.1f} MB limit", 413)
+                    refused = True
+                    if not started:
+                        await _refuse(send, 413, f"request body over the {self.limit / 1e6:.1f} MB limit "
+                                                 f"(read {seen / 1e6:.1f} MB)")
+                    return {"type": "http.disconnect"}
             return msg
 
-        await self.app(scope, counted, send)
+        async def sending(message: Any) -> None:
+            nonlocal started
+            if refused:
+                return  # the 413 is the answer
+            started = True
+            await send(message)
+
+        await self.app(scope, counted, sending)
 
 
 class SameOrigin:
@@ -151,6 +169,7 @@ def create_app(settings: AppSettings | None = None, *, extra_hosts: tuple[str, .
     app.state.templates = Jinja2Templates(directory=str(HERE / "templates"))
     app.state.templates.env.globals["settings"] = settings
     app.state.templates.env.filters["metric"] = metric_html  # {{ value|metric(name) }}: rounded as the tables
+    app.state.templates.env.globals.update(run_url=run_url, question_url=question_url)  # links that round-trip
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     swagger = swagger_dir()
     if swagger is not None:

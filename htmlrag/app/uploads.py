@@ -65,7 +65,7 @@ def describe(data: bytes) -> str:
             return what
     if not data:
         return "an empty file"
-    head = data[:24].decode("utf-8", "replace")
+    head = data[:24].decode("utf-8", "replace").replace("\x00", "")  # UTF-16 text reads as itself (redactable)
     return f"content starting {head!r}"
 
 

@@ -12,7 +12,7 @@ from htmlrag.app.api import playground_input as _input
 from htmlrag.app.api import read_uploads, state_of
 from htmlrag.app.ask import HTML_RANKERS, PDF_RETRIEVERS, AskRequest
 from htmlrag.app.files import servable_file
-from htmlrag.app.pages import SANDBOX_CSP, block_tree, mark_blocks
+from htmlrag.app.pages import SANDBOX_CSP, mark_blocks
 from htmlrag.app.playground import RANKERS, prune_page, samples
 from htmlrag.app.responses import html_response, message_of, status_of, swagger_dir
 from htmlrag.app.uploads import UploadError, check_upload
@@ -90,7 +90,7 @@ def view_page(request: Request, page_id: str, block: Annotated[int | None, Query
     """An uploaded HTML page, cleaned, with one block marked as evidence; sandboxed (no script, no fetch)."""
     st = state_of(request)
     path = st.library.page_path(page_id)
-    tree = block_tree(path.read_bytes(), st.library.pages_manifest()[page_id]["name"])
+    tree = st.asker.trees.get(path.read_bytes(), st.library.pages_manifest()[page_id]["name"])  # as asked
     if block is not None and block >= len(tree):
         raise InputError(f"page {page_id}: no block {block}")
     marks = {tree.blocks[block]: "evidence"} if block is not None else {}
@@ -192,10 +192,18 @@ def run(request: Request, experiment: str, run_id: str, offset: Annotated[int, Q
     return html_response(request, "run.html", {"run": res.page(rel), "questions": res.questions(rel, offset, 100)})
 
 
-@router.get("/results/run/{experiment}/{run_id}/q/{qid}")
+@router.get("/results/run/{experiment}/{run_id}/q/{qid:path}")
 def question(request: Request, experiment: str, run_id: str, qid: str) -> HTMLResponse:
+    """One question of a run; its id is the rest of the path, ``/`` included (links quote it whole:
+    :func:`htmlrag.app.runs.question_url`)."""
     q = state_of(request).results.question(f"{experiment}/{run_id}", qid)
     return html_response(request, "question.html", {"q": q})
+
+
+@router.get("/results/run/{experiment}/{run_id}/q")
+def question_by_query(request: Request, experiment: str, run_id: str, id: str) -> HTMLResponse:
+    """One question of a run, its id in the query (``?id=``): for ids a path cannot carry (``.``, ``..``)."""
+    return question(request, experiment, run_id, id)
 
 
 @router.get("/results/diff")

@@ -25,10 +25,13 @@ So are its pieces where some characters are written as URL, JSON or HTML escapes
 or encoded as a whole (base64), is not recognised. :func:`error_text` is the one way an exception becomes a row field or
 a message. :func:`install` makes every log record redacted (message, arguments and traceback), for every logger
 and handler, by wrapping the logging record factory; readers and the evaluation entry point call it.
+:class:`RedactStream` redacts a text that arrives in pieces (a served file) in bounded memory, with the output
+:func:`redact` gives for the whole text.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import logging
 import os
@@ -118,50 +121,75 @@ def _pieces_count(secret: str) -> bool:
 
 
 @functools.lru_cache(maxsize=8)
-def _pieces(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
-    """Every :data:`PIECE`-character window of the key-like secrets, found at every position (a lookahead, so
-    overlapping windows are all found)."""
-    grams = sorted({s[i:i + PIECE] for s in secrets if _pieces_count(s) for i in range(len(s) - PIECE + 1)})
-    return re.compile("(?=(?:" + "|".join(map(re.escape, grams)) + "))") if grams else None
+def _pieces(secrets: tuple[str, ...]) -> tuple[str, ...]:
+    """Every :data:`PIECE`-character window of the key-like secrets (each searched with ``str.find``: one
+    alternation of them all, tried at every position of the text, cost 50 ms per MB for one key)."""
+    return tuple(sorted({s[i:i + PIECE] for s in secrets if _pieces_count(s) for i in range(len(s) - PIECE + 1)}))
 
 
 #: Characters written as escapes: URL (%2D), JSON/Python (\u002d), HTML (&#45; &#x2d;).
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&#[0-9]{1,7};|&#[xX][0-9A-Fa-f]{1,6};")
 
 
-def _unescaped(text: str) -> tuple[str, list[int], list[int]]:
-    """``text`` with the escapes of :data:`_ESCAPE` decoded, and for each decoded character where it starts and
-    ends in ``text`` (so a piece found in the decoded text is replaced where it stands)."""
+def _unescaped(text: str) -> tuple[str, list[int], list[int], list[int]]:
+    """``text`` with the escapes of :data:`_ESCAPE` decoded, and for each escape where its character stands in
+    the decoded text and where the escape starts and ends in ``text`` (:func:`_where` maps a decoded position
+    back, so a piece found in the decoded text is replaced where it stands). Only the escapes cost Python
+    steps: the text between them is copied whole."""
     out: list[str] = []
+    at: list[int] = []
     starts: list[int] = []
     ends: list[int] = []
-    i = 0
+    i = n = 0
     for m in _ESCAPE.finditer(text):
-        for j in range(i, m.start()):
-            out.append(text[j])
-            starts.append(j)
-            ends.append(j + 1)
-        tok = m.group()
-        code = int(tok[1:], 16) if tok[0] == "%" else int(tok[2:], 16) if tok[1] == "u" else \
-            int(tok[3:-1], 16) if tok[2] in "xX" else int(tok[2:-1])
-        out.append(chr(code) if code < 0x110000 else "\ufffd")
+        out.append(text[i:m.start()])
+        n += m.start() - i
+        out.append(_escaped(m.group()))
+        at.append(n)
         starts.append(m.start())
         ends.append(m.end())
+        n += 1
         i = m.end()
-    for j in range(i, len(text)):
-        out.append(text[j])
-        starts.append(j)
-        ends.append(j + 1)
-    return "".join(out), starts, ends
+    out.append(text[i:])
+    return "".join(out), at, starts, ends
 
 
-def _redact_pieces(text: str, rx: re.Pattern[str]) -> str:
+def _escaped(tok: str) -> str:
+    """The character an escape of :data:`_ESCAPE` stands for (U+FFFD past U+10FFFF)."""
+    code = int(tok[1:], 16) if tok[0] == "%" else int(tok[2:], 16) if tok[1] == "u" else \
+        int(tok[3:-1], 16) if tok[2] in "xX" else int(tok[2:-1])
+    return chr(code) if code < 0x110000 else "\ufffd"
+
+
+@functools.lru_cache(maxsize=8)
+def _piece_chars(grams: tuple[str, ...]) -> frozenset[str]:
+    return frozenset("".join(grams))
+
+
+def _escapes_matter(text: str, grams: tuple[str, ...]) -> bool:
+    """Whether an escape in ``text`` stands for a character of a key-like secret (else a piece found in the
+    decoded text holds no escape, and was found in ``text`` itself: decoding is skipped)."""
+    chars = _piece_chars(grams)
+    return any(_escaped(tok) in chars for tok in set(_ESCAPE.findall(text)))
+
+
+def _where(j: int, at: list[int], starts: list[int], ends: list[int]) -> tuple[int, int]:
+    """Where the decoded character ``j`` of :func:`_unescaped` starts and ends in the original text."""
+    k = bisect.bisect_right(at, j)
+    if k and at[k - 1] == j:  # an escape
+        return starts[k - 1], ends[k - 1]
+    pos = j if not k else ends[k - 1] + (j - at[k - 1] - 1)
+    return pos, pos + 1
+
+
+def _redact_pieces(text: str, grams: tuple[str, ...]) -> str:
     """``text`` with every run of :data:`PIECE` or more characters of a key-like secret replaced (windows that
     overlap or touch are one run), also where some of its characters are written as escapes (``sk%2Dproj``)."""
-    spans = _spans(text, rx)
-    if _ESCAPE.search(text):
-        plain, starts, ends = _unescaped(text)
-        spans = sorted(spans + [[starts[a], ends[b - 1]] for a, b in _spans(plain, rx)])
+    spans = _spans(text, grams)
+    if _ESCAPE.search(text) and _escapes_matter(text, grams):
+        plain, at, starts, ends = _unescaped(text)
+        spans = sorted(spans + [[_where(a, at, starts, ends)[0], _where(b - 1, at, starts, ends)[1]]
+                                for a, b in _spans(plain, grams)])
     if not spans:
         return text
     merged: list[list[int]] = []
@@ -177,15 +205,58 @@ def _redact_pieces(text: str, rx: re.Pattern[str]) -> str:
     return "".join([*out, text[last:]])
 
 
-def _spans(text: str, rx: re.Pattern[str]) -> list[list[int]]:
+def _spans(text: str, grams: tuple[str, ...]) -> list[list[int]]:
+    """Runs of windows: ``[start, end)`` of every stretch where windows of ``grams`` start at most
+    :data:`PIECE` characters apart, in order."""
+    found: set[int] = set()
+    for g in grams:
+        i = text.find(g)
+        while i >= 0:
+            found.add(i)
+            i = text.find(g, i + 1)
     spans: list[list[int]] = []
-    for m in rx.finditer(text):
-        a = m.start()
+    for a in sorted(found):
         if spans and a <= spans[-1][1]:
             spans[-1][1] = a + PIECE
         else:
             spans.append([a, a + PIECE])
     return spans
+
+
+#: For each of :data:`_SHAPES`, words every match of it holds (each a tuple: one of them), in lower case: a
+#: shape is only tried on ASCII text holding them (a quick test of the lower-cased text; the regular expressions
+#: cost 10-70 ms per MB each, tried at every position). Text with other characters is always tried: there,
+#: ``(?i)`` also matches the Kelvin sign to ``k`` and the long s to ``s``.
+_NEEDS: list[tuple[tuple[str, ...], ...]] = [
+    (("authorization",),),
+    (("bearer",),),
+    (("sk-",),),
+    (("hf_",),),
+    (("apikey", "api_key", "api-key", "accesstoken", "access_token", "access-token", "authtoken", "auth_token",
+      "auth-token", "secret", "passw"),),
+    (("://",), ("@",)),
+    (("key=", "token=", "secret=", "password=", "passwd=", "pwd=", "sig=", "signature=", "credential=",
+      "credentials=", "auth="),),
+]
+
+
+def _redact_known(text: str, known: tuple[str, ...], shapes: bool) -> str:
+    """:func:`redact` with the secret values given (longest first)."""
+    out = text
+    rx = _pattern(known)
+    if rx is not None:
+        out = rx.sub(REDACTED, out)
+    grams = _pieces(known)
+    if grams:
+        out = _redact_pieces(out, grams)
+    if shapes:
+        # Replacing inserts "[REDACTED]", which holds none of the words: a shape skipped for the text as it is
+        # now would find nothing after the others ran either.
+        low = out.lower() if out.isascii() else None
+        for (shape, repl), needs in zip(_SHAPES, _NEEDS, strict=True):
+            if low is None or all(any(w in low for w in group) for group in needs):
+                out = shape.sub(repl, out)
+    return out
 
 
 def redact(text: object, secrets: Iterable[str] | None = None, *, shapes: bool = True) -> str:
@@ -200,16 +271,172 @@ def redact(text: object, secrets: Iterable[str] | None = None, *, shapes: bool =
     known = known_secrets()
     if secrets:
         known = tuple(sorted({*known, *(s for s in secrets if s and len(s) >= MIN_SECRET)}, key=lambda s: (-len(s), s)))
-    rx = _pattern(known)
-    if rx is not None:
-        out = rx.sub(REDACTED, out)
-    pieces = _pieces(known)
-    if pieces is not None:
-        out = _redact_pieces(out, pieces)
-    if shapes:
-        for shape, repl in _SHAPES:
-            out = shape.sub(repl, out)
-    return out
+    return _redact_known(out, known, shapes)
+
+
+class RedactStream:
+    """:func:`redact` over a text that arrives in pieces (a response body, a file), in bounded memory: what
+    :meth:`feed` returns, then :meth:`close`, joined, is ``redact(whole text)``, while at most about
+    ``block + window`` characters are held.
+
+    The text is cut where redacting the two sides apart gives what redacting them together gives. Cuts are
+    tried at least ``window`` characters before the end of what arrived (after a line end, else after white
+    space, else after a quote, else anywhere) and taken only when the text around the cut redacts alike whole
+    and apart: ``window`` characters on the right; on the left, ``window`` characters before the runs the cut
+    stands in (runs of characters other than white space and quotes: the one holding the cut and up to three
+    before it with the white space between); a cut whose runs reach back further than :data:`STREAM_REACH`
+    characters, or into text already sent, is not taken. So no secret, piece of a key or credential-shaped
+    string that straddles a cut escapes, unless its parts lie further apart than ``window`` (16 KiB, or twice
+    the longest secret) outside such runs. When no cut passes within :data:`STREAM_HOLD` characters (a run of
+    that length: a blob without white space or quotes), the text is cut anyway and the run of non-space
+    characters on each side of the cut is replaced by ``[REDACTED]``: more is hidden, never less.
+    """
+
+    def __init__(self, *, shapes: bool = True, window: int = 16 * 1024, block: int = 1 << 20,
+                 first_block: int = 1 << 16) -> None:
+        self._known = known_secrets()  # one set of secrets for the whole text
+        self._shapes = shapes
+        self._window = max(window, 2 * max((len(s) for s in self._known), default=0) + 64)
+        self._block, self._max_block = min(first_block, block), block
+        self._parts: list[str] = []
+        self._size = 0
+        self._retry_at = 0
+        self._mask_head = False  # the text held starts inside a run cut by force: hide that run
+        self._open = False  # the text held starts inside a run (its start was sent already)
+
+    def feed(self, text: str) -> str:
+        """Take the next piece of the text; return what can be sent now (redacted; often ``""``)."""
+        if text:
+            self._parts.append(text)
+            self._size += len(text)
+        out = []
+        while self._size >= max(self._block + self._window, self._retry_at):
+            done = self._emit()
+            if done is None:
+                break
+            out.append(done)
+        return "".join(out)
+
+    def close(self) -> str:
+        """The rest of the text, redacted (the stream is over)."""
+        held = self._held()
+        self._parts, self._size = [], 0
+        return self._redact(self._masked_head(held))
+
+    def _held(self) -> str:
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    def _redact(self, text: str) -> str:
+        return _redact_known(text, self._known, self._shapes) if text else ""
+
+    def _masked_head(self, text: str) -> str:
+        """``text`` with its first run of non-space characters hidden while a cut made by force left one open."""
+        if not self._mask_head or not text:
+            return text
+        run = _NON_SPACE.match(text).end()  # type: ignore[union-attr]
+        if run == len(text):
+            return ""  # the run goes on past this text (its start was hidden by force already)
+        self._mask_head = False
+        return text[run:]
+
+    def _emit(self) -> str | None:
+        held = self._held()
+        hi = len(held) - self._window
+        cut = self._cut(held, max(0, hi - self._block // 2), hi)
+        if cut is None:
+            if len(held) < STREAM_HOLD + self._window:
+                self._block = min(self._block * 2, self._max_block)
+                self._retry_at = len(held) + self._block  # look again when a block more has arrived
+                return None
+            cut = hi  # no clean cut within STREAM_HOLD: cut anyway, hiding the runs on both sides
+            head = held[:cut]
+            tail = held[cut:]
+            keep = len(head) - _NON_SPACE.match(head[::-1]).end()  # type: ignore[union-attr]  # its last run
+            out = "" if keep == 0 and self._mask_head else self._redact(self._masked_head(head[:keep])) + REDACTED
+            self._mask_head = self._open = True
+            self._parts, self._size, self._retry_at = [tail], len(tail), 0
+            return out
+        head, tail = held[:cut], held[cut:]
+        self._open = not (_is_break(held[cut - 1]) or _is_break(held[cut]))  # cut inside a run
+        self._parts, self._size, self._retry_at = [tail], len(tail), 0
+        self._block = min(self._block * 2, self._max_block)
+        return self._redact(self._masked_head(head))
+
+    def _cut(self, text: str, lo: int, hi: int) -> int | None:
+        """A position in ``[lo, hi]`` where ``text`` can be cut (see the class docstring), or None."""
+        if hi <= 0 or hi < lo:
+            return None
+        tried: set[int] = set()
+        for finder in (_after_newlines, _after_spaces, _after_quotes, _anywhere):
+            for n, cut in enumerate(finder(text, lo, hi)):
+                if n >= 8:
+                    break
+                if cut in tried or cut <= 0:
+                    continue
+                tried.add(cut)
+                if self._clean_cut(text, cut):
+                    return cut
+        return None
+
+    def _clean_cut(self, text: str, cut: int) -> bool:
+        """Whether ``text`` redacts alike cut at ``cut`` and whole, around the cut: ``window`` characters on
+        each side, and on the left also back over the runs the cut stands in (up to :data:`STREAM_REACH`): a
+        long key's start, or the word before a long stretch of white space, may decide what follows."""
+        seen = text[max(0, cut - STREAM_REACH):cut]
+        back = _BACK.match(seen[::-1]).end()  # type: ignore[union-attr]
+        if back == len(seen) and (cut > STREAM_REACH or self._open):
+            return False  # the runs go back further than can be seen: what they start with is unknown
+        left = text[max(0, cut - back - self._window):cut]
+        right = text[cut:cut + self._window]
+        return self._redact(left + right) == self._redact(left) + self._redact(right)
+
+
+#: Characters a :class:`RedactStream` holds at most while it looks for a clean cut (then it cuts by force).
+STREAM_HOLD = 8 << 20
+#: How far back a cut's check looks over the runs it stands in (characters).
+STREAM_REACH = 1 << 20
+#: Read backwards from a cut: the run it stands in, and up to three more runs and the white space between them.
+_BACK = re.compile(r"(?:[^\s'\"]*\s*['\"]?){1,4}")
+_NON_SPACE = re.compile(r"\S*")
+
+
+def _is_break(ch: str) -> bool:
+    """White space or a quote: no credential shape's run of characters goes on across one."""
+    return ch.isspace() or ch in "'\""
+
+
+def _after_newlines(text: str, lo: int, hi: int) -> Iterable[int]:
+    """Positions just after a line end in ``[lo, hi]``, last first."""
+    i = text.rfind("\n", lo, hi)
+    while i >= 0:
+        yield i + 1
+        i = text.rfind("\n", lo, i)
+
+
+def _after_spaces(text: str, lo: int, hi: int) -> Iterable[int]:
+    """Positions just after white space in ``[lo, hi]``, last first."""
+    for m in _LAST_SPACES.finditer(text[lo:hi][::-1]):
+        yield hi - m.start()
+
+
+_LAST_SPACES = re.compile(r"\s")
+
+
+def _after_quotes(text: str, lo: int, hi: int) -> Iterable[int]:
+    """Positions just after a quote in ``[lo, hi]``, last first (where text without white space, such as
+    compact JSON, has breaks no credential shape runs across)."""
+    i = max(text.rfind('"', lo, hi), text.rfind("'", lo, hi))
+    while i >= 0:
+        yield i + 1
+        i = max(text.rfind('"', lo, i), text.rfind("'", lo, i))
+
+
+def _anywhere(text: str, lo: int, hi: int) -> Iterable[int]:
+    """Positions spread over ``[lo, hi]``, last first."""
+    step = max(1, (hi - lo) // 8)
+    return range(hi, lo - 1, -step)
 
 
 def excerpt(text: object, limit: int) -> str:

@@ -51,3 +51,28 @@ def test_resolve_under_keeps_the_root_out_of_messages(tree: Path) -> None:
     with pytest.raises(PathRefused) as e:
         resolve_under(tree, "../outside.json")
     assert str(tree) not in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["a%41b", "%25", "%2525", "100%", "%zz", "a%2fb", "~tmp", "run~1", "x\\y", "#1?x=y",
+                                  "é 日本", "a b", "'q'"])
+def test_odd_names_are_served_as_written(tmp_path: Path, name: str) -> None:
+    """Names are taken literally: the route has decoded the link once, nothing decodes them again."""
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "f.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "aAb").mkdir()  # what a%41b would be if it were decoded again
+    assert servable_file(tmp_path, f"{name}/f.txt")[0] == (tmp_path / name / "f.txt").resolve()
+    assert servable_file(tmp_path, f"{name}/f.txt")[0] != (tmp_path / "aAb" / "f.txt").resolve()
+
+
+@pytest.mark.parametrize("name", ["%2e%2e", "%2E%2e", "%252e%252e", "%25252e%25252e", "..%5cx", "x\\..", "%2esecret",
+                                  "%252esecret", "%00x"])
+def test_names_that_read_as_an_escape_once_decoded_are_refused_even_when_they_exist(tmp_path: Path,
+                                                                                    name: str) -> None:
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "f.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(PathRefused, match=r"encoded|not allowed|hidden|invalid"):
+        servable_file(tmp_path, f"{name}/f.txt")
+    with pytest.raises(PathRefused):
+        servable_file(tmp_path, f"exp/{name}/f.txt")
+    with pytest.raises(PathRefused, match="absolute"):
+        servable_file(tmp_path, "%2fetc/passwd")
