@@ -50,6 +50,11 @@ PIECE = 8
 _NAME = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH)(?:_|$)", re.I)
 _NOT_SECRET = frozenset({"true", "false", "none", "null", "yes", "no", "disabled", "enabled", "offline"})
 _SHAPES = [
+    # a URL's userinfo, user and password alike: scheme://user:password@host (first: a token shape before it
+    # would take the scheme with it, "hf_<token>https://user:pw@host")
+    # (the scheme starts after any character a scheme cannot hold, "_" too: "token_https://u:pw@h", "hf_...https://")
+    (re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://)[^\s/?#'\"<>@]+(?:@[^\s/?#'\"<>@]+)*@"),
+     rf"\g<1>{REDACTED}@"),
     (re.compile(r"(?i)\b(authorization\W{0,3}\s*[:=]\s*['\"]?)(?:(?:bearer|basic|token)\s+)?[^\s'\",;}]+"),
      rf"\g<1>{REDACTED}"),
     (re.compile(r"(?i)\b(bearer)(\s+)(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}"), rf"\g<1>\g<2>{REDACTED}"),
@@ -57,8 +62,6 @@ _SHAPES = [
     (re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"), REDACTED),
     (re.compile(r"(?i)\b((?:x-)?(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)['\"]?"
                 r"\s*[:=]\s*['\"]?)[^\s'\"&,;}]{4,}"), rf"\g<1>{REDACTED}"),
-    # a URL's userinfo, user and password alike: scheme://user:password@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#'\"<>@]+(?:@[^\s/?#'\"<>@]+)*@"), rf"\g<1>{REDACTED}@"),
     # a credential-named query parameter: ?key=..., &token=..., &X-Amz-Signature=..., &sig=...
     (re.compile(r"(?i)([?&;](?:[a-z0-9.]*[_-])*(?:api_?key|key|token|secret|password|passwd|pwd|sig|signature"
                 r"|credentials?|auth)=)[^&\s#'\"<>]+"), rf"\g<1>{REDACTED}"),
@@ -228,13 +231,13 @@ def _spans(text: str, grams: tuple[str, ...]) -> list[list[int]]:
 #: cost 10-70 ms per MB each, tried at every position). Text with other characters is always tried: there,
 #: ``(?i)`` also matches the Kelvin sign to ``k`` and the long s to ``s``.
 _NEEDS: list[tuple[tuple[str, ...], ...]] = [
+    (("://",), ("@",)),
     (("authorization",),),
     (("bearer",),),
     (("sk-",),),
     (("hf_",),),
     (("apikey", "api_key", "api-key", "accesstoken", "access_token", "access-token", "authtoken", "auth_token",
       "auth-token", "secret", "passw"),),
-    (("://",), ("@",)),
     (("key=", "token=", "secret=", "password=", "passwd=", "pwd=", "sig=", "signature=", "credential=",
       "credentials=", "auth="),),
 ]

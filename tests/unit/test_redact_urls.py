@@ -101,3 +101,17 @@ def test_a_failing_run_never_shows_the_password_of_the_base_url(tmp_path: Path, 
             if f.is_file():
                 assert frag.encode() not in f.read_bytes(), (frag, f)
     assert list(tmp_path.rglob("*.log")), "the run wrote no log file to search"
+
+
+def test_a_url_glued_to_a_word_or_a_token_still_loses_its_userinfo() -> None:
+    """The userinfo rule wanted a word boundary before the scheme, so a URL written right after a word
+    character kept its password ("token_https://user:pw@host"), and a token shape that ran first took the scheme
+    with it ("hf_<token>https://user:pw@host" left "pw"). The scheme now starts after any character a scheme
+    cannot hold, and URLs are redacted before tokens."""
+    from htmlrag.core.redact import redact
+
+    for text in ("token_https://user:hunter22@db.example", "hf_" + "A" * 24 + "https://user:hunter22@db.example",
+                 "sk-" + "b" * 20 + "postgres://admin:hunter22@10.0.0.1:5432/x", "id=7_ftp://me:hunter22@files"):
+        out = redact(text)
+        assert "hunter22" not in out and "[REDACTED]" in out, (text, out)
+    assert redact("see https://example.com/a@b") == "see https://example.com/a@b"  # an @ in the path: no userinfo
