@@ -11,9 +11,13 @@ all pages' past ``max_content_bytes``, is refused (the shared 10-Q filings draw 
 a filing). Huge pages are allowed: page images are rendered at a zoom that keeps them under a pixel cap
 (:func:`htmlrag.app.pdfview.render_page_png`).
 
-Not inspected: form XObjects drawn many times from one content stream (the parse itself is bounded in time
-where the app runs it); streams under other expanding filters (``LZWDecode``, ``RunLengthDecode``; bounded ratios, rare
-in current PDFs).
+Form XObjects count per use too: a form is laid out each time a content stream draws it (``/Fm0 Do``), with the
+forms it draws in turn, so a page of 3 KB whose form draws the next one 4 times, 12 levels deep, lays out 4^12
+copies (depth 9 already took 3.3 s to read one page's text); such a page draws more than the per-page limit and
+is refused, and so is a form that draws itself.
+
+Not inspected: streams under other expanding filters (``LZWDecode``, ``RunLengthDecode``; bounded ratios, rare in
+current PDFs); images drawn many times (their pixels are checked once; the parse does not decode them).
 """
 
 from __future__ import annotations
@@ -72,6 +76,57 @@ def _image_pixels(doc: object, xref: int) -> int:
     return max(dims[0], 0) * max(dims[1], 0)
 
 
+_DO = re.compile(rb"/([^\s/<>\[\]()%{}]+)\s*Do\b")
+
+
+class _Draws:
+    """Bytes laid out to draw a page: its content streams and, per ``Do``, the form XObjects they draw, each as
+    often as it is drawn, counted up to ``cap`` (then ``cap + 1``: the sum stops growing where it is refused)."""
+
+    def __init__(self, doc: object, sizes: dict[int, int], cap: int) -> None:
+        self.doc, self.sizes, self.cap = doc, sizes, cap
+        self.forms: dict[int, int] = {}  # form xref -> bytes laid out to draw it once
+        self.names: dict[tuple[int, str], int] = {}  # (invoker xref, 0 for the page; name) -> xobject xref
+        self.stopped = False
+
+    def _calls(self, xref: int) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for m in _DO.finditer(self.doc.xref_stream(xref) or b""):  # type: ignore[attr-defined]
+            name = m.group(1).decode("latin-1")
+            counts[name] = counts.get(name, 0) + 1
+        return counts
+
+    def _drawn(self, invoker: int, calls: dict[str, int], within: tuple[int, ...]) -> int:
+        total = 0
+        for name, n in calls.items():
+            child = self.names.get((invoker, name))
+            if child is not None and self.doc.xref_get_key(child, "Subtype") == ("name", "/Form"):  # type: ignore[attr-defined]
+                total = min(total + n * self.form(child, within), self.cap + 1)
+        return total
+
+    def form(self, xref: int, within: tuple[int, ...] = ()) -> int:
+        """Bytes laid out to draw form ``xref`` once (``within``: the forms drawing it; a form among them draws
+        itself, which is refused)."""
+        if xref in within:
+            raise RecursionError(xref)
+        if xref not in self.forms:
+            cost = self.sizes.get(xref, 0) + self._drawn(xref, self._calls(xref), (*within, xref))
+            self.forms[xref] = min(cost, self.cap + 1)
+        return self.forms[xref]
+
+    def page(self, page: object) -> int:
+        for xref, name, invoker, _ in page.get_xobjects():  # type: ignore[attr-defined]
+            self.names[(invoker, name)] = xref
+        own = sum(self.sizes.get(x, 0) for x in page.get_contents())  # type: ignore[attr-defined]
+        calls: dict[str, int] = {}
+        for x in page.get_contents():  # type: ignore[attr-defined]
+            for name, n in self._calls(x).items():
+                calls[name] = calls.get(name, 0) + n
+        drawn = self._drawn(0, calls, ())
+        self.stopped = drawn > self.cap  # the count stopped past the limit: the page draws more than it says
+        return own + drawn
+
+
 def check_pdf(name: str, data: bytes, *, max_pages: int, max_stream_bytes: int, max_total_bytes: int,
               max_image_pixels: int, max_page_content_bytes: int = 16_000_000,
               max_content_bytes: int = 128_000_000) -> int:
@@ -112,11 +167,17 @@ def check_pdf(name: str, data: bytes, *, max_pages: int, max_stream_bytes: int, 
             if total > max_total_bytes:
                 raise UploadError(f"{name}: its compressed streams expand to more than {_mb(max_total_bytes)}", 413)
         used = 0
+        draws = _Draws(doc, sizes, max_page_content_bytes)
         for page in doc:
-            content = sum(sizes.get(x, 0) for x in page.get_contents())
+            try:
+                content = draws.page(page)
+            except RecursionError as exc:
+                raise UploadError(f"{name}: page {page.number + 1} draws a form (object {exc.args[0]}) that draws "
+                                  "itself", 413) from None
             if content > max_page_content_bytes:
-                raise UploadError(f"{name}: page {page.number + 1} draws {_mb(content)} of content; at most "
-                                  f"{_mb(max_page_content_bytes)} per page", 413)
+                amount = f"more than {_mb(content)}" if draws.stopped else _mb(content)
+                raise UploadError(f"{name}: page {page.number + 1} draws {amount} of content; at most "
+                                  f"{_mb(max_page_content_bytes)} per page (a form counts each time it is drawn)", 413)
             used += content
             if used > max_content_bytes:
                 raise UploadError(f"{name}: its pages draw more than {_mb(max_content_bytes)} of content (a stream "

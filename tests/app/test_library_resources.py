@@ -18,7 +18,15 @@ from htmlrag.app.server import create_app
 from htmlrag.testing import pdfs as mk
 from tests.app.conftest import doc_ids, settings_for, wait_job
 from tests.conftest import SAMPLE_PAGES
-from tests.helpers.bad_pdfs import big_image_pdf, bomb_pdf, huge_page_pdf, png_size, shared_content_pdf
+from tests.helpers.bad_pdfs import (
+    big_image_pdf,
+    bomb_pdf,
+    huge_page_pdf,
+    nested_forms_pdf,
+    png_size,
+    self_drawing_form_pdf,
+    shared_content_pdf,
+)
 
 PAGE = (SAMPLE_PAGES / "lighthouse.html").read_bytes()
 
@@ -193,6 +201,10 @@ def test_a_document_left_in_the_graph_is_removed_at_start_up(app, tmp_path: Path
      "pages draw more than 40 MB of content"),
     (lambda d: shared_content_pdf(d / "x.pdf", 2, 3_000_000), {"max_pdf_page_content_mb": 2},
      "page 1 draws 3 MB of content; at most 2 MB per page"),
+    # 3 KB: a form drawing the next 4 times, 12 levels deep (4^12 layouts of one page; depth 9 read in 3.3 s)
+    (lambda d: nested_forms_pdf(d / "x.pdf", 12, 4), {}, "page 1 draws more than 16 MB of content"),
+    (lambda d: nested_forms_pdf(d / "x.pdf", 40, 2), {}, "page 1 draws more than 16 MB of content"),
+    (lambda d: self_drawing_form_pdf(d / "x.pdf"), {}, "that draws itself"),
 ])
 def test_costly_pdfs_are_refused_at_upload(app, make, setting: dict, needle: str) -> None:
     c, db = app

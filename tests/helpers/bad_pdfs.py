@@ -75,3 +75,50 @@ def shared_content_pdf(path: Path, pages: int, expanded: int) -> Path:
     doc.save(path, garbage=0, deflate=True)
     doc.close()
     return path
+
+
+def nested_forms_pdf(path: Path, depth: int, fanout: int, leaf_bytes: int = 200) -> Path:
+    """One page drawing a form XObject that draws the next one ``fanout`` times, ``depth`` levels down to a
+    form of ``leaf_bytes`` bytes that shows a word: a few KB on disk, ``fanout ** depth`` leaf layouts to read
+    the page (the PDF form of "billion laughs")."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 72), "nested", fontsize=12)
+    kind, value = doc.xref_get_key(page.xref, "Resources")
+    holder = int(value.split()[0]) if kind == "xref" else page.xref  # the resources dictionary's object
+    prefix = "" if kind == "xref" else "Resources/"
+    fonts = doc.xref_get_key(holder, f"{prefix}Font")[1]
+    below = None
+    for _ in range(depth + 1):
+        xref = doc.get_new_xref()
+        if below is None:
+            body = b"BT /F1 8 Tf 10 10 Td (x) Tj ET" + b" " * max(leaf_bytes - 31, 0)
+            res = f"<</Font {fonts}>>"
+        else:
+            body = b" ".join([b"q 1 0 0 1 0 0 cm /F0 Do Q"] * fanout)
+            res = f"<</XObject<</F0 {below} 0 R>>>>"
+        doc.update_object(xref, f"<</Type/XObject/Subtype/Form/BBox[0 0 200 200]/Resources{res}>>")
+        doc.update_stream(xref, body)
+        below = xref
+    content = page.get_contents()[0]
+    doc.update_stream(content, doc.xref_stream(content) + b" q /Top Do Q")
+    doc.xref_set_key(holder, f"{prefix}XObject", f"<</Top {below} 0 R>>")
+    doc.save(path, garbage=0, deflate=True)
+    doc.close()
+    return path
+
+
+def self_drawing_form_pdf(path: Path) -> Path:
+    """One page drawing a form XObject whose content draws that same form (a cycle)."""
+    import pymupdf
+
+    path = nested_forms_pdf(path, 1, 2)
+    doc = pymupdf.open(path)
+    top = next(x for x, name, invoker, _ in doc[0].get_xobjects() if name == "Top" and invoker == 0)
+    doc.update_object(top, f"<</Type/XObject/Subtype/Form/BBox[0 0 200 200]/Resources<</XObject<</F0 {top} 0 R>>>>>>")
+    doc.update_stream(top, b"q /F0 Do Q")
+    doc.save(path, incremental=True, encryption=0)
+    doc.close()
+    return path
