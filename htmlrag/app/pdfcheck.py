@@ -91,7 +91,11 @@ class _Draws:
 
     def _calls(self, xref: int) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for m in _DO.finditer(self.doc.xref_stream(xref) or b""):  # type: ignore[attr-defined]
+        try:
+            data = self.doc.xref_stream(xref) or b""  # type: ignore[attr-defined]
+        except Exception:  # a broken object: MuPDF reads what it can, nothing to count (the build reports it)
+            return counts
+        for m in _DO.finditer(data):
             name = m.group(1).decode("latin-1")
             counts[name] = counts.get(name, 0) + 1
         return counts
@@ -100,9 +104,15 @@ class _Draws:
         total = 0
         for name, n in calls.items():
             child = self.names.get((invoker, name))
-            if child is not None and self.doc.xref_get_key(child, "Subtype") == ("name", "/Form"):  # type: ignore[attr-defined]
+            if child is not None and self._is_form(child):
                 total = min(total + n * self.form(child, within), self.cap + 1)
         return total
+
+    def _is_form(self, xref: int) -> bool:
+        try:
+            return self.doc.xref_get_key(xref, "Subtype") == ("name", "/Form")  # type: ignore[attr-defined]
+        except Exception:  # a broken object draws nothing
+            return False
 
     def form(self, xref: int, within: tuple[int, ...] = ()) -> int:
         """Bytes laid out to draw form ``xref`` once (``within``: the forms drawing it; a form among them draws
@@ -115,7 +125,11 @@ class _Draws:
         return self.forms[xref]
 
     def page(self, page: object) -> int:
-        for xref, name, invoker, _ in page.get_xobjects():  # type: ignore[attr-defined]
+        try:
+            xobjects = page.get_xobjects()  # type: ignore[attr-defined]
+        except Exception:  # a broken resources dictionary: nothing drawn from it can be counted (nor laid out)
+            xobjects = []
+        for xref, name, invoker, _ in xobjects:
             self.names[(invoker, name)] = xref
         own = sum(self.sizes.get(x, 0) for x in page.get_contents())  # type: ignore[attr-defined]
         calls: dict[str, int] = {}
