@@ -400,12 +400,15 @@ def report(recs: list[dict[str, Any]], retrievers: list[str], title: str, measur
             sub = [r for r in recs if (split is None or r["type"] == split) and not np.isnan(r["recall"]["flat"])]
             hit = [r["recall"][name] >= 0.5 for r in sub]
             base = [r["recall"]["flat"] >= 0.5 for r in sub]
-            rate = float(np.mean(hit)) if hit else float("nan")
+            if not sub:  # no question of this kind (FinanceBench says none is Table or Text): no figure to print
+                cells.append("- (n=0)" if name == "flat" else "-")
+                continue
+            rate = float(np.mean(hit))
             if name == "flat":
                 cells.append(f"{rate:.2f} (n={len(sub)})")
                 continue
             m = mcnemar_exact(hit, base)
-            diff = rate - float(np.mean(base)) if base else float("nan")
+            diff = rate - float(np.mean(base))
             cells.append(f"{rate:.2f} {diff:+.2f} +{m.a_only}/-{m.b_only} p={_p(m.p)}")
         sub = [r for r in recs if not np.isnan(r["recall"]["flat"])]
         t = paired_ttest([r["recall"][name] for r in sub], [r["recall"]["flat"] for r in sub])

@@ -405,3 +405,10 @@ def test_group_headings_of_a_printed_contents_page_open_no_section(tmp_path) -> 
              _ln("4", 160, x=530, w=5), _ln("Item 1A. Risk Factors", 174, x=80), _ln("4", 174, x=530, w=5),
              _ln(BODY, 220)]
     assert toc_block_ids(lines) == set(range(14))
+    # prose among the rows stays (a long line, a line running on in lower case); a page whose only "contents"
+    # is its running header (furniture) is no contents page to empty: only its rows go
+    prose = [*lines[:5], _ln("This index lists the parts of the report and the items that each part holds.", 100),
+             _ln("in the order the form requires.", 110), *lines[5:]]
+    assert {prose[i].text for i in toc_block_ids(prose)} == {ln.text for ln in lines[:14]}
+    rows = toc_block_ids(lines, {0})
+    assert 0 not in rows and 1 not in rows and 7 not in rows and {3, 4, 5, 6, 8, 9} <= rows

@@ -233,7 +233,7 @@ def _mark_furniture(pages: list, opts: ParseOptions) -> tuple[list[set[int]], di
     if not labels:
         labels = {p.info.number: p.label for p in pages if p.label}
     for p, d in zip(pages, drops, strict=True):
-        p.drop = d | (toc_block_ids(p.lines) if p.toc else set())  # the contents block leaves the text; the rest stays
+        p.drop = d | (toc_block_ids(p.lines, d) if p.toc else set())  # the contents block leaves the text; the rest stays
         p.info.printed = labels.get(p.info.number, "")
     return drops, labels
 

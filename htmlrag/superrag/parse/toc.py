@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from itertools import pairwise
 from typing import Any
 
@@ -127,24 +127,36 @@ def toc_line_ids(lines: Sequence[Line]) -> set[int]:
     return {i for i, ln in enumerate(lines) if id(ln) in members}
 
 
-def toc_block_ids(lines: Sequence[Line]) -> set[int]:
-    """Indexes (into ``lines``) of the lines of a ToC page's contents block: its ToC rows (:func:`toc_line_ids`)
-    and the lines among them or from the contents title to the first row that carry no label -- the
-    contents' group headings ("Part I – Financial information   Page", "Item 1.", "Part II – Other
-    information"), and the contents title. Left in the text, those became sections on the ToC page, and a
-    document's whole body hung under "Part II – Other information" printed on page 2 (a 10-Q by Workiva), or
-    under the title "Form 10-Q Table of Contents". Lines above the contents title (a cover's notices) and below
-    the last row (an introduction) stay."""
+def toc_block_ids(lines: Sequence[Line], furniture: Set[int] = frozenset(), *, max_words: int = 12) -> set[int]:
+    """Indexes (into ``lines``) of the lines of a contents page's contents block: its ToC rows
+    (:func:`toc_line_ids`) and, on a page that names itself ("Table of Contents", "Index"), the title and the
+    short lines from it to the last row that carry no label -- the contents' group headings ("Part I – Financial
+    information   Page", "Item 1.", "Part II – Other information"). Left in the text, those became sections on
+    the contents page, and a document's whole body hung under "Part II – Other information" printed on page 2
+    (a 10-Q by Workiva), or under the title "Form 10-Q Table of Contents". Lines above the title (a cover's
+    notices), below the last row (an introduction), and prose among the rows (a line of more than ``max_words``
+    words, a sentence's end, a line that starts in lower case) stay; so does everything but the rows on a page
+    that does not name itself (a statement whose row ends read as page numbers is taken for a contents page: its
+    title and column headings are no contents lines). ``furniture``: indexes of the page's running headers and footers, never its title
+    (Intel sets a "Table of Contents" link atop every page)."""
     members = _toc_rows(lines)[2]
     if not members:
         return set()
     ids = {id(ln) for r in members for ln in r}
     top, bottom = members[0][0].bbox[1], max(ln.bbox[3] for ln in members[-1])
-    titles = [ln.bbox[1] for ln in lines[:40] if _CONTENTS.search(ln.text) and ln.bbox[3] <= top + 0.5]
-    if titles:  # from the contents title on: a section "Table of Contents" would parent the body after it
-        top = max(titles)
+    titles = [ln.bbox[1] for i, ln in enumerate(lines[:40])
+              if i not in furniture and _CONTENTS.search(ln.text) and ln.bbox[3] <= top + 0.5]
+    if not titles:
+        return {i for i, ln in enumerate(lines) if id(ln) in ids}
+    top = max(titles)
+
+    def short(text: str) -> bool:  # a group line, not prose (a paragraph's lines run on in lower case)
+        words = text.split()
+        return 0 < len(words) <= max_words and not text.lstrip()[0].islower() and \
+            (len(words) <= 3 or not text.rstrip().endswith("."))
+
     return {i for i, ln in enumerate(lines)
-            if id(ln) in ids or (ln.bbox[1] >= top - 0.5 and ln.bbox[3] <= bottom + 0.5)}
+            if id(ln) in ids or (ln.bbox[1] >= top - 0.5 and ln.bbox[3] <= bottom + 0.5 and short(ln.text))}
 
 
 def roman_to_int(s: str) -> int | None:
