@@ -51,6 +51,22 @@ def _two_companies(folder: Path) -> Path:
     return folder
 
 
+def test_a_question_kind_without_questions_prints_no_number(capsys) -> None:
+    # FinanceBench says of no question whether it is a Table or a Text question: those columns printed "nan"
+    # (a figure no run gave); they print "-" now, and the columns with questions keep their figures.
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import bench_superrag as bench
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    recs = [{"type": "", "recall": {"flat": f, "hybrid": h}, "tokens": {"flat": 100, "hybrid": 90}}
+            for f, h in ((1.0, 1.0), (0.0, 1.0), (0.0, 0.0))]
+    bench.report(recs, ["hybrid"], "three questions")
+    out = capsys.readouterr().out
+    assert "nan" not in out and "- (n=0)" in out
+    assert re.search(r"flat\s+0\.33 \(n=3\)", out) and re.search(r"hybrid\s+0\.67 \+0\.33 \+1/-0", out)
+
+
 @pytest.mark.slow
 def test_bench_runs_on_the_sample_and_on_companies_named_only_by_their_files(tmp_path: Path) -> None:
     proc, recs = _bench(tmp_path, SAMPLE, extra=("--doc-header", "embed"))
