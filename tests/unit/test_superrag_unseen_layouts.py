@@ -387,6 +387,8 @@ def test_group_headings_of_a_printed_contents_page_open_no_section(tmp_path) -> 
     parsed = parse_pdf(path)
     sections = parsed.sections
     assert not [s.title for s in sections if s.page == 1 and s.title.startswith("Part")]
+    contents = [i for i, s in enumerate(sections) if s.title == "TABLE OF CONTENTS"]  # a heading, and no parent
+    assert len(contents) == 1 and not [s.title for s in sections if s.parent == contents[0]]
     mdna = next(s for s in sections if s.title.startswith("Item 2. Management"))
     chain, parent = [], mdna.parent
     while parent is not None:
@@ -397,18 +399,41 @@ def test_group_headings_of_a_printed_contents_page_open_no_section(tmp_path) -> 
     assert "filed with the Securities and Exchange Commission every quarter" in text  # below the block: stays
     assert "Legal Proceedings 4" not in text and "Part II – Other information" not in text.split("Legal")[0]
 
-    # the block: the contents title, the rows, and the label-less lines among them and under the title
+    # the block: the rows, and the label-less lines among them and under the title (which stays a heading)
     lines = [_ln("TABLE OF CONTENTS", 60), _ln("Part I – Financial information", 90, bold=True),
              _ln("Page", 90, x=530, w=20), _ln("Item 1. Financial Statements", 104, x=80), _ln("2", 104, x=530, w=5),
              _ln("Item 2. MD&A", 118, x=80), _ln("3", 118, x=530, w=5), _ln("Part II – Other information", 132, bold=True),
              _ln("Item 1. Legal Proceedings", 146, x=80), _ln("4", 146, x=530, w=5), _ln("Item 6. Exhibits", 160, x=80),
              _ln("4", 160, x=530, w=5), _ln("Item 1A. Risk Factors", 174, x=80), _ln("4", 174, x=530, w=5),
              _ln(BODY, 220)]
-    assert toc_block_ids(lines) == set(range(14))
+    assert toc_block_ids(lines) == set(range(1, 14))
     # prose among the rows stays (a long line, a line running on in lower case); a page whose only "contents"
     # is its running header (furniture) is no contents page to empty: only its rows go
     prose = [*lines[:5], _ln("This index lists the parts of the report and the items that each part holds.", 100),
              _ln("in the order the form requires.", 110), *lines[5:]]
-    assert {prose[i].text for i in toc_block_ids(prose)} == {ln.text for ln in lines[:14]}
+    assert {prose[i].text for i in toc_block_ids(prose)} == {ln.text for ln in lines[1:14]}
     rows = toc_block_ids(lines, {0})
     assert 0 not in rows and 1 not in rows and 7 not in rows and {3, 4, 5, 6, 8, 9} <= rows
+
+
+def test_a_section_opened_on_a_contents_page_holds_nothing_after_it() -> None:
+    """A contents page's title is a heading (docling's reference counts it), but the section it opens ends with
+    its page: a Workiva 10-Q's body, set in headings smaller than the title, had hung under "Form 10-Q Table of
+    Contents" of page 2. Headings on the contents page itself may still hang under it."""
+    from htmlrag.superrag.parse.document import _sections
+    from htmlrag.superrag.parse.model import Paragraph
+
+    def head(text: str, page: int, size: float) -> tuple[str, list[Line]]:
+        return "head", [_ln(text, 60, size=size, bold=True, page=page)]
+
+    def para(page: int) -> tuple[str, Paragraph]:
+        return "para", Paragraph(page=page, bbox=(50, 100, 500, 140), text=BODY)
+
+    flow = [head("Quarterly Report", 1, 16), para(1), head("TABLE OF CONTENTS", 2, 14), head("Notes", 2, 11),
+            head("Executive Overview", 3, 11), para(3), head("Business Developments", 4, 11), para(4)]
+    _, sections = _sections(flow, [], {2})
+    parent = {s.title: (sections[s.parent].title if s.parent is not None else None) for s in sections}
+    assert parent["Executive Overview"] == "Quarterly Report" and parent["Business Developments"] == "Quarterly Report"
+    assert parent["Notes"] == "TABLE OF CONTENTS" and parent["TABLE OF CONTENTS"] == "Quarterly Report"
+    _, before = _sections(flow, [])
+    assert {sections[s.parent].title for s in before if s.page > 2 and s.parent is not None} == {"TABLE OF CONTENTS"}

@@ -215,7 +215,7 @@ def parse_pdf(
     drops, labels = _mark_furniture(pages, opts)
     toc, toc_source = _table_of_contents(pages, drops, outline, labels)
     flow, tables, figures = _reading_flow(pages, opts, toc)
-    headings, sections = _sections(flow, toc)
+    headings, sections = _sections(flow, toc, {p.info.number for p in pages if p.toc})
     title = _title(meta_title, headings, Path(path).stem)
     return ParsedDocument(path=name, doc_id=doc_id_for(data, path), title=title, pages=[p.info for p in pages],
                           name=document_name(pages[0].lines if pages else [], meta_title),
@@ -325,13 +325,15 @@ def _column_headings(units: list[tuple[str, object]]) -> set[int]:
     return out
 
 
-def _sections(flow: list[tuple[str, object]], toc: list) -> tuple[list[Heading], list[Section]]:
+def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = frozenset()
+              ) -> tuple[list[Heading], list[Section]]:
     """Headings with levels (from the ToC where it names them, else by size) and the section tree they open;
     content before the first heading goes to an untitled level-1 section. A heading the ToC names hangs under the
     section of its ToC parent, or at the top when that parent is not a heading of the text (Intel's outline puts
     "Notes to ... Financial Statements" under "Financial Statements", which the pages never print: nesting by
     level alone hung every note under the statement before it); other headings under the nearest section before
-    them of a smaller level."""
+    them of a smaller level, except a section opened on a contents page (``toc_pages``), which holds nothing
+    after its page ("Form 10-Q Table of Contents" had every section of a Workiva 10-Q under it)."""
     heads = [(x, max(ln.size for ln in x)) for k, x in flow if k == "head"]  # type: ignore[union-attr]
     entries = [(e.level, e.title, e.page) for e in toc]
     levels = iter(hd.assign_levels(heads, entries))
@@ -346,7 +348,8 @@ def _sections(flow: list[tuple[str, object]], toc: list) -> tuple[list[Heading],
             entry = next(named)
             h = hd.make_heading(obj, lvl, src)  # type: ignore[arg-type]
             headings.append(h)
-            parent = next((j for j in range(len(sections) - 1, -1, -1) if sections[j].level < lvl), None)
+            parent = next((j for j in range(len(sections) - 1, -1, -1) if sections[j].level < lvl
+                           and (sections[j].page not in toc_pages or sections[j].page == h.page)), None)
             if src == "outline" and entry is not None:
                 above = toc_parent[entry]
                 parent = section_of.get(above) if above is not None else None

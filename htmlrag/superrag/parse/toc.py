@@ -129,26 +129,27 @@ def toc_line_ids(lines: Sequence[Line]) -> set[int]:
 
 def toc_block_ids(lines: Sequence[Line], furniture: Set[int] = frozenset(), *, max_words: int = 12) -> set[int]:
     """Indexes (into ``lines``) of the lines of a contents page's contents block: its ToC rows
-    (:func:`toc_line_ids`) and, on a page that names itself ("Table of Contents", "Index"), the title and the
-    short lines from it to the last row that carry no label -- the contents' group headings ("Part I – Financial
-    information   Page", "Item 1.", "Part II – Other information"). Left in the text, those became sections on
-    the contents page, and a document's whole body hung under "Part II – Other information" printed on page 2
-    (a 10-Q by Workiva), or under the title "Form 10-Q Table of Contents". Lines above the title (a cover's
-    notices), below the last row (an introduction), and prose among the rows (a line of more than ``max_words``
-    words, a sentence's end, a line that starts in lower case) stay; so does everything but the rows on a page
-    that does not name itself (a statement whose row ends read as page numbers is taken for a contents page: its
-    title and column headings are no contents lines). ``furniture``: indexes of the page's running headers and footers, never its title
-    (Intel sets a "Table of Contents" link atop every page)."""
+    (:func:`toc_line_ids`) and, on a page that names itself ("Table of Contents", "Index"), the short lines
+    under its title down to the last row that carry no label -- the contents' group headings ("Part I –
+    Financial information   Page", "Item 1.", "Part II – Other information"). Left in the text, those became
+    sections on the contents page, and a document's whole body hung under "Part II – Other information" printed
+    on page 2 (a 10-Q by Workiva). What stays: the title (a heading; the section it opens holds nothing after
+    its page), the lines above it (a cover's notices) and below the last row (an introduction), prose among the
+    rows (a line of more than ``max_words`` words, a sentence's end, a line that starts in lower case), and
+    everything but the rows on a page that does not name itself (a statement whose row ends read as page
+    numbers is taken for a contents page: its title and column headings are no contents lines).
+    ``furniture``: indexes of the page's running headers and footers, never its title (Intel sets a "Table of
+    Contents" link atop every page)."""
     members = _toc_rows(lines)[2]
     if not members:
         return set()
     ids = {id(ln) for r in members for ln in r}
     top, bottom = members[0][0].bbox[1], max(ln.bbox[3] for ln in members[-1])
-    titles = [ln.bbox[1] for i, ln in enumerate(lines[:40])
+    titles = [ln.bbox[3] for i, ln in enumerate(lines[:40])
               if i not in furniture and _CONTENTS.search(ln.text) and ln.bbox[3] <= top + 0.5]
     if not titles:
         return {i for i, ln in enumerate(lines) if id(ln) in ids}
-    top = max(titles)
+    top = max(titles) + 0.5  # (the title stays a heading; the section it opens holds nothing after its page)
 
     def short(text: str) -> bool:  # a group line, not prose (a paragraph's lines run on in lower case)
         words = text.split()
