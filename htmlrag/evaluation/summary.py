@@ -293,54 +293,51 @@ def fidelity_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[st
     return "Fidelity per column group: " + "; ".join(f"{lb}: {f}" for lb, f in zip(labels, each, strict=True)) + "."
 
 
-def errors_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
-    """"Error rows (not scored): bm25 2, ours 2 of 6 examples." -- per system, the examples whose context or
-    answer failed (``n_errors`` of ``metrics.json``), left out of its scores; "" when there are none."""
+def _count(entry: Any, key: str) -> int:
+    """``entry[key]`` when it is a positive count (an int), else 0."""
+    v = entry.get(key) if isinstance(entry, Mapping) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+
+def _per_system_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None, head: str,
+                        items: Any) -> str:
+    """"<head>: <items of each system, in the table's row order> of <n> examples[; <next run> ...]." -- ``items(name,
+    entry)`` gives a system's phrases ("bm25 2"); "" when no system of any run has one."""
     labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
     parts = []
     for run, lb in zip(summaries, labels, strict=True):
         systems = run.get("systems") or {}
         order = [n for n in run.get("system_order") or systems if n in systems]  # the table's row order
-        bad = [f"{name} {systems[name]['n_errors']}" for name in order if isinstance(systems[name], Mapping)
-               and isinstance(systems[name].get("n_errors"), int) and systems[name]["n_errors"] > 0]
-        if bad:
+        found = [x for name in order for x in items(name, systems[name])]
+        if found:
             where = f"{lb}: " if len(summaries) > 1 else ""
-            parts.append(f"{where}{', '.join(bad)} of {run.get('n_examples', '?')} examples")
-    return f"Error rows (not scored): {'; '.join(parts)}." if parts else ""
+            parts.append(f"{where}{', '.join(found)} of {run.get('n_examples', '?')} examples")
+    return f"{head}: {'; '.join(parts)}." if parts else ""
+
+
+def errors_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
+    """"Error rows (not scored): bm25 2, ours 2 of 6 examples." -- per system, the examples whose context or
+    answer failed (``n_errors`` of ``metrics.json``), left out of its scores; "" when there are none."""
+    return _per_system_caption(summaries, labels, "Error rows (not scored)",
+                               lambda name, e: [f"{name} {n}"] if (n := _count(e, "n_errors")) else [])
 
 
 def unusable_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
     """"Scores that are not numbers (left out): bm25 ref_em 1 of 6 examples." -- per system and metric, the
     scored examples whose score was missing, null, NaN or infinite (``unusable_scores`` of ``metrics.json``);
     "" when there are none."""
-    labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
-    parts = []
-    for run, lb in zip(summaries, labels, strict=True):
-        systems = run.get("systems") or {}
-        order = [n for n in run.get("system_order") or systems if n in systems]
-        bad = [f"{name} {m} {k}" for name in order if isinstance(systems[name], Mapping)
-               and isinstance(systems[name].get("unusable_scores"), Mapping)
-               for m, k in systems[name]["unusable_scores"].items() if isinstance(k, int) and k > 0]
-        if bad:
-            where = f"{lb}: " if len(summaries) > 1 else ""
-            parts.append(f"{where}{', '.join(bad)} of {run.get('n_examples', '?')} examples")
-    return f"Scores that are not numbers (left out): {'; '.join(parts)}." if parts else ""
+    def items(name: str, e: Any) -> list[str]:
+        per = e.get("unusable_scores") if isinstance(e, Mapping) else None
+        return [f"{name} {m} {k}" for m, k in per.items() if _count({"k": k}, "k")] if isinstance(per, Mapping) else []
+
+    return _per_system_caption(summaries, labels, "Scores that are not numbers (left out)", items)
 
 
 def truncated_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
     """"Answers cut at max_new_tokens (scored as they are): ours 2 of 6 examples." -- per system, the scored
     examples whose answer was cut (``n_truncated`` of ``metrics.json``); "" when there are none."""
-    labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
-    parts = []
-    for run, lb in zip(summaries, labels, strict=True):
-        systems = run.get("systems") or {}
-        order = [n for n in run.get("system_order") or systems if n in systems]
-        cut = [f"{name} {systems[name]['n_truncated']}" for name in order if isinstance(systems[name], Mapping)
-               and isinstance(systems[name].get("n_truncated"), int) and systems[name]["n_truncated"] > 0]
-        if cut:
-            where = f"{lb}: " if len(summaries) > 1 else ""
-            parts.append(f"{where}{', '.join(cut)} of {run.get('n_examples', '?')} examples")
-    return f"Answers cut at max_new_tokens (scored as they are): {'; '.join(parts)}." if parts else ""
+    return _per_system_caption(summaries, labels, "Answers cut at max_new_tokens (scored as they are)",
+                               lambda name, e: [f"{name} {n}"] if (n := _count(e, "n_truncated")) else [])
 
 
 def stage_tokens_markdown(summaries: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
