@@ -659,11 +659,13 @@ class _Walk:
         if ti not in self.pages_open and self.pages_open:
             extra += self.sep_cost
         fits = self.total + extra <= budget
-        if (not fits and self.total + extra - budget <= max(8, extra // 4)
+        if (not fits and (not self.kept or self.total + extra - budget <= max(8, extra // 4))
                 and self.exact_checks < self.max_exact_checks and not (self.kept and id(block) in self.fill_parts)):
-            # The estimate is conservative (tags merge across boundaries): check near misses exactly. Not for
-            # the small parts that fill the last room (each check tokenizes the whole context), unless
-            # nothing is kept yet (the top-ranked part that fits is always kept).
+            # The estimate is conservative (tags merge across boundaries, and a wrapper left holding one block
+            # is unwrapped: "<div><b>alpha</b></div>" is estimated at 22 tokens and materialises as 11): check
+            # near misses exactly, and every block while nothing is kept yet, so the top-ranked block that fits
+            # is always kept (each check tokenizes the whole context: not for the small parts that fill the
+            # last room).
             self.exact_checks += 1
             actual = self.context_tokens({id(b) for _, b in self.kept} | {id(block)})
             if actual <= budget:
@@ -716,9 +718,12 @@ class _Walk:
             calls += 1
             if tokens <= budget:
                 break
-            # Over budget after boundary effects: drop the lowest-ranked kept blocks worth the overflow.
+            # Over budget after boundary effects: drop the lowest-ranked kept blocks worth the overflow, but
+            # check again before the top-ranked one goes (a later block can bring back a wrapper its estimate
+            # did not count -- "<div>" unwrapped around one kept block returns with a second -- and the top
+            # block alone, which the walk checked exactly, fits).
             over = tokens - budget
-            while kept and over > 0:
+            while kept and over > 0 and (len(kept) > 1 or over == tokens - budget):
                 over -= est.pop()
                 kept.pop()
                 dropped += 1
