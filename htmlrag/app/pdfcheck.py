@@ -131,9 +131,10 @@ class _Draws:
             xobjects = []
         for xref, name, invoker, _ in xobjects:
             self.names[(invoker, name)] = xref
-        own = sum(self.sizes.get(x, 0) for x in page.get_contents())  # type: ignore[attr-defined]
+        contents = page.get_contents()  # type: ignore[attr-defined]
+        own = sum(self.sizes.get(x, 0) for x in contents)
         calls: dict[str, int] = {}
-        for x in page.get_contents():  # type: ignore[attr-defined]
+        for x in contents:
             for name, n in self._calls(x).items():
                 calls[name] = calls.get(name, 0) + n
         drawn = self._drawn(0, calls, ())

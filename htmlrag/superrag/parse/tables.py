@@ -221,6 +221,11 @@ def _numeric(text: str) -> bool:
     return not core or sum(ch.isdigit() for ch in core) >= 0.6 * len(core)
 
 
+def _amount(text: str) -> bool:
+    """A cell that is an amount: :func:`_numeric` and holding a digit (a lone sign or dash is no amount)."""
+    return _numeric(text) and any(ch.isdigit() for ch in text)
+
+
 def aligned_tables(trows: list[TextRow], taken: set[int], page_no: int, page_width: float, *,
                    min_rows: int = 3, reach: float = 1.6, prose_words: int = 8, prose_width: float = 0.45,
                    value_width: float = 0.25, numeric_share: float = 0.5) -> list[TableItem]:
@@ -472,7 +477,7 @@ def runs_on(rows: list[list[str]], prose_words: int = 8) -> bool:
     texts = [t for t in texts if t]
     if len(texts) < 2 or sum(len(t.split()) for t in texts) < prose_words * len(texts):
         return False
-    if any(_numeric(c) and any(ch.isdigit() for ch in c) for r in rows for c in r if c.strip()):
+    if any(_amount(c) for r in rows for c in r):
         return False
     on = sum(1 for a, b in itertools.pairwise(texts)
              if (a[-1].isalpha() or a[-1] == ",") and (b[0].islower() or a.split()[-1].lower() in _RUNS_ON))
@@ -498,7 +503,7 @@ def is_list(rows: list[list[str]]) -> bool:
         filled = [c.strip() for c in r if c.strip()]
         if not filled:
             continue
-        if any(_numeric(c) and any(ch.isdigit() for ch in c) for c in filled):
+        if any(_amount(c) for c in filled):
             return False
         first = filled[0]
         if first in BULLETS or (len(first) > 1 and first[0] in BULLETS and first[1].isspace()):
