@@ -138,7 +138,9 @@ def test_headings_the_outline_misses_join_the_outline_scale() -> None:
     """The outline names "Forward-Looking Statements" (level 1, 14 pt) and "Mobileye" (level 2, 14 pt), but not
     the 18 pt statement titles, whose text differs from their entries: by font rank they were level 2 and so
     hung under "Forward-Looking Statements" with everything after it. Now a style the outline uses takes its
-    most common outline level, and other styles keep their rank distance to it."""
+    most common outline level, and other styles keep their rank distance to it. In one style a note's label
+    ranks it above the unlabelled headings (issue 35, ninth round): "Note 1" sits one level above the outline's
+    level-2 "Mobileye", and without an outline the unlabelled 14 pt headings rank below it."""
     def head(text: str, size: float) -> tuple[list[Line], float]:
         return [_ln(text, 100, size=size)], size
 
@@ -148,8 +150,8 @@ def test_headings_the_outline_misses_join_the_outline_scale() -> None:
     outline = [(1, "Forward-Looking Statements"), (2, "Mobileye"), (2, "Provision for Taxes"),
                (1, "Other Key Information")]
     levels = [lvl for lvl, _ in hd.assign_levels(heads, outline)]
-    assert levels == [1, 1, 2, 2, 2, 3, 1]
-    assert [lvl for lvl, _ in hd.assign_levels(heads)] == [2, 1, 2, 2, 2, 3, 1]  # no outline: font ranks
+    assert levels == [1, 1, 1, 2, 2, 3, 1]
+    assert [lvl for lvl, _ in hd.assign_levels(heads)] == [3, 1, 2, 3, 3, 4, 1]  # no outline: font ranks
 
 
 def test_a_box_over_running_text_is_not_a_table() -> None:

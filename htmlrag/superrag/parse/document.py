@@ -268,6 +268,7 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list
                 mine += _segments(u, body, opts, known, cells)
             else:
                 mine.append(("table" if isinstance(u, TableItem) else "figure", u))
+        mine = _join_wrapped(mine)
         heads_over = _column_headings(mine) | _continued_titles(mine)
         for n, (kind, obj) in enumerate(mine):
             if kind == "head" and n not in heads_over:
@@ -277,6 +278,45 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list
             else:
                 flow.append((kind, obj))
     return flow, tables, figures
+
+
+#: Words a title does not end with: a heading run ending with one (or with a comma or a dash) goes on in the next.
+_OPEN_END = frozenset("""a an and as at between by for from in including into nor of on or per pursuant than the to
+    under via with""".split())
+
+
+def _open_ended(text: str) -> bool:
+    """Whether a heading line stops mid-phrase: it ends with a comma, a hyphen or dash, or a word a title does not
+    end with (:data:`_OPEN_END`: "... Officer Pursuant to", "... 18 U.S.C. Section 1350,")."""
+    t = text.rstrip()
+    if t[-1:] in ",-\u2013\u2014":
+        return True
+    words = t.split()
+    return bool(words) and words[-1].lower() in _OPEN_END
+
+
+def _join_wrapped(units: list[tuple[str, object]]) -> list[tuple[str, object]]:
+    """One heading run for a heading wrapped over lines that the PDF sets as separate blocks: a heading run right
+    after another of the same size, weight and slant (capitals or not: "RULES 13a-14(a) ..."), starting within half a line's height below it,
+    where the first stops mid-phrase (:func:`_open_ended`) or the second begins in lower case. Converters set each
+    line of a centred title as a block of its own ("Certification by the Chief Executive Officer Pursuant to" /
+    "Section 302 of the Sarbanes-Oxley Act of 2002", "CERTIFICATION PURSUANT TO" / "RULES 13a-14(a) ..."), and each
+    line opened a section, the first empty (FinanceBench's filings, issue 35). Two complete headings set one under
+    the other ("Note 1 – Summary of ..." / "Basis of Presentation") stay two."""
+    out: list[tuple[str, object]] = []
+    for kind, obj in units:
+        if kind == "head" and out and out[-1][0] == "head":
+            prev: list[Line] = out[-1][1]  # type: ignore[assignment]
+            cur: list[Line] = obj  # type: ignore[assignment]
+            a, b = prev[-1], cur[0]
+            height = max(a.bbox[3] - a.bbox[1], 1.0)
+            first = b.text.lstrip()[:1]
+            if (hd.style_of(a)[:3] == hd.style_of(b)[:3] and -0.5 * height <= b.bbox[1] - a.bbox[3] <= 0.5 * height
+                    and (_open_ended(a.text) or (first.isalpha() and first.islower()))):
+                out[-1] = ("head", prev + cur)
+                continue
+        out.append((kind, obj))
+    return out
 
 
 _CONTINUED = re.compile(r"[(\[]?\s*\b(?:continued|cont['’]?d)\s*[)\]]?\s*$", re.IGNORECASE)

@@ -19,7 +19,8 @@ A *text block* (lines of one PyMuPDF block) yields a heading from its leading li
 Consecutive qualifying lines of the same size in one block form one heading. Levels: headings matching an
 outline entry take the entry's level; in documents where most headings are numbered, a numbered heading's
 level is its depth (``2.1.3`` -> 3); otherwise styles are ranked (bigger first; at the same size capitals
-before mixed case, then bold before regular) and the rank is the level, put on the outline's scale where the
+before mixed case, then bold before regular; in one style by structural label, part before item before note
+before none, :func:`label_kind`) and the rank is the level, put on the outline's scale where the
 outline names headings of the same or nearby styles (:func:`_font_levels`).
 """
 
@@ -48,6 +49,32 @@ def normalise(text: str) -> str:
     """Lower-cased text with accents kept, punctuation and spacing removed (for comparing headings)."""
     t = unicodedata.normalize("NFKC", text).lower()
     return "".join(c for c in t if c.isalnum())
+
+
+#: Structural labels by rank: a part or chapter holds items and sections, an item holds notes, a note holds
+#: lettered sub-items. Each needs its number ("Part II", "Item 1A.", "Note 12", "a)"), so "Items 1 and 2"
+#: in prose or a title that only begins with the word ("Section 302 of the Act" as a wrapped line) are no labels
+#: unless numbered as one.
+_LABELS = (
+    re.compile(r"^(?:part|chapter|book|volume)\s+(?:(?-i:[IVXLC]+)|\d+|(?-i:[A-Z]))\b[.:\s\u2013\u2014-]", re.I),
+    re.compile(r"^(?:item|section|article)\s+\d+[A-Z]?\b[.:\s\u2013\u2014-]", re.I),
+    re.compile(r"^note\s+\d+[A-Z]?\b[.:\s\u2013\u2014-]", re.I),
+    re.compile(r"^(?:[a-z]\)|\([a-z]\))\s"),
+)
+
+
+def label_kind(text: str) -> int | None:
+    """Rank of a heading's structural label: 0 part/chapter, 1 item/section/article, 2 note, 3 a lettered
+    sub-item ("a)", "(b)"); None without one. Filings set "Part I", "Item 2." and "Note 4 –" in one style, and
+    print them at one indentation in their contents, so neither style nor indentation tells that an item sits
+    in a part and a note in an item (issue 35: Apple's and Best Buy's 10-Qs had every heading at level 1)."""
+    t = text.strip() + " "
+    for k, pat in enumerate(_LABELS):
+        m = pat.match(t)
+        if m:  # the label's title follows; prose does not ("Section 302 of the Sarbanes-Oxley Act")
+            rest = t[m.end():].lstrip(" .:\u2013\u2014-")
+            return None if rest[:1].islower() else k
+    return None
 
 
 def numbering_depth(text: str) -> int | None:
@@ -133,7 +160,8 @@ def _qualifies(ln: Line, body: float, size_ratio: float, max_words: int) -> bool
     return big or styled or numbered
 
 
-def _style(ln: Line) -> tuple[float, bool, bool, bool]:
+def style_of(ln: Line) -> tuple[float, bool, bool, bool]:
+    """A line's heading style: size to the half point, bold, italic, capitals (lines of one heading share it)."""
     return (round(ln.size * 2) / 2, ln.bold, ln.italic, capitals(ln.text))
 
 
@@ -154,12 +182,12 @@ def segment_block(
     i = 0
     while i < len(lines):
         ln = lines[i]
-        starts = i == 0 or lines[i - 1].text.rstrip()[-1:] in ".:!?)" or _style(lines[i - 1]) != _style(ln)
+        starts = i == 0 or lines[i - 1].text.rstrip()[-1:] in ".:!?)" or style_of(lines[i - 1]) != style_of(ln)
         run: list[Line] = []
         ok = lambda x: id(x) not in cells and _qualifies(x, body, size_ratio, max_words)  # noqa: E731
         if starts and ok(ln):
             j = i
-            while j < len(lines) and _style(lines[j]) == _style(ln) and ok(lines[j]):
+            while j < len(lines) and style_of(lines[j]) == style_of(ln) and ok(lines[j]):
                 run.append(lines[j])
                 j += 1
         if run and _accept(run, lines[i + len(run) :], body, size_ratio, max_words):
@@ -182,7 +210,7 @@ def _accept(run: list[Line], after: list[Line], body: float, size_ratio: float, 
     big = run[0].size >= body * size_ratio
     if big:
         return True
-    followed = bool(after) and _style(after[0]) != _style(run[0])  # capitals followed by mixed case too
+    followed = bool(after) and style_of(after[0]) != style_of(run[0])  # capitals followed by mixed case too
     if run[0].italic and not run[0].bold:
         return followed and len(run) == 1 and run[0].text.rstrip()[-1:] != "."
     return followed or (not after and len(run) <= 2)
@@ -254,9 +282,9 @@ def assign_levels(
     :func:`outline_index`)."""
     texts = [" ".join(ln.text for ln in lines) for lines, _ in heads]
     index = outline_index(heads, outline)
-    style = [(round(size * 2) / 2, all(ln.bold for ln in lines), all(capitals(ln.text) for ln in lines))
-             for lines, size in heads]
-    styles = sorted(set(style), key=lambda s: (-s[0], not s[2], not s[1]))
+    style = [(round(size * 2) / 2, all(ln.bold for ln in lines), all(capitals(ln.text) for ln in lines),
+              _label_rank(t)) for (lines, size), t in zip(heads, texts, strict=True)]
+    styles = sorted(set(style), key=lambda s: (-s[0], not s[2], not s[1], s[3]))
     font = _font_levels(styles, [(st, outline[j][0]) for st, j in zip(style, index, strict=True) if j is not None])
     depths = [numbering_depth(t) for t in texts]
     numbered = sum(d is not None for d in depths) >= max(2, len(texts) / 2)
@@ -271,27 +299,43 @@ def assign_levels(
     return out
 
 
-def _font_levels(styles: Sequence[tuple[float, bool, bool]], matched: Sequence[tuple[tuple[float, bool, bool], int]]
-                 ) -> dict[tuple[float, bool, bool], int]:
+_Style = tuple[float, bool, bool, int]  # size to the half point, bold, capitals, label rank
+
+
+def _label_rank(text: str) -> int:
+    """Where a heading sorts among headings of its style: by its label (:func:`label_kind`), unlabelled last. A
+    heading without a label set like "Item 2." is its sub-heading ("Available Information" in Apple's MD&A)."""
+    k = label_kind(text)
+    return len(_LABELS) if k is None else k
+
+
+def _font_levels(styles: Sequence[_Style], matched: Sequence[tuple[_Style, int]]
+                 ) -> dict[_Style, int]:
     """Level of each heading style (``styles`` bigger first) for headings the outline does not name.
 
     Without outline matches a style's level is its rank. With them, the outline and the font ranks must share
     one scale, or a heading the outline misses (its text differs from the entry's) lands under an unrelated
     outline heading: a style that outline-named headings use takes their most common outline level (ties: the
-    smaller); any other style keeps its rank distance to the nearest calibrated style above it (else below it).
+    smaller); a style whose headings differ from calibrated ones only by their label (:func:`label_kind`) keeps
+    its rank distance to the nearest of those; any other style keeps its rank distance to the nearest calibrated
+    style above it (else below it).
     Capped at 6.
     """
     rank = {s: i + 1 for i, s in enumerate(styles)}
-    seen: dict[tuple[float, bool, bool], Counter[int]] = {}
+    seen: dict[_Style, Counter[int]] = {}
     for st, lvl in matched:
         seen.setdefault(st, Counter())[lvl] += 1
     calib = {st: min(c, key=lambda lv: (-c[lv], lv)) for st, c in seen.items()}
-    out: dict[tuple[float, bool, bool], int] = {}
+    out: dict[_Style, int] = {}
     for st in styles:
         above = [b for b in styles if rank[b] < rank[st] and b in calib]
         below = [b for b in styles if rank[b] > rank[st] and b in calib]
+        same = [b for b in styles if b[:3] == st[:3] and b in calib]  # the same style, other labels
         if st in calib:
             lvl = calib[st]
+        elif same:  # labels keep their order in a style: "PART I." above the outline's "ITEM 2." (issue 35)
+            near = min(same, key=lambda b: abs(rank[b] - rank[st]))
+            lvl = calib[near] + rank[st] - rank[near]
         elif above:
             lvl = calib[above[-1]] + rank[st] - rank[above[-1]]
         elif below:

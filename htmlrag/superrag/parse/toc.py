@@ -5,7 +5,9 @@ roman numeral), optionally after dot leaders, with a title before it that has at
 whose own text is no title: "... ended October 29, 2023 and October" / "30, 2022   3") is one ToC row of
 both. Among the first ``search_pages`` pages, a page is a
 ToC page when it has at least ``min_rows`` ToC rows (3 if the page says "contents" or "index") making up at
-least 30% of the rows from its first ToC row to its last, and its arabic labels mostly (80%) do not decrease. Entry levels come from indentation (distinct left edges, 6-point buckets).
+least 30% of the rows from its first ToC row to its last, and its arabic labels mostly (80%) do not decrease. Entry levels come from indentation (distinct left edges, 6-point buckets), then from structural labels
+among entries of one indentation (:func:`entry_levels`). A row whose title ends with a label word ("Part",
+"Item") is no entry: its "page label" is the label's number.
 
 Printed page labels map to physical pages through the labels found in headers/footers: an exact match
 first, else the most common offset between physical and printed arabic numbers.
@@ -19,6 +21,7 @@ from collections.abc import Sequence, Set
 from itertools import pairwise
 from typing import Any
 
+from htmlrag.superrag.parse.headings import label_kind
 from htmlrag.superrag.parse.lines import rows
 from htmlrag.superrag.parse.model import Line, TocEntry
 
@@ -32,6 +35,11 @@ _LEADER = re.compile(rf"^(.*?)\s*(?:\.{{2,}}|…+|\s)\s*(\d{{1,3}}|{_ROMAN})$", 
 #: row (a paragraph set on one line) is body text, and is not matched at all, so no row costs more than this.
 _MAX_ENTRY = 400
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
+#: A title ending with a label word: the "page label" after it is the label's number ("Part I", "Item 1",
+#: "Schedule II"), a group line of the contents, not an entry pointing to page i (Apple's "Part I" and "Part II"
+#: were entries "Part" on page i and ii, one level below the items they hold).
+_NUMBERED_BY = re.compile(r"\b(?:part|chapter|section|article|item|note|schedule|exhibit|appendix|annex|book|volume)$",
+                          re.I)
 _CONTENTS = re.compile(r"\b(table of )?contents\b|\bindex\b", re.I)
 
 
@@ -95,7 +103,7 @@ def _entry(r: list[Line]) -> tuple[str, str] | None:
             return None
         title, label = m.group(1).rstrip(" .…"), m.group(2)
     letters, digits = len(_LETTERS.findall(title)), sum(c.isdigit() for c in title)
-    if not (letters >= 2 and digits <= letters / 2 and "$" not in title and label.strip("0")):
+    if not (letters >= 2 and digits <= letters / 2 and "$" not in title and label.strip("0")) or _NUMBERED_BY.search(title):
         return None
     return title, label.lower()
 
@@ -196,7 +204,21 @@ def detected_toc(page_lines: dict[int, list[Line]], labels: dict[int, str], n_pa
     entries: list[tuple[float, str, str]] = []
     for _, lines in sorted(page_lines.items()):
         entries += toc_rows(lines)[0]
-    lefts = sorted({round(x / 6) for x, _, _ in entries})
-    rank = {v: i + 1 for i, v in enumerate(lefts)}
-    return [TocEntry(level=min(rank[round(x / 6)], 6), title=t, printed_page=lab, page=to_physical(lab))
-            for x, t, lab in entries]
+    return [TocEntry(level=lvl, title=t, printed_page=lab, page=to_physical(lab))
+            for lvl, (_, t, lab) in zip(entry_levels([(x, t) for x, t, _ in entries]), entries, strict=True)]
+
+
+def entry_levels(entries: Sequence[tuple[float, str]]) -> list[int]:
+    """Level of each contents entry given as (left edge, title): its indentation's rank (6-point buckets), then,
+    among entries of one indentation, its structural label's rank (:func:`~htmlrag.superrag.parse.headings.label_kind`:
+    part, item, note, lettered sub-item); an unlabelled entry takes the first rank present at its indentation
+    ("Signatures" beside "Part II"). Contents printed without indentation gave every entry level 1: Best Buy's
+    "Part I", "Item 1." and "a) Condensed Consolidated Balance Sheets" were siblings, and the items opened no
+    section inside their part. Capped at 6."""
+    kinds = [label_kind(t) for _, t in entries]
+    indent = [round(x / 6) for x, _ in entries]
+    first = {i: min((k for k, j in zip(kinds, indent, strict=True) if j == i and k is not None), default=0)
+             for i in set(indent)}
+    keys = [(i, first[i] if k is None else k) for i, k in zip(indent, kinds, strict=True)]
+    rank = {v: n + 1 for n, v in enumerate(sorted(set(keys)))}
+    return [min(rank[key], 6) for key in keys]
