@@ -96,3 +96,41 @@ def test_a_part_number_is_no_page_label() -> None:
     assert [(t, lab) for _, t, lab in toc_rows(lines)[0]] == [
         ("Item 1. Financial Statements", "1"), ("Item 1A. Risk Factors", "23"),
         ("Certifications of Section 302 Officers", "24")]
+
+
+def test_a_cover_before_the_printed_contents_holds_nothing_after_its_page() -> None:
+    """The pages before a printed contents page are a cover: a section opened there (the company's name, set
+    larger than the body's headings) ends with its page. NVIDIA's cover name held its contents page and "Where
+    you can find more information" once part labels ranked the unlabelled headings of their style below them;
+    Pfizer's held its contents and "Defined Terms". Without a printed contents page nothing changes."""
+    from htmlrag.superrag.parse.document import _sections
+    from htmlrag.superrag.parse.model import Paragraph
+
+    def head(text: str, page: int, size: float) -> tuple[str, list[Line]]:
+        return "head", [Line(page=page, bbox=(50, 60, 300, 60 + size), text=text, size=size, bold=True, block=0)]
+
+    def para(page: int) -> tuple[str, Paragraph]:
+        return "para", Paragraph(page=page, bbox=(50, 100, 500, 140), text="The company sells widgets.")
+
+    flow = [head("NVIDIA CORPORATION", 1, 16), para(1), head("TABLE OF CONTENTS", 2, 11),
+            head("WHERE YOU CAN FIND MORE INFORMATION", 2, 11), para(2), head("Overview", 3, 11), para(3)]
+    _, sections = _sections(flow, [], {2}, front=2)
+    assert [s.parent for s in sections] == [None, None, None, None]
+    assert sections[1].title == "TABLE OF CONTENTS" and not sections[1].items  # the contents page's own section
+    _, no_contents = _sections(flow, [], set())
+    assert [no_contents[s.parent].title if s.parent is not None else None for s in no_contents] == [
+        None, "NVIDIA CORPORATION", "NVIDIA CORPORATION", "WHERE YOU CAN FIND MORE INFORMATION"]
+
+
+def test_a_contents_page_names_itself_unless_by_its_running_header() -> None:
+    """Only a printed contents page marks the end of the cover: one that says "Table of Contents" above its
+    rows. A statement whose row ends read as page numbers, under Intel's running "Table of Contents" link
+    (page furniture), does not."""
+    from htmlrag.superrag.parse.toc import names_itself
+
+    rows = [_ln(f"Item {i}. Heading number {i}", 100.0 + 14 * i, bold=False) for i in range(1, 6)]
+    labels = [_ln(str(3 + i), 100.0 + 14 * i, x=500, bold=False) for i in range(1, 6)]
+    title = _ln("Table of Contents", 60, bold=True)
+    assert names_itself([title, *rows, *labels])
+    assert not names_itself([title, *rows, *labels], furniture={0})
+    assert not names_itself([*rows, *labels])

@@ -33,7 +33,14 @@ from htmlrag.superrag.parse.names import document_name
 from htmlrag.superrag.parse.order import reading_order
 from htmlrag.superrag.parse.pdfio import doc_id_for, open_pdf
 from htmlrag.superrag.parse.tables import page_tables, rows_to_html
-from htmlrag.superrag.parse.toc import detected_toc, is_toc_page, outline_toc, toc_block_ids, toc_line_ids
+from htmlrag.superrag.parse.toc import (
+    detected_toc,
+    is_toc_page,
+    names_itself,
+    outline_toc,
+    toc_block_ids,
+    toc_line_ids,
+)
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +222,8 @@ def parse_pdf(
     drops, labels = _mark_furniture(pages, opts)
     toc, toc_source = _table_of_contents(pages, drops, outline, labels)
     flow, tables, figures = _reading_flow(pages, opts, toc)
-    headings, sections = _sections(flow, toc, {p.info.number for p in pages if p.toc})
+    printed = [p.info.number for p, f in zip(pages, drops, strict=True) if p.toc and names_itself(p.lines, f)]
+    headings, sections = _sections(flow, toc, {p.info.number for p in pages if p.toc}, min(printed, default=1))
     title = _title(meta_title, headings, Path(path).stem)
     return ParsedDocument(path=name, doc_id=doc_id_for(data, path), title=title, pages=[p.info for p in pages],
                           name=document_name(pages[0].lines if pages else [], meta_title),
@@ -365,20 +373,25 @@ def _column_headings(units: list[tuple[str, object]]) -> set[int]:
     return out
 
 
-def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = frozenset()
+def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = frozenset(), front: int = 1
               ) -> tuple[list[Heading], list[Section]]:
     """Headings with levels (from the ToC where it names them, else by size) and the section tree they open;
     content before the first heading goes to an untitled level-1 section. A heading the ToC names hangs under the
     section of its ToC parent, or at the top when that parent is not a heading of the text (Intel's outline puts
     "Notes to ... Financial Statements" under "Financial Statements", which the pages never print: nesting by
     level alone hung every note under the statement before it); other headings under the nearest section before
-    them of a smaller level, except a section opened on a contents page (``toc_pages``), which holds nothing
-    after its page ("Form 10-Q Table of Contents" had every section of a Workiva 10-Q under it)."""
+    them of a smaller level, except a section opened on a contents page (``toc_pages``) or on a page before
+    ``front`` (the first printed contents page that names itself: the pages before it are a cover), which holds
+    nothing after its page ("Form 10-Q Table of Contents" had every
+    section of a Workiva 10-Q under it; a cover's company name, set larger than the body's headings, held
+    everything up to the first heading of its size: the contents, "Where you can find more information", and
+    with headings that rank under a part's label, more)."""
     heads = [(x, max(ln.size for ln in x)) for k, x in flow if k == "head"]  # type: ignore[union-attr]
     entries = [(e.level, e.title, e.page) for e in toc]
     levels = iter(hd.assign_levels(heads, entries))
     named = iter(hd.outline_index(heads, entries))
     toc_parent = hd.outline_parents(entries)
+    closed = set(toc_pages) | set(range(1, front))  # contents pages and the cover before the printed contents
     section_of: dict[int, int] = {}  # ToC entry -> the section its heading opened
     headings: list[Heading] = []
     sections: list[Section] = []
@@ -389,7 +402,7 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
             h = hd.make_heading(obj, lvl, src)  # type: ignore[arg-type]
             headings.append(h)
             parent = next((j for j in range(len(sections) - 1, -1, -1) if sections[j].level < lvl
-                           and (sections[j].page not in toc_pages or sections[j].page == h.page)), None)
+                           and (sections[j].page not in closed or sections[j].page == h.page)), None)
             if src == "outline" and entry is not None:
                 above = toc_parent[entry]
                 parent = section_of.get(above) if above is not None else None

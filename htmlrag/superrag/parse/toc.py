@@ -153,8 +153,7 @@ def toc_block_ids(lines: Sequence[Line], furniture: Set[int] = frozenset(), *, m
         return set()
     ids = {id(ln) for r in members for ln in r}
     top, bottom = members[0][0].bbox[1], max(ln.bbox[3] for ln in members[-1])
-    titles = [ln.bbox[3] for i, ln in enumerate(lines[:40])
-              if i not in furniture and _CONTENTS.search(ln.text) and ln.bbox[3] <= top + 0.5]
+    titles = _titles(lines, furniture, top)
     if not titles:
         return {i for i, ln in enumerate(lines) if id(ln) in ids}
     top = max(titles) + 0.5  # (the title stays a heading; the section it opens holds nothing after its page)
@@ -166,6 +165,20 @@ def toc_block_ids(lines: Sequence[Line], furniture: Set[int] = frozenset(), *, m
 
     return {i for i, ln in enumerate(lines)
             if id(ln) in ids or (ln.bbox[1] >= top - 0.5 and ln.bbox[3] <= bottom + 0.5 and short(ln.text))}
+
+
+def _titles(lines: Sequence[Line], furniture: Set[int], top: float) -> list[float]:
+    """Bottom edges of the lines among a page's first 40 that name it a contents page ("Table of Contents",
+    "Index") above ``top``, running headers and footers (``furniture``) left out."""
+    return [ln.bbox[3] for i, ln in enumerate(lines[:40])
+            if i not in furniture and _CONTENTS.search(ln.text) and ln.bbox[3] <= top + 0.5]
+
+
+def names_itself(lines: Sequence[Line], furniture: Set[int] = frozenset()) -> bool:
+    """Whether a contents page names itself above its first row (:func:`toc_block_ids`): a printed contents page,
+    not a statement whose row ends read as page numbers under a running "Table of Contents" link."""
+    members = _toc_rows(lines)[2]
+    return bool(members) and bool(_titles(lines, furniture, members[0][0].bbox[1]))
 
 
 def roman_to_int(s: str) -> int | None:
