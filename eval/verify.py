@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", help="run folders, or folders holding runs (a results root)")
     ap.add_argument("--write-tables", action="store_true",
-                    help="rewrite each run's tables/ from its rows and metrics.json instead of comparing them "
-                         "(only where metrics.json follows from the rows)")
+                    help="rewrite each run's tables/ from its rows and metrics.json, and redraw its plots/ with "
+                         "plots/plots.json, instead of comparing them (only where metrics.json follows from the rows)")
     ap.add_argument("-q", "--quiet", action="store_true", help="no notes, only the result")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         kept = [r for r in reports if any("not rewritten" in n for n in r.notes) or not r.ok]
         if kept:  # (a run whose files disagree with its records keeps its tables: say why, and fail)
             print(render(kept)[0], flush=True)
-        print(f"tables rewritten: {len(reports) - len(kept)} of {len(reports)} runs")
+        print(f"tables and plots rewritten: {len(reports) - len(kept)} of {len(reports)} runs")
         return 1 if kept else 0
     text, status = render(reports)
     try:

@@ -9,6 +9,7 @@ tests, the cost ledger) and ``cost.json`` / the price table given. Written per r
     tables/frontier_<metric>.{md,csv,tex,provenance.csv}   plots/frontier_<metric>.png
     tables/waterfall.{md,csv,tex}                            plots/waterfall.png
     tables/cost.{md,csv,tex}      cost.json                  plots/pareto.png
+                                                             plots/plots.json (what each plot was drawn from)
 
 A checker that re-derives a run's tables from its folder calls ``write_run_report(run.dir, run.summary,
 run.rows())`` (the price table is then the one ``cost.json`` recorded); the bootstrap seed and settings come from
@@ -35,7 +36,7 @@ from htmlrag.evaluation.frontier import (
 )
 from htmlrag.evaluation.grid import Grid, cell, write_formats
 from htmlrag.evaluation.intervals import IntervalSettings
-from htmlrag.evaluation.plots import plot_frontier, plot_pareto, plot_waterfall
+from htmlrag.evaluation.plots import Plot, canonical, plot_frontier, plot_waterfall, write_plots
 from htmlrag.evaluation.runs import label_apart, run_name
 from htmlrag.evaluation.scoring.metrics import get_metric
 from htmlrag.evaluation.scoring.stages import ORDER
@@ -228,14 +229,51 @@ def run_report_tables(summary: Mapping[str, Any], rows: Sequence[Mapping[str, An
                     higher_is_better=get_metric(m).higher_is_better, errors=errors)
     if summary.get("waterfall"):
         out["waterfall"] = waterfall_grid(_falls(summary), errors=errors)
-    cost = cost_summary(rows, summary, prices) if rows else {}
+    cost = run_cost(summary, rows, prices)
     if cost:
         out["cost"] = cost_grid(cost, errors=errors, confidence=recorded_settings(summary).confidence)
     return out, cost
 
 
+def run_cost(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], prices: PriceTable) -> dict[str, Any]:
+    """The run's cost summary (``cost.json``; ``{}``: no rows, or no row has a cost ledger)."""
+    return cost_summary(rows, summary, prices) if rows else {}
+
+
 def _falls(summary: Mapping[str, Any]) -> dict[str, Any]:
     return {s: summary["waterfall"][s] for s in _in_order(summary, summary["waterfall"])}
+
+
+def run_plots(summary: Mapping[str, Any], cost: Mapping[str, Any]) -> dict[str, Plot]:
+    """The plots of one run by file name under ``plots/``, each with exactly the data it is drawn from
+    (:class:`~htmlrag.evaluation.plots.Plot`): a frontier per metric with frontier lines, the waterfall, the
+    quality-vs-cost front when the run has a cost summary. :func:`write_run_report` draws these and records
+    their digests; :mod:`~htmlrag.evaluation.verify` recomputes them from the run's folder: one definition for
+    both.
+
+    ``summary`` and ``cost`` are read as stored (:func:`~htmlrag.evaluation.plots.canonical`: ``metrics.json``
+    and ``cost.json`` keep their keys sorted) before the data is taken from them, so the run's own writer
+    (which holds them in memory, systems in the order they ran) and a reader of its files build the same data:
+    otherwise the frontier's lines came out in another order and the plot's digest differed for the same
+    numbers."""
+    summary, cost = canonical(summary), canonical(cost)
+    out: dict[str, Plot] = {}
+    if summary.get("frontier"):
+        confidence = recorded_settings(summary).confidence
+        for m in summary.get("metric_names") or []:
+            lines = _run_rows(summary, m, "")
+            if lines:  # (the frontier table's condition: run_report_tables)
+                out[f"frontier_{m}.png"] = Plot("frontier", {"lines": _lines(lines), "metric": m,
+                                                              "confidence": confidence, "title": ""})
+    if summary.get("waterfall"):
+        out["waterfall.png"] = Plot("waterfall", {"waterfall": _falls(summary), "title": ""})
+    if cost:
+        axis = "money" if cost["axis"] == "money" else "seconds"
+        points = [{"label": s, "cost": r[axis], "quality": r["quality"], "interval": r["interval"], "front": r["front"]}
+                  for s, r in cost["systems"].items()]
+        unit = f"{cost['prices']['currency']} per question" if axis == "money" else "seconds per question"
+        out["pareto.png"] = Plot("pareto", {"points": points, "quality": cost["metric"], "cost": unit, "title": ""})
+    return out
 
 
 def recorded_prices(run_dir: Path) -> PriceTable:
@@ -249,28 +287,19 @@ def recorded_prices(run_dir: Path) -> PriceTable:
 
 def write_run_report(run_dir: Path, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
                      prices: PriceTable | None = None) -> list[Path]:
-    """Every table and plot of this module for one run (see the module docstring); ``prices``: the price table
-    (``None``: the one the run's ``cost.json`` recorded, else none)."""
-    tables, plots = run_dir / "tables", run_dir / "plots"
+    """Every table and plot of this module for one run (see the module docstring), and ``plots/plots.json``,
+    the record of what each plot was drawn from (:func:`~htmlrag.evaluation.plots.write_plots`); ``prices``:
+    the price table (``None``: the one the run's ``cost.json`` recorded, else none)."""
+    tables = run_dir / "tables"
     source = run_name(run_dir)  # relative to the results root
     made, cost = run_report_tables(summary, rows, recorded_prices(run_dir) if prices is None else prices, source)
     out: list[Path] = []
     for stem, table in made.items():
         out += list(write_formats(table, tables, stem).values())
-    for m in summary.get("metric_names") or []:
-        if f"frontier_{m}" in made:
-            out.append(plot_frontier(_lines(_run_rows(summary, m, source)), m, plots / f"frontier_{m}.png",
-                                     confidence=recorded_settings(summary).confidence))
-    if "waterfall" in made:
-        out.append(plot_waterfall(_falls(summary), plots / "waterfall.png"))
     if cost:
         atomic_write(run_dir / "cost.json", dump_json(cost))
         out.append(run_dir / "cost.json")
-        axis = "money" if cost["axis"] == "money" else "seconds"
-        points = [{"label": s, "cost": r[axis], "quality": r["quality"], "interval": r["interval"], "front": r["front"]}
-                  for s, r in cost["systems"].items()]
-        unit = f"{cost['prices']['currency']} per question" if axis == "money" else "seconds per question"
-        out.append(plot_pareto(points, plots / "pareto.png", cost["metric"], unit))
+    out += write_plots(run_dir / "plots", run_plots(summary, cost))
     return out
 
 

@@ -15,6 +15,17 @@ For each run folder:
    of the t-tests (9 significant digits: SciPy's last digits may differ).
 5. **Tables.** Every table under ``tables/`` is recomputed (:func:`htmlrag.evaluation.run_tables.run_tables`)
    and compared cell by cell to the printed precision (:mod:`htmlrag.evaluation.table_diff`).
+6. **Plots.** PNG bytes differ between matplotlib and FreeType releases, so no plot is redrawn and compared.
+   The harness records in ``plots/plots.json`` (:mod:`htmlrag.evaluation.plots`), per PNG it draws, the SHA-256
+   of the data it drew it from and of the PNG file. Each plot's data is rebuilt from the run's ``metrics.json``
+   and ``cost.json`` by the writer's own function (:func:`htmlrag.evaluation.report.run_plots`) and its digest
+   compared with the record (a plot drawn from other numbers: stale, or swapped in from another run with its
+   record); each PNG's SHA-256 is compared with the record (replaced or edited); a listed PNG missing, a file
+   in ``plots/`` the record does not list, a plot the run draws that is not listed, and a record of another
+   shape are named. The data is also rebuilt from the recomputed numbers and compared leaf by leaf (to
+   :data:`~htmlrag.evaluation.table_diff.REL_TOL`), so a plot drawn from numbers that no longer follow from
+   the rows (an edited row) is named with the tables. A run without ``plots/plots.json`` (written before the
+   record; a deleted record reads the same) gets a note: its plots are not checked.
 
 Each difference is reported with the stored and the recomputed value and its cause: the rows (missing,
 duplicated, edited), the metric code (its fingerprint changed), a dependency (same rows and metric code, a
@@ -38,7 +49,8 @@ from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.fingerprint import METRICS, fingerprint
 from htmlrag.docqa.judge import judge_report, judgments_record
 from htmlrag.evaluation.costs import PriceTable
-from htmlrag.evaluation.report import judge_grid, recorded_prices, run_report_tables
+from htmlrag.evaluation.plots import PLOT_RECORDS, Plot, file_digest, read_plot_records, write_plots
+from htmlrag.evaluation.report import judge_grid, recorded_prices, run_plots, run_report_tables
 from htmlrag.evaluation.rescore import Rescored, judgments, rescore
 from htmlrag.evaluation.run_tables import recorded_settings, run_tables, subset_value
 from htmlrag.evaluation.runs import (
@@ -706,9 +718,10 @@ def _check_cost(report: Report, run: Run, cost: Mapping[str, Any], cause: str) -
 
 
 def _check_tables(report: Report, run: Run, summary: Mapping[str, Any], rows: list[dict[str, Any]] | None,
-                  res: Rescored | None, cause: str, write: bool, name: str) -> None:
+                  res: Rescored | None, cause: str, write: bool, name: str) -> dict[str, Any]:
     """Recompute every table file under ``tables/`` and compare (or, with ``write``, rewrite them); a table the
-    harness writes for this run that is not stored is a finding."""
+    harness writes for this run that is not stored is a finding. Returns the recomputed cost summary (what
+    ``cost.json`` should hold; ``{}``: none), which the plots' check uses too."""
     keys, pairwise, unknown = _subsets(report, run, rows, res)
     used = (res.rows if res else rows) or []
     texts = run_tables(summary, used, run=name, caption=_caption(run, summary, report), subsets=keys,
@@ -748,6 +761,157 @@ def _check_tables(report: Report, run: Run, summary: Mapping[str, Any], rows: li
                        f"{MISSING}")
         else:
             report.add(f"tables/{rel}", MISSING, "the table the harness writes", MISSING)
+    return cost
+
+
+# ---------------------------------------------------------------------------------------------------- plots
+PLOTS = "plots"
+#: The cause of a plot whose recorded data is not the data the run's files give.
+STALE_CAUSE = ("the plot is stale: it was drawn from other numbers than the run's metrics.json and cost.json hold "
+               "(they were rewritten after it was drawn, the plot and its record came from another run, or "
+               f"{PLOTS}/{PLOT_RECORDS} was edited; htmlrag-paper verify --write-tables redraws it)")
+#: The cause of a PNG whose bytes are not the ones the harness wrote.
+PNG_CAUSE = (f"the PNG was replaced or edited after the harness drew it: its bytes differ from the SHA-256 "
+             f"{PLOTS}/{PLOT_RECORDS} recorded (an image from another run, or an edited one)")
+
+
+def _stored_cost(run: Run) -> dict[str, Any]:
+    """``cost.json`` as stored (``{}`` when missing or unreadable: :func:`_check_cost` names it)."""
+    try:
+        cost = json.loads((run.dir / "cost.json").read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return {}
+    return cost if isinstance(cost, dict) else {}
+
+
+def _plot_leaves(node: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"lines.bm25.means.1": value}`` for every leaf of a plot's data: mappings and lists entered, a list
+    item that has a label named by it (a frontier line, a Pareto point), others by their index."""
+    if isinstance(node, Mapping) and node:
+        items = [(str(k), v) for k, v in node.items()]
+    elif isinstance(node, list) and node:
+        items = [(str(v["label"]) if isinstance(v, Mapping) and "label" in v else str(i), v)
+                 for i, v in enumerate(node)]
+    else:
+        return {prefix: node}
+    out: dict[str, Any] = {}
+    for k, v in items:
+        out.update(_plot_leaves(v, f"{prefix}.{k}" if prefix else k))
+    return out
+
+
+def _plot_differences(drawn: Mapping[str, Plot], now: Mapping[str, Plot]) -> dict[str, tuple[str, Any, str]]:
+    """Per plot whose data from the stored numbers (``drawn``) is not the one from the recomputed numbers
+    (``now``), to :data:`~htmlrag.evaluation.table_diff.REL_TOL`: where the first difference is, its stored and
+    its recomputed value, with how many more differ (a plot only one of them draws: ``("", ...)``)."""
+    out: dict[str, tuple[str, Any, str]] = {}
+    for name in [*drawn, *(n for n in now if n not in drawn)]:
+        if name not in now or name not in drawn:
+            out[name] = ("", "drawn" if name in drawn else "(not drawn)", "drawn" if name in now else "(not drawn)")
+            continue
+        a, b = _plot_leaves(drawn[name].data), _plot_leaves(now[name].data)
+        keys = [k for k in [*b, *(k for k in a if k not in b)] if not close(a.get(k, "(missing)"), b.get(k, "(missing)"))]
+        if keys:
+            more = f" (and {len(keys) - 1} more values differ)" if len(keys) > 1 else ""
+            out[name] = (keys[0], a.get(keys[0], "(missing)"), _show(b.get(keys[0], "(missing)")) + more)
+    return out
+
+
+def _plot_files(folder: Path) -> list[str]:
+    """The files below ``plots/`` by their path under it, but its record."""
+    if not folder.is_dir():
+        return []
+    return [rel for p in walk(folder) if p.is_file() and (rel := p.relative_to(folder).as_posix()) != PLOT_RECORDS]
+
+
+def _check_plots(report: Report, run: Run, now: Mapping[str, Plot] | None, cause: str, write: bool) -> None:
+    """Check ``plots/`` against ``plots/plots.json`` (module docstring, 6), or, with ``write``, redraw the plots
+    and rewrite the record. ``now``: the plots' data from the recomputed numbers (``None``: no rows to
+    recompute them from); ``cause``: why the recomputed numbers differ from the stored ones, if they do."""
+    folder = run.dir / PLOTS
+    records_path = folder / PLOT_RECORDS
+    if not write and not records_path.exists():
+        report.notes.append(f"plots not checked: written before plot records (no {PLOTS}/{PLOT_RECORDS}; a deleted "
+                            "record reads the same)")
+        return
+    drawn = run_plots(run.summary, _stored_cost(run))  # the data each plot is drawn from, by the writer's code
+    differ = _plot_differences(drawn, now) if now is not None else {}
+    if write:
+        _write_plots(report, run, drawn, differ, cause)
+        return
+    try:
+        records = read_plot_records(records_path)
+    except (OSError, ValueError) as exc:
+        report.add(f"{PLOTS}/{PLOT_RECORDS}", "(unreadable)", "the harness's record of the plots it drew",
+                   f"{PLOTS}/{PLOT_RECORDS} was edited: {exc}")
+        return
+    for rel in _plot_files(folder):
+        if rel not in records:
+            report.add(f"{PLOTS}/{rel}", "a file in plots/", f"not listed in {PLOTS}/{PLOT_RECORDS}",
+                       f"a file not written by the harness: {PLOTS}/{PLOT_RECORDS} lists every plot it draws")
+    for name, rec in records.items():
+        where, path = f"{PLOTS}/{name}", folder / name
+        if not path.is_file():
+            report.add(where, MISSING, f"the PNG {PLOTS}/{PLOT_RECORDS} lists", f"{where} deleted: the harness drew "
+                       f"it and recorded it in {PLOTS}/{PLOT_RECORDS}")
+            continue
+        try:
+            png = file_digest(path)
+        except OSError as exc:
+            report.add(where, "(unreadable)", str(exc), "the file cannot be read")
+            continue
+        if png != rec["png_sha256"]:
+            report.add(where, f"content sha256 {png[:16]}", f"sha256 {rec['png_sha256'][:16]} (the digest "
+                       f"{PLOTS}/{PLOT_RECORDS} recorded)", PNG_CAUSE)
+        plot = drawn.get(name)
+        if plot is None:
+            report.add(where, f"drawn from data sha256 {rec['data_sha256'][:16]}", "a plot the run's metrics.json "
+                       "and cost.json do not draw", STALE_CAUSE)
+        elif plot.kind != rec["kind"] or plot.digest() != rec["data_sha256"]:
+            report.add(where, f"drawn from data sha256 {rec['data_sha256'][:16]}", f"data sha256 "
+                       f"{plot.digest()[:16]} (rebuilt from the run's metrics.json and cost.json)", STALE_CAUSE)
+        elif name in differ:
+            _add_difference(report, name, differ[name], cause)
+    for name in drawn:
+        if name not in records:
+            report.add(f"{PLOTS}/{name}", f"not listed in {PLOTS}/{PLOT_RECORDS}", "a plot the harness draws for the "
+                       "run's numbers", f"{PLOTS}/{PLOT_RECORDS} was edited, or written for other numbers: the "
+                       "harness records every plot it draws")
+
+
+def _add_difference(report: Report, name: str, diff: tuple[str, Any, str], cause: str) -> None:
+    key, stored, now = diff
+    report.add(f"{PLOTS}/{name}" + (f" {key}" if key else ""), stored, now,
+               f"the plot is stale: the numbers it was drawn from do not follow from the rows: {cause}")
+
+
+def _write_plots(report: Report, run: Run, drawn: Mapping[str, Plot], differ: Mapping[str, Any], cause: str) -> None:
+    """``--write-tables``: redraw every plot the run's numbers give and rewrite ``plots/plots.json``, unless
+    those numbers do not follow from the rows (then each plot that differs is a finding) or ``plots/`` is not a
+    folder of the run's own. A file in ``plots/`` the harness does not draw is not deleted: it is a finding."""
+    folder = run.dir / PLOTS
+    if folder.exists() and (folder.is_symlink() or not folder.resolve().is_relative_to(run.dir.resolve())):
+        report.add(PLOTS, "the run's own folder", f"a link to {folder.resolve()}", "plots/ is a link out of the run "
+                   "folder: nothing is written through it (it would overwrite another folder's files)")
+        return
+    if folder.exists() and not folder.is_dir():
+        report.add(PLOTS, "a folder", "a file", "plots is not a folder: the plots cannot be drawn")
+        return
+    if differ:
+        for name, diff in differ.items():
+            _add_difference(report, name, diff, cause)
+        report.notes.append("plots not redrawn: the numbers they are drawn from (metrics.json, cost.json) do not "
+                            "follow from the rows")
+        return
+    try:
+        write_plots(folder, drawn)
+    except ImportError:
+        report.notes.append("plots not redrawn: matplotlib is not installed")
+        return
+    for rel in _plot_files(folder):
+        if rel not in drawn:
+            report.add(f"{PLOTS}/{rel}", "a file in plots/", f"not drawn (not listed in {PLOTS}/{PLOT_RECORDS})",
+                       "a file not written by the harness (not deleted by --write-tables)")
 
 
 # ---------------------------------------------------------------------------------------------------- runs
@@ -761,7 +925,8 @@ SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, Htm
 
 def verify_run(path: str | Path, *, write_tables: bool = False) -> Report:
     """Verify one run folder (module docstring). ``write_tables``: rewrite ``tables/`` from the recomputed
-    numbers instead of comparing, when ``metrics.json`` agrees with the rows. A row or file of a shape the
+    numbers instead of comparing, and redraw ``plots/`` with its record, when ``metrics.json`` agrees with the
+    rows. A row or file of a shape the
     numbers cannot be recomputed from is a finding naming it, never a traceback."""
     run = open_run(path)
     report = Report(run.name, run.dir)
@@ -808,7 +973,11 @@ def verify_run(path: str | Path, *, write_tables: bool = False) -> Report:
             report.notes.append("tables not rewritten: " + ("metrics.json does not follow from the rows" if not
                                 metrics_ok else "the run's files disagree with its records (findings above)"))
             write_tables = False
-        _check_tables(report, run, summary, rows, res, cause, write_tables, name)
+        cost = _check_tables(report, run, summary, rows, res, cause, write_tables, name)
+        plot_cause = (causes.of_metrics(bool(res and res.differences)) if not metrics_ok else
+                      "cost.json does not follow from the rows (edited)")
+        _check_plots(report, run, run_plots(summary, cost) if rows is not None else None, plot_cause,
+                     write_tables and report.ok)
     except SHAPE_ERRORS as exc:
         report.add("run", "rows and metrics.json of the shape the harness writes", f"{type(exc).__name__}: {exc}",
                    "a row or file has a shape the numbers cannot be recomputed from (edited, or another tool's)")
