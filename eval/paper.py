@@ -55,6 +55,7 @@ from htmlrag.evaluation.runs import (
     settings_label,
 )
 from htmlrag.evaluation.scoring.metrics import get_metric
+from htmlrag.evaluation.shapes import system_order
 from htmlrag.evaluation.store import atomic_write
 from htmlrag.evaluation.summary import errors_caption, fidelity_caption
 from htmlrag.evaluation.tables import Column, Table, recorded_confidence, recorded_correction
@@ -174,7 +175,7 @@ def _grid(runs: Sequence[Run], pick: Any, caption: str = "", notes: Sequence[str
     for label, group, r in placed:
         ours = ours or r.summary.get("ours")
         alpha = float(r.summary.get("alpha", alpha))
-        systems = list(r.summary.get("system_order") or r.summary["systems"])
+        systems = system_order(r.summary)
         names = by_group.setdefault(group, [])
         names += [x for x in systems if x not in names]
         for m, head, kw in pick(r):
@@ -240,7 +241,7 @@ def cost_values(run: Run) -> tuple[list[str], dict[str, dict[str, float]]]:
     order: list[str] = []
     vals: dict[str, dict[str, float]] = {}
     ours = r_ours = run.summary.get("ours")
-    for s in _order(list(run.summary.get("system_order") or run.summary["systems"]), ours):
+    for s in _order(system_order(run.summary), ours):
         e = run.summary["systems"][s]
         st = e.get("stage_tokens", {})
         roles = sorted({k.split(":", 1)[1].split(".", 1)[0] for k in st if k.startswith("cost:")})
@@ -331,8 +332,7 @@ def figure5_points(runs: Sequence[Run], metric: str | None = None) -> dict[str, 
         rs = sorted((r for r in runs if panels[r] == panel), key=lambda r: r.get(key))
         names = rs[0].summary.get("metric_names", [])
         m = metric or (PAPER_COLUMNS[ds][0][0] if ds in PAPER_COLUMNS else names[0])
-        systems = _order(list(dict.fromkeys(x for r in rs for x in (r.summary.get("system_order")
-                                                                    or r.summary["systems"]))),
+        systems = _order(list(dict.fromkeys(x for r in rs for x in system_order(r.summary))),
                          rs[0].summary.get("ours"))
         curves, refs = {}, {}
         for s in systems:

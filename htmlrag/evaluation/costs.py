@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from htmlrag.evaluation.shapes import system_order
+
 
 @dataclass
 class PriceTable:
@@ -106,7 +108,7 @@ def cost_summary(rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], 
                  metric: str | None = None) -> dict[str, Any]:
     """``cost.json``: the prices, per system its :func:`system_cost`, its quality (``metric``, default the run's
     first) with interval, the cost axis of the front and whether it is on it. ``{}`` when no row has a ledger."""
-    systems = list(summary.get("system_order") or summary.get("systems") or [])
+    systems = system_order(summary)  # (the order of the run's tables, whoever computes them)
     metric = metric or next(iter(summary.get("metric_names") or []), None)
     per = {s: system_cost(led, prices) for s in systems if (led := _ledgers(rows, s))}
     if not per or metric is None:

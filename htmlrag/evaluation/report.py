@@ -38,8 +38,10 @@ from htmlrag.evaluation.grid import Grid, cell, write_formats
 from htmlrag.evaluation.intervals import IntervalSettings
 from htmlrag.evaluation.plots import Plot, canonical, plot_frontier, plot_waterfall, write_plots
 from htmlrag.evaluation.runs import label_apart, run_name
+from htmlrag.evaluation.scoring.budgets import split_name
 from htmlrag.evaluation.scoring.metrics import get_metric
 from htmlrag.evaluation.scoring.stages import ORDER
+from htmlrag.evaluation.shapes import in_system_order, system_order
 from htmlrag.evaluation.store import atomic_write, dump_json
 from htmlrag.evaluation.summary import errors_caption
 from htmlrag.evaluation.tables import Column, Table, percent
@@ -98,11 +100,25 @@ def frontier_table(rows: Sequence[FrontierRow], metric: str, ours: str, *, capti
                  confidence=s.confidence)
 
 
+def frontier_order(summary: Mapping[str, Any]) -> list[str]:
+    """The systems of a run's frontier (``metrics.json["frontier"]["systems"]``, names without the budget) in the
+    order its frontier table and plot list them: as their first budget comes in
+    :func:`~htmlrag.evaluation.shapes.system_order` (any other after them by name), the frontier's system under
+    test last."""
+    fr = summary.get("frontier") or {}
+    systems = fr.get("systems") or {}
+    ours = fr.get("ours")
+    bases = [b for b in dict.fromkeys(split_name(s)[0] for s in system_order(summary)) if b in systems]
+    placed = set(bases)
+    order = bases + sorted(b for b in systems if b not in placed)
+    return [n for n in order if n != ours] + ([ours] if ours in systems else [])
+
+
 def _run_rows(summary: Mapping[str, Any], metric: str, source: str) -> list[FrontierRow]:
-    """The frontier lines of one run: its systems, the system under test last, with the run's tests."""
+    """The frontier lines of one run in :func:`frontier_order`, with the run's tests."""
     fr = summary.get("frontier") or {}
     ours = fr.get("ours")
-    names = [n for n in fr.get("systems", {}) if n != ours] + ([ours] if ours in fr.get("systems", {}) else [])
+    names = frontier_order(summary)
     out = []
     for base in names:
         c = fr["systems"][base].get(metric)
@@ -189,7 +205,7 @@ def judge_grid(report: Mapping[str, Any], summary: Mapping[str, Any]) -> Grid:
     header = ["system", "judge (%)", f"{percent(recorded_settings(summary).confidence)} interval", "draws",
               "alpha (draws)", "flagged", "alpha (two models)"]
     rows = []
-    for s in [*summary.get("system_order", []), "all"]:
+    for s in [*system_order(summary), "all"]:
         if s not in draws:
             continue
         e = summary["systems"].get(s, {})
@@ -203,12 +219,6 @@ def judge_grid(report: Mapping[str, Any], summary: Mapping[str, Any]) -> Grid:
              "answers whose draws disagree (listed in judge.json). The judged score is the mean verdict over the draws, "
              "its interval the run's bootstrap over questions."]
     return Grid(header, rows, "LLM judge: score and agreement", notes)
-
-
-def _in_order(summary: Mapping[str, Any], names: Mapping[str, Any]) -> list[str]:
-    """``names`` in the run's system order (``metrics.json`` keeps its dictionaries sorted by name)."""
-    order = [s for s in summary.get("system_order") or [] if s in names]
-    return order + sorted(s for s in names if s not in order)
 
 
 def run_report_tables(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], prices: PriceTable,
@@ -241,7 +251,7 @@ def run_cost(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], pric
 
 
 def _falls(summary: Mapping[str, Any]) -> dict[str, Any]:
-    return {s: summary["waterfall"][s] for s in _in_order(summary, summary["waterfall"])}
+    return {s: summary["waterfall"][s] for s in in_system_order(summary, summary["waterfall"])}
 
 
 def run_plots(summary: Mapping[str, Any], cost: Mapping[str, Any]) -> dict[str, Plot]:
@@ -251,11 +261,11 @@ def run_plots(summary: Mapping[str, Any], cost: Mapping[str, Any]) -> dict[str, 
     their digests; :mod:`~htmlrag.evaluation.verify` recomputes them from the run's folder: one definition for
     both.
 
-    ``summary`` and ``cost`` are read as stored (:func:`~htmlrag.evaluation.plots.canonical`: ``metrics.json``
-    and ``cost.json`` keep their keys sorted) before the data is taken from them, so the run's own writer
-    (which holds them in memory, systems in the order they ran) and a reader of its files build the same data:
-    otherwise the frontier's lines came out in another order and the plot's digest differed for the same
-    numbers."""
+    The systems come in the order of the run's tables (:func:`~htmlrag.evaluation.shapes.system_order`; the
+    frontier's lines in :func:`frontier_order`), never in the order ``summary`` and ``cost`` hold them: the run's
+    own writer holds them in memory in the order the systems ran, a reader of ``metrics.json`` and ``cost.json``
+    by name, and the same numbers must give the same data and digest. Both are read as stored
+    (:func:`~htmlrag.evaluation.plots.canonical`: NaN as ``null``, tuples as lists) before the data is taken."""
     summary, cost = canonical(summary), canonical(cost)
     out: dict[str, Plot] = {}
     if summary.get("frontier"):
@@ -269,8 +279,9 @@ def run_plots(summary: Mapping[str, Any], cost: Mapping[str, Any]) -> dict[str, 
         out["waterfall.png"] = Plot("waterfall", {"waterfall": _falls(summary), "title": ""})
     if cost:
         axis = "money" if cost["axis"] == "money" else "seconds"
+        names = in_system_order(summary, cost["systems"])
         points = [{"label": s, "cost": r[axis], "quality": r["quality"], "interval": r["interval"], "front": r["front"]}
-                  for s, r in cost["systems"].items()]
+                  for s in names for r in [cost["systems"][s]]]
         unit = f"{cost['prices']['currency']} per question" if axis == "money" else "seconds per question"
         out["pareto.png"] = Plot("pareto", {"points": points, "quality": cost["metric"], "cost": unit, "title": ""})
     return out
@@ -356,7 +367,7 @@ def write_runs_report(runs: Sequence[Any], out: Path, metrics: Sequence[str] | N
                                      confidence=recorded_settings(runs[0].summary).confidence))
     sources = "Runs: " + "; ".join(f"{lb}: {r.name}" for r, lb in zip(runs, labels, strict=True))
     falls = {f"{s} ({lb})": r.summary["waterfall"][s] for r, lb in zip(runs, labels, strict=True)
-             for s in _in_order(r.summary, r.summary.get("waterfall") or {})}
+             for s in in_system_order(r.summary, r.summary.get("waterfall") or {})}
     if falls:
         grid = waterfall_grid(falls, errors=errors)
         grid.notes.append(sources)

@@ -18,6 +18,7 @@ from itertools import combinations
 from typing import Any
 
 from htmlrag.evaluation.intervals import IntervalSettings, adjust
+from htmlrag.evaluation.shapes import system_order
 from htmlrag.evaluation.stats import paired_scores, paired_ttest, usable_number
 from htmlrag.evaluation.summary import TABLE_FILES, summarize, table_texts
 
@@ -89,7 +90,7 @@ def recorded_settings(summary: Mapping[str, Any]) -> IntervalSettings | None:
 
 def _subset_tables(summary: Mapping[str, Any], rows: Rows, key: str, caption: str, run: str) -> dict[str, str]:
     """``by_<key>/results.*``: the run's rows split by the value of ``key``, one column group per value."""
-    systems = list(summary.get("system_order") or summary["systems"])
+    systems = system_order(summary)
     metrics = list(summary["metric_names"])
     parts = subset_groups(rows, [key])
     summaries = [summarize(part, systems, metrics, ours=str(summary.get("ours")),
@@ -118,7 +119,7 @@ def run_tables(summary: Mapping[str, Any], rows: Rows, *, run: str, caption: str
     for key in subsets:
         out.update(_subset_tables(summary, rows, key, caption, run))
     if pairwise:  # in the harness's order: the system under test, then the baselines
-        order = list(summary.get("system_order") or summary["systems"])
+        order = system_order(summary)
         systems = [o for o in order if o == summary.get("ours")] + [o for o in order if o != summary.get("ours")]
         md, data = pairwise_tests(subset_groups(rows, subsets), systems, list(summary["metric_names"]),
                                   alpha=float(summary.get("alpha", 0.05)),

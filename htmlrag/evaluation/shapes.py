@@ -10,7 +10,7 @@ number field may be ``null`` (a metric that was not computed) and, in ``metrics.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 _INF = ("inf", "-inf")
@@ -146,3 +146,35 @@ def summary_problem(summary: Mapping[str, Any]) -> str | None:
     order = summary.get("system_order") or []
     missing = [s for s in order if s not in systems]
     return f"system_order: names systems that are not in systems: {missing[:3]}" if missing else None
+
+
+def system_order(summary: Mapping[str, Any]) -> list[str]:
+    """The order every table and plot of a run lists its systems in, whoever writes them (the run itself,
+    ``htmlrag-paper report``, ``htmlrag-paper verify`` recomputing or rewriting them): ``metrics.json["system_order"]``
+    (the order the systems ran, as :func:`htmlrag.evaluation.summary.summarize` records it), then any system it does
+    not name, by name. A run written before ``system_order`` was recorded: its systems by name, the system under test
+    (``ours``) last -- what ``summarize`` records for them, so verify (which re-summarizes such a run's rows in this
+    order) and the writers agree.
+
+    Never the order of ``summary["systems"]``: the run holds that mapping in memory in the order its systems ran,
+    a reader of ``metrics.json`` by name (the file is written with sorted keys), so a table written from the one and
+    rewritten or checked from the other listed its rows in another order."""
+    systems = summary.get("systems")
+    names = [str(s) for s in systems] if isinstance(systems, Mapping) else []
+    recorded = summary.get("system_order")
+    if isinstance(recorded, list) and recorded:
+        order = list(dict.fromkeys(str(s) for s in recorded))
+        seen = set(order)
+        return order + sorted(s for s in names if s not in seen)
+    ours = summary.get("ours")
+    return [s for s in sorted(names) if s != ours] + ([str(ours)] if ours in names else [])
+
+
+def in_system_order(summary: Mapping[str, Any], names: Iterable[str]) -> list[str]:
+    """``names`` (systems of the run: the keys of its waterfall or cost summary) in :func:`system_order`; any it
+    does not hold after them, by name."""
+    wanted = list(dict.fromkeys(str(n) for n in names))
+    known = set(wanted)
+    order = [s for s in system_order(summary) if s in known]
+    placed = set(order)
+    return order + sorted(s for s in wanted if s not in placed)

@@ -34,6 +34,7 @@ from htmlrag.evaluation.intervals import (
 from htmlrag.evaluation.runs import run_name
 from htmlrag.evaluation.scoring.budgets import budget_name, split_name
 from htmlrag.evaluation.scoring.metrics import aggregate, get_metric
+from htmlrag.evaluation.shapes import system_order
 from htmlrag.evaluation.stats import compare_to, paired_scores, usable_number
 from htmlrag.evaluation.store import atomic_write
 from htmlrag.evaluation.tables import UNSCALED, build_table
@@ -307,7 +308,7 @@ def _per_system_caption(summaries: Sequence[Mapping[str, Any]], labels: Sequence
     parts = []
     for run, lb in zip(summaries, labels, strict=True):
         systems = run.get("systems") or {}
-        order = [n for n in run.get("system_order") or systems if n in systems]  # the table's row order
+        order = [n for n in system_order(run) if n in systems]  # the table's row order
         found = [x for name in order for x in items(name, systems[name])]
         if found:
             where = f"{lb}: " if len(summaries) > 1 else ""
@@ -348,7 +349,7 @@ def stage_tokens_markdown(summaries: Sequence[Mapping[str, Any]], labels: Sequen
              "", "| run | system | " + " | ".join(stages) + " | context |", "|---|---|" + "---:|" * (len(stages) + 1)]
     labels = list(labels) if labels is not None else [str(s.get("dataset", "")) for s in summaries]
     for run, lb in zip(summaries, labels, strict=True):
-        for sys in run.get("system_order") or run["systems"]:
+        for sys in system_order(run):
             e = run["systems"][sys]
             cells = [f"{e['stage_tokens'][k]:.0f}" if k in e.get("stage_tokens", {}) else "-" for k in stages]
             ctx = e["metrics"].get("tokens")

@@ -36,6 +36,7 @@ from typing import Any
 
 from htmlrag.evaluation.intervals import IntervalSettings, adjust, detectable_difference, per_test_alpha
 from htmlrag.evaluation.scoring.budgets import split_name
+from htmlrag.evaluation.shapes import system_order
 
 #: A row key: (row group, system). The row group is "" when the table has none.
 RowKey = tuple[str, str]
@@ -416,7 +417,7 @@ def build_table(
     for run, label, src in zip(runs, labels, sources, strict=True):
         key = _row_key(run)
         ours = ours or key(run.get("ours") or "")[1] or None
-        for sys in run.get("system_order") or run["systems"]:
+        for sys in system_order(run):
             if key(sys) not in rows:
                 rows.append(key(sys))
         for m in metrics:

@@ -64,6 +64,7 @@ from htmlrag.evaluation.runs import (
     special_files,
     walk,
 )
+from htmlrag.evaluation.shapes import system_order
 from htmlrag.evaluation.store import (
     MANIFEST,
     PREDICTIONS,
@@ -493,7 +494,7 @@ def recompute(run: Run, res: Rescored) -> dict[str, Any]:
     (``res.unscored``) keep their stored values."""
     stored = run.summary
     names = [m for m in stored.get("metric_names") or [] if m not in res.unscored]
-    systems = list(stored.get("system_order") or sorted(stored.get("systems") or {}))
+    systems = system_order(stored)  # (the writers' order: htmlrag.evaluation.shapes.system_order)
     new = summarize(res.rows, systems, names, ours=str(stored.get("ours")), experiment=str(stored.get("experiment", "")),
                     run_id=str(stored.get("run_id", "")), dataset=str(stored.get("dataset", "")),
                     alpha=float(stored.get("alpha", 0.05)), fidelity=stored.get("fidelity"), reader=stored.get("reader"),
