@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,15 @@ def _no_leftover_log_filters():
     from htmlrag.core.logs import restore
 
     restore()
+
+
+def quickstart_run(tmp: Path) -> Path:
+    """A small real run of the quickstart experiment (fake reader, two budgets, contexts saved) under ``tmp``:
+    the run folder. For tests that check, tamper with or rewrite a finished run."""
+    out = subprocess.run([sys.executable, "-m", "htmlrag_bench.eval.app", "experiment=quickstart", "reader=fake",
+                          "metric=short", "run.save_contexts=true", "run.progress=false", "pruner.budgets=[64,128]",
+                          f"paths.results={tmp / 'r'}", f"paths.cache={tmp / 'c'}"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    (run,) = [p.parent for p in (tmp / "r" / "quickstart").glob("*/metrics.json")]
+    return run

@@ -11,6 +11,7 @@ library's own callers (datasets, the harness) pass no limit.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
@@ -192,3 +193,13 @@ def place_file(src: str | Path, dest: str | Path, *, link: bool) -> None:
         except OSError:
             pass
     shutil.copy2(src, dest)
+
+
+def sha256_file(path: str | Path) -> str:
+    """SHA-256 (hex) of a file's bytes, read in 1 MiB pieces (a download's checksum, a PDF's parse-cache key, a
+    plot's record)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for piece in iter(lambda: fh.read(1 << 20), b""):
+            h.update(piece)
+    return h.hexdigest()

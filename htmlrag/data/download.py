@@ -49,7 +49,7 @@ from urllib.parse import quote, urlsplit
 import lxml.html
 
 from htmlrag.core.errors import HtmlRagError
-from htmlrag.core.io import atomic_write, place_file
+from htmlrag.core.io import atomic_write, place_file, sha256_file
 from htmlrag.data.financebench import DOCUMENTS as FB_DOCUMENTS
 from htmlrag.data.financebench import FB_COMMIT, FB_RAW, FB_REPO, build_financebench, financebench_pdfs
 from htmlrag.data.financebench import FORMS as FB_FORMS
@@ -275,15 +275,6 @@ def get(name: str) -> Dataset:
 
 
 # ---------------------------------------------------------------- files and checksums
-def sha256_file(path: Path) -> str:
-    """SHA-256 of a file, read in 1 MiB pieces."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for piece in iter(lambda: fh.read(1 << 20), b""):
-            h.update(piece)
-    return h.hexdigest()
-
-
 def resolve_url(url: str) -> str:
     """The URL to fetch: hub files through ``HF_ENDPOINT``; others through ``HTMLRAG_DATA_MIRROR`` if set."""
     if url.startswith("hub:"):

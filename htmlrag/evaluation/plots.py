@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag.core.io import atomic_write as write_whole
+from htmlrag.core.io import sha256_file
 from htmlrag.evaluation.store import atomic_write, dump_json
 
 #: The record of a run's plots, in its ``plots/`` folder (module docstring).
@@ -69,15 +70,6 @@ def data_digest(kind: str, data: Mapping[str, Any]) -> str:
     """SHA-256 (hex) of the canonical JSON of a plot's kind and data: what ``plots.json`` records as
     ``data_sha256``."""
     return hashlib.sha256(canonical_json({"kind": kind, "data": data}).encode("utf-8")).hexdigest()
-
-
-def file_digest(path: Path) -> str:
-    """SHA-256 (hex) of a file's bytes: what ``plots.json`` records as ``png_sha256``."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _plt() -> Any:
@@ -210,7 +202,7 @@ def write_plots(folder: Path, plots: Mapping[str, Plot]) -> list[Path]:
     records: dict[str, dict[str, str]] = {}
     for name, plot in plots.items():
         path = plot.draw(folder / name)
-        records[name] = {"kind": plot.kind, "data_sha256": plot.digest(), "png_sha256": file_digest(path)}
+        records[name] = {"kind": plot.kind, "data_sha256": plot.digest(), "png_sha256": sha256_file(path)}
         out.append(path)
     atomic_write(folder / PLOT_RECORDS, dump_json({"format": RECORDS_FORMAT, "plots": records}))
     return [*out, folder / PLOT_RECORDS]

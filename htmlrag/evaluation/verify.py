@@ -47,9 +47,10 @@ from typing import Any
 
 from htmlrag.core.errors import HtmlRagError, InputError
 from htmlrag.core.fingerprint import METRICS, fingerprint
+from htmlrag.core.io import sha256_file
 from htmlrag.docqa.judge import judge_report, judgments_record
 from htmlrag.evaluation.costs import PriceTable
-from htmlrag.evaluation.plots import PLOT_RECORDS, Plot, file_digest, read_plot_records, write_plots
+from htmlrag.evaluation.plots import PLOT_RECORDS, Plot, read_plot_records, write_plots
 from htmlrag.evaluation.report import judge_grid, recorded_prices, run_plots, run_report_tables
 from htmlrag.evaluation.rescore import Rescored, judgments, rescore
 from htmlrag.evaluation.run_tables import recorded_settings, run_tables, subset_value
@@ -857,7 +858,7 @@ def _check_plots(report: Report, run: Run, now: Mapping[str, Plot] | None, cause
                        f"it and recorded it in {PLOTS}/{PLOT_RECORDS}")
             continue
         try:
-            png = file_digest(path)
+            png = sha256_file(path)
         except OSError as exc:
             report.add(where, "(unreadable)", str(exc), "the file cannot be read")
             continue

@@ -14,7 +14,6 @@ given a folder, on disk (keyed by the file's SHA-256 and name, the parser option
 from __future__ import annotations
 
 import gzip
-import hashlib
 import html
 import logging
 import os
@@ -28,6 +27,7 @@ from typing import Any
 from htmlrag.core.cache import content_key
 from htmlrag.core.errors import CacheError
 from htmlrag.core.fingerprint import PDF_PARSE, fingerprint
+from htmlrag.core.io import sha256_file
 from htmlrag.superrag.parse.model import FigureItem, Paragraph, ParsedDocument, TableItem
 
 log = logging.getLogger(__name__)
@@ -36,18 +36,10 @@ _MEMO_MAX = 64
 _META = re.compile(r'<meta name="superrag-(doc-id|source)" content="([^"]*)"\s*/?>')
 
 
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _parse_key(p: Path, options: Any) -> tuple[str, str]:
     """The parse cache's key for ``p`` and the file's digest (``""`` when the file is missing)."""
     try:
-        digest = file_sha256(p)
+        digest = sha256_file(p)
     except FileNotFoundError:
         digest = ""  # parse_pdf raises the proper InputError
     return content_key("parsed", digest, p.stem, asdict(options) if options is not None else None,

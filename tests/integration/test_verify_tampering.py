@@ -17,21 +17,14 @@ from pathlib import Path
 import pytest
 
 from htmlrag_bench.eval.verify import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, quickstart_run
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("tamper")
-    out = subprocess.run([sys.executable, "-m", "htmlrag_bench.eval.app", "experiment=quickstart", "reader=fake",
-                          "metric=short", "run.save_contexts=true", "run.progress=false", "pruner.budgets=[64,128]",
-                          f"paths.results={tmp / 'r'}", f"paths.cache={tmp / 'c'}"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    (run,) = [p.parent for p in (tmp / "r" / "quickstart").glob("*/metrics.json")]
-    return run
+    return quickstart_run(tmp_path_factory.mktemp("tamper"))
 
 
 def copy(made: Path, tmp: Path, experiment: str = "quickstart", name: str | None = None) -> Path:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,21 +20,14 @@ from htmlrag.evaluation.plots import PLOT_RECORDS
 from htmlrag.evaluation.verify import verify_run
 from htmlrag_bench.eval.paper import main as paper_main
 from htmlrag_bench.eval.table import main as table_main
-from tests.conftest import ROOT
+from tests.conftest import quickstart_run
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("order")
-    out = subprocess.run([sys.executable, "-m", "htmlrag_bench.eval.app", "experiment=quickstart", "reader=fake",
-                          "metric=short", "run.save_contexts=true", "run.progress=false", "pruner.budgets=[64,128]",
-                          f"paths.results={tmp / 'r'}", f"paths.cache={tmp / 'c'}"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    (run,) = [p.parent for p in (tmp / "r" / "quickstart").glob("*/metrics.json")]
-    return run
+    return quickstart_run(tmp_path_factory.mktemp("order"))
 
 
 def copy(made: Path, tmp: Path) -> Path:

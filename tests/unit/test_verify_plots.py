@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +20,7 @@ from htmlrag.evaluation.report import run_plots, write_run_report
 from htmlrag.evaluation.runs import open_run
 from htmlrag.evaluation.verify import Report, verify_run
 from htmlrag_bench.eval.verify import main
-from tests.conftest import ROOT
+from tests.conftest import quickstart_run
 
 pytestmark = pytest.mark.slow
 
@@ -31,14 +29,7 @@ OLD_RUN_NOTE = "plots not checked: written before plot records"
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("plots")
-    out = subprocess.run([sys.executable, "-m", "htmlrag_bench.eval.app", "experiment=quickstart", "reader=fake",
-                          "metric=short", "run.save_contexts=true", "run.progress=false", "pruner.budgets=[64,128]",
-                          f"paths.results={tmp / 'r'}", f"paths.cache={tmp / 'c'}"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    (run,) = [p.parent for p in (tmp / "r" / "quickstart").glob("*/metrics.json")]
-    return run
+    return quickstart_run(tmp_path_factory.mktemp("plots"))
 
 
 def copy(made: Path, tmp: Path) -> Path:
