@@ -87,12 +87,15 @@ def test_contents_printed_without_indentation_nest_by_label() -> None:
 
 def test_a_part_number_is_no_page_label() -> None:
     """Apple's contents print "Part I" on a row of its own; the roman "I" read as a page label made it an entry
-    "Part" pointing to page i, one level below the items it holds. A row whose title ends with a label word is a
-    group line, not an entry; a title that holds such a word earlier is still one."""
-    lines = [_ln("Part I", 100, bold=False), _ln("Item 1.", 114, bold=False), _ln("Financial Statements", 114, x=100,
+    "Part" pointing to page i, one level below the items it holds (10-Ks glue the header "Page" before it). A row
+    whose title ends with a label word is a group line or a cross-reference ending a line of prose, not an entry;
+    a title that holds such a word earlier is still one."""
+    lines = [_ln("Page PART", 86, bold=False), _ln("I", 86, x=500, bold=False), _ln("Part I", 100, bold=False), _ln("Item 1.", 114, bold=False), _ln("Financial Statements", 114, x=100,
              bold=False), _ln("1", 114, x=500, bold=False), _ln("Part II", 128, bold=False),
              _ln("Item 1A. Risk Factors", 142, bold=False), _ln("23", 142, x=500, bold=False),
-             _ln("Certifications of Section 302 Officers", 156, bold=False), _ln("24", 156, x=500, bold=False)]
+             _ln("Certifications of Section 302 Officers", 156, bold=False), _ln("24", 156, x=500, bold=False),
+             _ln("Refer to the segment results on pages 22-26 and Note", 170, bold=False),
+             _ln("5", 170, x=500, bold=False)]
     assert [(t, lab) for _, t, lab in toc_rows(lines)[0]] == [
         ("Item 1. Financial Statements", "1"), ("Item 1A. Risk Factors", "23"),
         ("Certifications of Section 302 Officers", "24")]

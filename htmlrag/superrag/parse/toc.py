@@ -36,8 +36,11 @@ _LEADER = re.compile(rf"^(.*?)\s*(?:\.{{2,}}|…+|\s)\s*(\d{{1,3}}|{_ROMAN})$", 
 _MAX_ENTRY = 400
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
 #: A title ending with a label word: the "page label" after it is the label's number ("Part I", "Item 1",
-#: "Schedule II"), a group line of the contents, not an entry pointing to page i (Apple's "Part I" and "Part II"
-#: were entries "Part" on page i and ii, one level below the items they hold).
+#: "Schedule II"; a contents header glued before it, "Page PART" + "I"), a group line of the contents, not an
+#: entry pointing to page i (Apple's "Part I" and "Part II" were entries "Part" on page i and ii, one level below
+#: the items they hold). So is a cross-reference that ends a line of prose ("... and Note" + "5", "chapter" +
+#: "11"), and Microsoft's running header "Item" + "1" on every page. Lost with them: an entry whose title ends
+#: with such a word ("Explanatory Note 3").
 _NUMBERED_BY = re.compile(r"\b(?:part|chapter|section|article|item|note|schedule|exhibit|appendix|annex|book|volume)$",
                           re.I)
 _CONTENTS = re.compile(r"\b(table of )?contents\b|\bindex\b", re.I)
