@@ -305,8 +305,9 @@ def _open_ended(text: str) -> bool:
 
 def _join_wrapped(units: list[tuple[str, object]]) -> list[tuple[str, object]]:
     """One heading run for a heading wrapped over lines that the PDF sets as separate blocks: a heading run right
-    after another of the same size, weight and slant (capitals or not: "RULES 13a-14(a) ..."), starting within half a line's height below it,
-    where the first stops mid-phrase (:func:`_open_ended`) or the second begins in lower case. Converters set each
+    after another of the same size, weight and slant (capitals or not: "RULES 13a-14(a) ..."), starting within
+    half a line's height below it, where the first stops mid-phrase (:func:`_open_ended`) or the second begins in
+    lower case. Converters set each
     line of a centred title as a block of its own ("Certification by the Chief Executive Officer Pursuant to" /
     "Section 302 of the Sarbanes-Oxley Act of 2002", "CERTIFICATION PURSUANT TO" / "RULES 13a-14(a) ..."), and each
     line opened a section, the first empty (FinanceBench's filings, issue 35). Two complete headings set one under
@@ -382,10 +383,9 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
     level alone hung every note under the statement before it); other headings under the nearest section before
     them of a smaller level, except a section opened on a contents page (``toc_pages``) or on a page before
     ``front`` (the first printed contents page that names itself: the pages before it are a cover), which holds
-    nothing after its page ("Form 10-Q Table of Contents" had every
-    section of a Workiva 10-Q under it; a cover's company name, set larger than the body's headings, held
-    everything up to the first heading of its size: the contents, "Where you can find more information", and
-    with headings that rank under a part's label, more)."""
+    nothing after its page ("Form 10-Q Table of Contents" had every section of a Workiva 10-Q under it; a cover's
+    company name, set larger than the body's headings, held everything up to the first heading of its size: the
+    contents, "Where you can find more information", and with headings that rank under a part's label, more)."""
     heads = [(x, max(ln.size for ln in x)) for k, x in flow if k == "head"]  # type: ignore[union-attr]
     entries = [(e.level, e.title, e.page) for e in toc]
     levels = iter(hd.assign_levels(heads, entries))
