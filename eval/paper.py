@@ -48,6 +48,7 @@ from htmlrag.evaluation.runs import (
     deciding,
     differing,
     find_runs,
+    is_run,
     label_apart,
     place,
     reader_label,
@@ -410,9 +411,14 @@ def plot_figure5(points: Mapping[str, Any], out: Path, title: str = "") -> Path:
 # ---------------------------------------------------------------- artefacts
 def write_artifacts(kind: str, folder: Path, caption: str = "", metric: str | None = None,
                     out: Path | None = None) -> list[Path]:
-    """Write the artefact of ``kind`` for the runs below ``folder``; returns the files written."""
+    """Write the artefact of ``kind`` for the runs below ``folder``; returns the files written. A run folder
+    without ``out`` is refused, as ``htmlrag-bench-table`` refuses it: its ``tables/`` are the run's own, which
+    ``htmlrag-paper verify`` checks, and a paper table written there was a file verify could not account for."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if out is None and is_run(folder):
+        raise ValueError(f"{folder} is a run folder: its tables/ are the run's own; give --out (or name the "
+                         "experiment folder above it)")
     runs = [r.check() for r in find_runs([folder])]
     if not runs:
         raise FileNotFoundError(f"no runs (metrics.json) below {folder}")

@@ -74,10 +74,11 @@ COMMANDS = {
     "paper report EXPERIMENT": (paper_main, ["report", "{experiment}"], 0),  # one run below: rewritten in place
     "paper report RUN RUN": (paper_main, ["report", "{run}", "{run}"], 0),  # one run, given twice
     "paper verify --write-tables RUN": (paper_main, ["verify", "-q", "--write-tables", "{run}"], 0),
-    "paper table RUN": (paper_main, ["table", "{run}"], 0),
-    "paper info-loss RUN": (paper_main, ["info-loss", "{run}"], 0),
-    "paper cost RUN": (paper_main, ["cost", "{run}"], 0),
-    "paper figure5 RUN": (paper_main, ["figure5", "{run}"], None),
+    "paper table RUN": (paper_main, ["table", "{run}"], 2),  # refused: the run's tables/ are its own
+    "paper info-loss RUN": (paper_main, ["info-loss", "{run}"], 2),
+    "paper cost RUN": (paper_main, ["cost", "{run}"], 2),
+    "paper figure5 RUN": (paper_main, ["figure5", "{run}"], 2),
+    "paper table EXPERIMENT": (paper_main, ["table", "{experiment}"], 0),
     "bench-table RUN": (table_main, ["{run}"], 2),  # refused: the run's tables/ are its own
     "bench-table EXPERIMENT": (table_main, ["{experiment}"], 0),
 }
