@@ -29,6 +29,7 @@ from htmlrag.app.markdown import render
 from htmlrag.app.secrets import body_text
 from htmlrag.core.errors import InputError
 from htmlrag.evaluation.runs import is_run, open_run, special_files, walk
+from htmlrag.evaluation.shapes import system_order
 from htmlrag.evaluation.tables import printed
 
 log = logging.getLogger(__name__)
@@ -252,7 +253,7 @@ class Results:
         run = open_run(self.run_dir(rel))
         m, config = run.summary, run.config
         names = [str(n) for n in m.get("metric_names") or []]
-        systems = [str(s) for s in m.get("system_order") or sorted(_mapping(m, "systems"), key=str)]
+        systems = system_order(m) if isinstance(m, Mapping) else []  # the order of the run's tables
         per = {s: dict(_mapping(m, "systems", s, "metrics")) for s in systems}
         return {
             "id": f"{run.experiment}/{run.dir.name}", "experiment": run.experiment, "run_id": run.dir.name,
