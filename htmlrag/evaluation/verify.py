@@ -786,20 +786,15 @@ def _stored_cost(run: Run) -> dict[str, Any]:
     return cost if isinstance(cost, dict) else {}
 
 
-def _plot_leaves(node: Any, prefix: str = "") -> dict[str, Any]:
-    """``{"lines.bm25.means.1": value}`` for every leaf of a plot's data: mappings and lists entered, a list
-    item that has a label named by it (a frontier line, a Pareto point), others by their index."""
-    if isinstance(node, Mapping) and node:
-        items = [(str(k), v) for k, v in node.items()]
-    elif isinstance(node, list) and node:
-        items = [(str(v["label"]) if isinstance(v, Mapping) and "label" in v else str(i), v)
-                 for i, v in enumerate(node)]
-    else:
-        return {prefix: node}
-    out: dict[str, Any] = {}
-    for k, v in items:
-        out.update(_plot_leaves(v, f"{prefix}.{k}" if prefix else k))
-    return out
+def _keyed(node: Any) -> Any:
+    """A plot's data with its lists as mappings, so :func:`~htmlrag.evaluation.runs.leaves` enters them: an item
+    that has a label by it (a frontier line, a Pareto point: ``lines.bm25.means.1``), others by their index."""
+    if isinstance(node, Mapping):
+        return {str(k): _keyed(v) for k, v in node.items()}
+    if isinstance(node, list) and node:
+        return {str(v["label"]) if isinstance(v, Mapping) and "label" in v else str(i): _keyed(v)
+                for i, v in enumerate(node)}
+    return node
 
 
 def _plot_differences(drawn: Mapping[str, Plot], now: Mapping[str, Plot]) -> dict[str, tuple[str, Any, str]]:
@@ -811,7 +806,7 @@ def _plot_differences(drawn: Mapping[str, Plot], now: Mapping[str, Plot]) -> dic
         if name not in now or name not in drawn:
             out[name] = ("", "drawn" if name in drawn else "(not drawn)", "drawn" if name in now else "(not drawn)")
             continue
-        a, b = _plot_leaves(drawn[name].data), _plot_leaves(now[name].data)
+        a, b = leaves(_keyed(drawn[name].data)), leaves(_keyed(now[name].data))
         keys = [k for k in [*b, *(k for k in a if k not in b)] if not close(a.get(k, "(missing)"), b.get(k, "(missing)"))]
         if keys:
             more = f" (and {len(keys) - 1} more values differ)" if len(keys) > 1 else ""
