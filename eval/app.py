@@ -39,6 +39,7 @@ from htmlrag.core.errors import HtmlRagError, user_error
 from htmlrag.core.fingerprint import METRICS, fingerprint
 from htmlrag.core.logs import quiet_third_party
 from htmlrag.evaluation.costs import PriceTable
+from htmlrag.evaluation.plots import PLOT_RECORD_KEY, PLOT_RECORD_PATH
 from htmlrag.evaluation.report import write_run_report
 from htmlrag.evaluation.run_tables import run_tables
 from htmlrag.evaluation.runs import config_record, run_name
@@ -113,7 +114,8 @@ def finalize(cfg: DictConfig, store: Any, systems: list[str], metrics: list[str]
     summary = summarize(rows, systems, metrics, ours=cfg.system_name, experiment=cfg.name, run_id=store.run_id,
                         dataset=cfg.dataset.name, alpha=cfg.metric.alpha, fidelity=fidelity.describe(cfg),
                         reader=reader, intervals=interval_settings(cfg.metric))
-    summary |= {"rows": record, "metric_code": fingerprint(METRICS), "config": config_record(store.dir)}
+    summary |= {"rows": record, "metric_code": fingerprint(METRICS), "config": config_record(store.dir),
+                PLOT_RECORD_KEY: PLOT_RECORD_PATH}  # written by write_run_report below
     store.write_json("metrics.json", summary)
     try:  # per type/domain tables and pairwise t-tests (docqa.*) come from the values the rows recorded
         tables = run_tables(summary, rows, run=run_name(store.dir), caption=cfg.caption,

@@ -34,6 +34,11 @@ from htmlrag.evaluation.store import atomic_write, dump_json
 
 #: The record of a run's plots, in its ``plots/`` folder (module docstring).
 PLOT_RECORDS = "plots.json"
+#: The ``metrics.json`` key by which a run says that the harness wrote :data:`PLOT_RECORDS` with it (its value:
+#: the record's path in the run, :data:`PLOT_RECORD_PATH`). Without it (runs written before the record) a missing
+#: record is a note; with it, a deleted one is a finding of ``htmlrag-paper verify``.
+PLOT_RECORD_KEY = "plot_record"
+PLOT_RECORD_PATH = f"plots/{PLOT_RECORDS}"
 #: The version of :data:`PLOT_RECORDS`' shape.
 RECORDS_FORMAT = 1
 #: The fields of one plot's record.

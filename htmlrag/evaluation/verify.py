@@ -24,8 +24,9 @@ For each run folder:
    in ``plots/`` the record does not list, a plot the run draws that is not listed, and a record of another
    shape are named. The data is also rebuilt from the recomputed numbers and compared leaf by leaf (to
    :data:`~htmlrag.evaluation.table_diff.REL_TOL`), so a plot drawn from numbers that no longer follow from
-   the rows (an edited row) is named with the tables. A run without ``plots/plots.json`` (written before the
-   record; a deleted record reads the same) gets a note: its plots are not checked.
+   the rows (an edited row) is named with the tables. The harness also says in ``metrics.json``
+   (``"plot_record"``) that it wrote the record, so a deleted record is named; a run without either (written
+   before the record) gets a note: its plots are not checked.
 
 Each difference is reported with the stored and the recomputed value and its cause: the rows (missing,
 duplicated, edited), the metric code (its fingerprint changed), a dependency (same rows and metric code, a
@@ -50,7 +51,7 @@ from htmlrag.core.fingerprint import METRICS, fingerprint
 from htmlrag.core.io import sha256_file
 from htmlrag.docqa.judge import judge_report, judgments_record
 from htmlrag.evaluation.costs import PriceTable
-from htmlrag.evaluation.plots import PLOT_RECORDS, Plot, read_plot_records, write_plots
+from htmlrag.evaluation.plots import PLOT_RECORD_KEY, PLOT_RECORD_PATH, PLOT_RECORDS, Plot, read_plot_records, write_plots
 from htmlrag.evaluation.report import judge_grid, recorded_prices, run_plots, run_report_tables
 from htmlrag.evaluation.rescore import Rescored, judgments, rescore
 from htmlrag.evaluation.run_tables import recorded_settings, run_tables, subset_value
@@ -87,7 +88,7 @@ RECORDS = ("rows", "metric_code")
 IDENTITY = ("experiment", "run_id", "dataset", "ours", "alpha", "metric_names", "fidelity", "reader")
 #: Every top-level key of ``metrics.json`` the harness writes (now or in the committed older runs); any other is a
 #: finding ("not written by the harness").
-KNOWN_KEYS = frozenset({*RECORDS, *IDENTITY, "config", "frontier", "intervals", "n_examples", "n_failed_examples",
+KNOWN_KEYS = frozenset({*RECORDS, *IDENTITY, PLOT_RECORD_KEY, "config", "frontier", "intervals", "n_examples", "n_failed_examples",
                         "system_order", "systems", "tests", "waterfall"})
 #: ``metrics.json["intervals"]`` keys and the ``metric.*`` setting of ``config.yaml`` each records.
 INTERVAL_SETTINGS = {"confidence": "confidence", "n_resamples": "n_resamples", "method": "ci_method",
@@ -513,7 +514,8 @@ def recompute(run: Run, res: Rescored) -> dict[str, Any]:
             entry["metrics"][m] = ((stored.get("systems") or {}).get(s) or {}).get("metrics", {}).get(m)
         if m in (stored.get("tests") or {}):
             new["tests"][m] = stored["tests"][m]
-    for key in (*RECORDS, "config"):  # records, checked against the files (_check_rows, _check_config_digest)
+    for key in (*RECORDS, "config", PLOT_RECORD_KEY):  # records, checked against the files (_check_rows,
+        # _check_config_digest, _check_plots)
         if key in stored:
             new[key] = stored[key]
     return new
@@ -827,9 +829,18 @@ def _check_plots(report: Report, run: Run, now: Mapping[str, Plot] | None, cause
     recompute them from); ``cause``: why the recomputed numbers differ from the stored ones, if they do."""
     folder = run.dir / PLOTS
     records_path = folder / PLOT_RECORDS
+    said = run.summary.get(PLOT_RECORD_KEY)
+    if said is not None and said != PLOT_RECORD_PATH:
+        report.add(f"metrics.json {PLOT_RECORD_KEY}", said, PLOT_RECORD_PATH, "metrics.json was edited: the harness "
+                   "records there where it wrote the plots' record")
     if not write and not records_path.exists():
-        report.notes.append(f"plots not checked: written before plot records (no {PLOTS}/{PLOT_RECORDS}; a deleted "
-                            "record reads the same)")
+        if said is None:
+            report.notes.append(f"plots not checked: written before plot records (no {PLOTS}/{PLOT_RECORDS}, and "
+                                f"metrics.json does not say that one was written)")
+        else:
+            report.add(PLOT_RECORD_PATH, MISSING, "the harness's record of the plots it drew (metrics.json's "
+                       f"{PLOT_RECORD_KEY!r} says it was written)", f"{PLOT_RECORD_PATH} deleted: the plots cannot "
+                       "be checked without it (htmlrag-paper verify --write-tables redraws them and writes it)")
         return
     drawn = run_plots(run.summary, _stored_cost(run))  # the data each plot is drawn from, by the writer's code
     differ = _plot_differences(drawn, now) if now is not None else {}

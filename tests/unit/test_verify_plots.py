@@ -169,10 +169,38 @@ def test_a_malformed_record_is_a_finding_not_a_traceback(made: Path, tmp_path: P
         assert why in out, out
 
 
+def test_a_deleted_record_is_named_where_metrics_json_says_it_was_written(made: Path, tmp_path: Path,
+                                                                          capsys) -> None:
+    """Before, deleting ``plots/plots.json`` made a run read as one written before the record: a note, and a PNG
+    swapped in went unchecked."""
+    run = copy(made, tmp_path)
+    assert json.loads((run / "metrics.json").read_text())["plot_record"] == "plots/plots.json"
+    (run / "plots" / PLOT_RECORDS).unlink()
+    shutil.copyfile(run / "plots" / "waterfall.png", run / "plots" / "pareto.png")
+    report = verify_run(run)
+    assert plot_findings(report) == [("plots/plots.json", report.findings[0].cause)], report.findings
+    assert "plots/plots.json deleted" in report.findings[0].cause
+    assert not any(n.startswith(OLD_RUN_NOTE) for n in report.notes)
+    status, out = verify(capsys, run)
+    assert status == 1 and "plots/plots.json deleted" in out, out
+    assert main(["-q", "--write-tables", str(run)]) == 0, capsys.readouterr().out  # redrawn, record written
+    assert verify_run(run).ok
+
+
+def test_an_edited_plot_record_key_is_named(made: Path, tmp_path: Path) -> None:
+    run = copy(made, tmp_path)
+    edit_json(run / "metrics.json", lambda d: d.update(plot_record="../elsewhere/plots.json"))
+    report = verify_run(run)
+    assert [f.where for f in report.findings] == ["metrics.json plot_record"], report.findings
+    assert "metrics.json was edited" in report.findings[0].cause
+
+
 def test_a_run_without_plot_records_gets_a_note_not_a_finding(made: Path, tmp_path: Path, capsys) -> None:
-    """Runs written before the record (every run committed under results/) are not failed for it."""
+    """Runs written before the record (every run committed under results/: no ``plots/plots.json`` and no
+    ``plot_record`` in ``metrics.json``) are not failed for it."""
     run = copy(made, tmp_path)
     (run / "plots" / PLOT_RECORDS).unlink()
+    edit_json(run / "metrics.json", lambda d: d.pop("plot_record"))
     shutil.copyfile(run / "plots" / "waterfall.png", run / "plots" / "pareto.png")  # (not checkable: no record)
     report = verify_run(run)
     assert report.ok and any(n.startswith(OLD_RUN_NOTE) for n in report.notes), (report.findings, report.notes)
@@ -183,6 +211,7 @@ def test_write_tables_redraws_the_plots_and_their_record(made: Path, tmp_path: P
     run = copy(made, tmp_path)
     shutil.copyfile(run / "plots" / "waterfall.png", run / "plots" / "pareto.png")
     (run / "plots" / PLOT_RECORDS).unlink()
+    edit_json(run / "metrics.json", lambda d: d.pop("plot_record"))  # a run written before the record
     assert main(["-q", "--write-tables", str(run)]) == 0, capsys.readouterr().out
     assert (run / "plots" / PLOT_RECORDS).is_file()
     assert (run / "plots" / "pareto.png").read_bytes() != (run / "plots" / "waterfall.png").read_bytes()
