@@ -409,12 +409,45 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
                 if parent is not None and sections[parent].level >= lvl:
                     parent = None
                 section_of[entry] = len(sections)
+            # the ToC placed none of them (an unlabelled entry of its top stays there: "Signatures" beside a part)
+            if src != "outline" or (parent is None and hd.label_kind(h.text) is not None):
+                label = _label_parent(sections, h, closed)
+                if label is not None:
+                    parent = label
+                    if sections[label].level == lvl:  # a sibling by its style: one level down
+                        lvl += 1
+                        h = hd.make_heading(obj, lvl, src)  # type: ignore[arg-type]
+                        headings[-1] = h
             sections.append(Section(h.text, lvl, h.page, h, parent=parent))
             continue
         if not sections:
             sections.append(Section("", 1, obj.page, None))  # type: ignore[attr-defined]
         sections[-1].items.append(obj)  # type: ignore[arg-type]
     return headings, sections
+
+
+def _label_parent(sections: list[Section], h: Heading, closed: set[int]) -> int | None:
+    """The section a heading nests in by its label: the nearest section before it of its level or a smaller one,
+    when that one's structural label ranks above the heading's (:func:`~htmlrag.superrag.parse.headings.label_kind`:
+    part, item, note, lettered sub-item, then none) and, at the same level, the heading is not set larger; else,
+    when that one is of its level, the section it is in (a sibling's); None otherwise (a section of a cover or
+    contents page, :func:`_sections`, holds nothing after its page). Fonts
+    and the ToC give headings levels one style or one entry at a time: NVIDIA sets "Note 1 - Summary of
+    Significant Accounting Policies" in 9.9 pt and the note's "Basis of Presentation" in 9.0 pt, and the two
+    styles, each placed by its distance to another style the contents name, came out siblings; a part's heading
+    that the contents do not list (or list as "Part I", a title the text's "PART I — FINANCIAL INFORMATION"
+    does not match) held none of the items they list (NVIDIA, Apple; issue 35). A heading the contents name
+    nests so only by its own label, and only where the contents give it no parent of the text."""
+    for j in range(len(sections) - 1, -1, -1):
+        s = sections[j]
+        if s.level > h.level:
+            continue
+        if s.heading is None or (s.page in closed and s.page != h.page):
+            return None
+        if hd.label_rank(s.title) < hd.label_rank(h.text):
+            return j if s.level < h.level or h.size <= s.heading.size + 0.25 else None
+        return s.parent if s.level == h.level else None  # a sibling: in the section its sibling is in
+    return None
 
 
 def _title(meta_title: str, headings: list[Heading], stem: str) -> str:

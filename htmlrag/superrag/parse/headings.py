@@ -7,7 +7,8 @@ A *text block* (lines of one PyMuPDF block) yields a heading from its leading li
 * not a table's row or column heading that the table finder left in the text: no amount in it (a number with a
   currency sign, a percent sign, thousands separators or in parentheses, or two numbers of 3+ characters that
   are not years; a leading section number and dates do not count), not only dates ("October 29, 2023", "Apr 1, 2023 Apr 2, 2022"), and not
-  wholly in parentheses (a unit or status line such as "(In millions)" or "(Unaudited)"), and not a cell of a
+  wholly in parentheses (a unit or status line such as "(In millions)" or "(Unaudited)", also when the columns'
+  dates follow it on its line: Intel's "(In Millions; Unaudited) Apr 1, 2023 Apr 2, 2022"), and not a cell of a
   row of headings (:func:`grid_cells`: a short line that shares its visual row with another short line of its
   style, side by side, as a table's column headings do),
 * either set at least ``size_ratio`` x the body size, or wholly bold at no less than the body size (when
@@ -122,6 +123,8 @@ def table_text(text: str) -> bool:
     t = text.strip()
     if (t.startswith("(") and t.endswith(")")) or _DATES.match(t):
         return True
+    if t.startswith("(") and not _LETTER.search(re.sub(r"\([^()]*\)", " ", _DATE.sub(" ", t))):
+        return True  # a unit before the columns' dates: "(In Millions; Unaudited) Apr 1, 2023 Apr 2, 2022"
     m = NUMBERED.match(t)
     rest = _DATE.sub(" ", t[m.end() - 1:] if m else t)  # the section number and dates are no amounts
     words = rest.split()
@@ -283,7 +286,7 @@ def assign_levels(
     texts = [" ".join(ln.text for ln in lines) for lines, _ in heads]
     index = outline_index(heads, outline)
     style = [(round(size * 2) / 2, all(ln.bold for ln in lines), all(capitals(ln.text) for ln in lines),
-              _label_rank(t)) for (lines, size), t in zip(heads, texts, strict=True)]
+              label_rank(t)) for (lines, size), t in zip(heads, texts, strict=True)]
     styles = sorted(set(style), key=lambda s: (-s[0], not s[2], not s[1], s[3]))
     font = _font_levels(styles, [(st, outline[j][0]) for st, j in zip(style, index, strict=True) if j is not None])
     depths = [numbering_depth(t) for t in texts]
@@ -302,7 +305,7 @@ def assign_levels(
 _Style = tuple[float, bool, bool, int]  # size to the half point, bold, capitals, label rank
 
 
-def _label_rank(text: str) -> int:
+def label_rank(text: str) -> int:
     """Where a heading sorts among headings of its style: by its label (:func:`label_kind`), unlabelled last. A
     heading without a label set like "Item 2." is its sub-heading ("Available Information" in Apple's MD&A)."""
     k = label_kind(text)

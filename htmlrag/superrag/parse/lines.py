@@ -68,7 +68,10 @@ def page_lines(page_dict: dict[str, Any], page_no: int) -> list[Line]:
     """Lines of one page from ``page.get_text("dict")``, skipping empty ones; PyMuPDF's block index kept.
 
     Lines of one block that share a row (PyMuPDF splits "5.1" and "Results" when spaced apart) are joined
-    left to right into one line.
+    left to right into one line. A line's box is that of its visible text: a span of spaces before it (a
+    no-break space in an empty table cell left of the text) is no part of it. NVIDIA's contents rows "c) Condensed
+    Consolidated Balance Sheets" began 58 points left of where they are printed, beside rows "a) ..." that did not,
+    and the two read as two indentations (issue 35).
     """
     out: list[Line] = []
     for bi, block in enumerate(page_dict.get("blocks", [])):
@@ -87,10 +90,11 @@ def page_lines(page_dict: dict[str, Any], page_no: int) -> list[Line]:
                     bold = bold and _is_bold(s)
                     italic = italic and _is_italic(s)
             size = sizes.most_common(1)[0][0] if sizes else 0.0
-            x0 = min(float(s["bbox"][0]) for s in spans)
-            y0 = min(float(s["bbox"][1]) for s in spans)
-            x1 = max(float(s["bbox"][2]) for s in spans)
-            y1 = max(float(s["bbox"][3]) for s in spans)
+            inked = [s for s in spans if s["text"].strip()] or spans  # blank spans set no edge (see the docstring)
+            x0 = min(float(s["bbox"][0]) for s in inked)
+            y0 = min(float(s["bbox"][1]) for s in inked)
+            x1 = max(float(s["bbox"][2]) for s in inked)
+            y1 = max(float(s["bbox"][3]) for s in inked)
             out.append(Line(page=page_no, bbox=(x0, y0, x1, y1), text=text, size=size, bold=bold, block=bi,
                             italic=italic))
     return out

@@ -215,13 +215,44 @@ def page_mapper(labels: dict[int, str], n_pages: int):
 
 
 def detected_toc(page_lines: dict[int, list[Line]], labels: dict[int, str], n_pages: int) -> list[TocEntry]:
-    """Entries from ToC pages (given as physical page -> lines), with printed pages mapped."""
+    """Entries from ToC pages (given as physical page -> lines, furniture left out), with printed pages mapped;
+    the contents' labelled group lines (:func:`contents_entries`) are entries without a page."""
     to_physical = page_mapper(labels, n_pages)
     entries: list[tuple[float, str, str]] = []
     for _, lines in sorted(page_lines.items()):
-        entries += toc_rows(lines)[0]
-    return [TocEntry(level=lvl, title=t, printed_page=lab, page=to_physical(lab))
+        entries += contents_entries(lines)
+    return [TocEntry(level=lvl, title=t, printed_page=lab, page=to_physical(lab) if lab else None)
             for lvl, (_, t, lab) in zip(entry_levels([(x, t) for x, t, _ in entries]), entries, strict=True)]
+
+
+def contents_entries(lines: Sequence[Line]) -> list[tuple[float, str, str]]:
+    """(left edge, title, printed label) of a contents page's entries in reading order: its ToC rows and, on a page
+    that names itself, its group lines that carry a structural label (:func:`~htmlrag.superrag.parse.headings.label_kind`:
+    "PART I : FINANCIAL INFORMATION", "Item 1.  Financial Statements (Unaudited)" over the statements it lists)
+    with label ``""``. Filings print a part or an item without a page number when entries under it follow; left
+    out, the entries under it had no parent, and an item of the text sat beside its part (NVIDIA, issue 35). A row
+    centred in the contents (its centre within 5% of the contents' width of their centre, and not at their left
+    edge) is given the contents' left edge: centring is no indentation."""
+    found, _, members = _toc_rows(lines)
+    if not members:
+        return []
+    ids = {id(ln) for r in members for ln in r}
+    group = [ln for i, ln in enumerate(lines) if i in toc_block_ids(lines) and id(ln) not in ids]
+    items: list[tuple[float, float, str, str, float]] = []  # (top, left, title, label, right)
+    for (x, title, lab), r in zip(found, members, strict=True):
+        items.append((r[0].bbox[1], x, title, lab, max(ln.bbox[2] for ln in r)))
+    for r in rows(group):
+        text = " ".join(ln.text for ln in r).strip()
+        if label_kind(text) is not None and not _NUMBERED_BY.search(text):
+            items.append((r[0].bbox[1], r[0].bbox[0], text, "", r[-1].bbox[2]))
+    items.sort(key=lambda it: it[0])
+    left, right = min(it[1] for it in items), max(it[4] for it in items)
+    mid, width = (left + right) / 2, max(right - left, 1.0)
+    out = []
+    for _, x, title, lab, x1 in items:
+        centred = x > left + 6 and abs((x + x1) / 2 - mid) <= 0.05 * width
+        out.append((left if centred else x, title, lab))
+    return out
 
 
 def entry_levels(entries: Sequence[tuple[float, str]]) -> list[int]:

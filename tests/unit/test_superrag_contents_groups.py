@@ -1,0 +1,140 @@
+"""Section structure that the contents page and the labels carry beyond fonts (issue 35, tenth round): a line's
+box is where its text is, a contents page's labelled group lines are entries, and a heading that its style
+alone makes a sibling of a part or a note nests in it by label. Found on NVIDIA's section trees (no question
+read)."""
+
+from __future__ import annotations
+
+from htmlrag.superrag.parse.document import _sections
+from htmlrag.superrag.parse.lines import page_lines
+from htmlrag.superrag.parse.model import Line, Paragraph
+from htmlrag.superrag.parse.toc import contents_entries, detected_toc
+
+
+def _span(text: str, x0: float, y: float, size: float = 9.0, font: str = "Arial") -> dict:
+    return {"text": text, "bbox": (x0, y, x0 + 5.0 * len(text), y + size + 1), "size": size, "font": font,
+            "flags": 0}
+
+
+def test_a_line_box_is_where_its_text_is() -> None:
+    """A span of spaces before a line's text (a no-break space in an empty table cell) set its left edge:
+    NVIDIA's contents rows "c) Condensed Consolidated Balance Sheets" began 58 points left of the rows "a) ..."
+    printed at the same place, and read as another indentation."""
+    block = {"type": 0, "lines": [{"bbox": (22, 100, 400, 110), "spans": [
+        _span("\u00a0", 22, 100), _span("c) Condensed Consolidated Balance Sheets", 80, 100)]}]}
+    (line,) = page_lines({"blocks": [block]}, 1)
+    assert line.text == "c) Condensed Consolidated Balance Sheets" and line.bbox[0] == 80
+    blank = {"type": 0, "lines": [{"bbox": (22, 100, 30, 110), "spans": [_span("\u00a0 ", 22, 100)]}]}
+    assert page_lines({"blocks": [blank]}, 1) == []  # a line of spaces only is still no line
+
+
+def _ln(text: str, y: float, x: float, *, bold: bool = False, size: float = 9.0) -> Line:
+    return Line(page=2, bbox=(x, y, x + 5.0 * len(text), y + size + 1), text=text, size=size, bold=bold, block=0)
+
+
+def _nvidia_contents() -> list[Line]:
+    """NVIDIA's 10-Q contents: a centred "PART I" and an "Item 1." without page numbers over the statements."""
+    rows = [("TABLE OF CONTENTS", 258, None, True), ("PART I : FINANCIAL INFORMATION", 237, None, True),
+            ("Item 1. Financial Statements (Unaudited)", 22, None, False),
+            ("a) Condensed Consolidated Statements of Income", 80, "3", False),
+            ("b) Condensed Consolidated Balance Sheets", 80, "5", False),
+            ("c) Notes to Condensed Consolidated Financial Statements", 80, "9", False),
+            ("Item 2. Management's Discussion and Analysis", 22, "25", False),
+            ("Item 4. Controls and Procedures", 22, "34", False),
+            ("PART II : OTHER INFORMATION", 244, None, True), ("Item 1. Legal Proceedings", 22, "34", False),
+            ("Item 6. Exhibits", 22, "46", False), ("Signature", 22, "47", False)]
+    out = []
+    for i, (text, x, label, bold) in enumerate(rows):
+        out.append(_ln(text, 60.0 + 14 * i, x, bold=bold))
+        if label:
+            out.append(_ln(label, 60.0 + 14 * i, 581))
+    return out
+
+
+def test_labelled_group_lines_of_a_contents_page_are_entries_without_a_page() -> None:
+    """Filings print a part or an item without a page number when entries under it follow. They were no entries:
+    the statements had no parent in the ToC, and the items of the text sat beside their part. A centred part
+    line takes the contents' left edge (centring is no indentation)."""
+    lines = _nvidia_contents()
+    titles = [t for _, t, _ in contents_entries(lines)]
+    assert titles[:3] == ["PART I : FINANCIAL INFORMATION", "Item 1. Financial Statements (Unaudited)",
+                          "a) Condensed Consolidated Statements of Income"]
+    assert "TABLE OF CONTENTS" not in titles  # the title names the page; it is no entry
+    toc = detected_toc({2: lines}, {n: str(n) for n in range(1, 60)}, 60)
+    got = [(e.level, e.title[:9], e.page) for e in toc]
+    assert got == [(1, "PART I : ", None), (2, "Item 1. F", None), (3, "a) Conden", 3), (3, "b) Conden", 5),
+                   (3, "c) Notes ", 9), (2, "Item 2. M", 25), (2, "Item 4. C", 34), (1, "PART II :", None),
+                   (2, "Item 1. L", 34), (2, "Item 6. E", 46), (1, "Signature", 47)], got
+    # a page that does not name itself keeps only its rows (its other lines may be a statement's title)
+    assert [t for _, t, _ in contents_entries(lines[1:])][0] == "a) Condensed Consolidated Statements of Income"
+
+
+def _head(text: str, page: int, size: float = 9.0) -> tuple[str, list[Line]]:
+    return "head", [Line(page=page, bbox=(50, 60, 300, 60 + size), text=text, size=size, bold=True, block=0)]
+
+
+def _para(page: int) -> tuple[str, Paragraph]:
+    return "para", Paragraph(page=page, bbox=(50, 100, 500, 140), text="The company sells widgets.")
+
+
+def test_a_heading_its_style_makes_a_sibling_of_a_note_nests_in_it_by_label() -> None:
+    """NVIDIA sets its notes in 9.9 pt and their sub-headings ("Basis of Presentation") in 9.0 pt; each style was
+    placed by its distance to another style the contents names, and both came out at one level: the note's
+    sub-headings were its siblings. A heading at the level of an open labelled section whose label ranks above
+    its own nests in it; the next labelled heading of the same rank is a sibling again."""
+    from htmlrag.superrag.parse.model import TocEntry
+
+    notes = "NOTES TO CONDENSED CONSOLIDATED FINANCIAL STATEMENTS"
+    flow = [_head("WHERE YOU CAN FIND MORE INFORMATION", 2, 9.9), _para(2),
+            _head("ITEM 1. FINANCIAL STATEMENTS", 3, 9.9), _head(notes, 9), _head("Note 1 - Summary", 9, 9.9),
+            _head("Basis of Presentation", 9), _para(9), _head("Fiscal Year", 9), _para(9),
+            _head("Note 2 - Leases", 10, 9.9), _para(10), _head("Operating Lease", 10), _para(10)]
+    toc = [TocEntry(level=1, title="Item 1. Financial Statements", printed_page="3", page=3),
+           TocEntry(level=2, title=notes, printed_page="9", page=9)]
+    _, sections = _sections(flow, toc)
+    title = {i: s.title for i, s in enumerate(sections)}
+    parents = [(s.title, title.get(s.parent), s.level) for s in sections[2:]]
+    assert parents == [(notes, "ITEM 1. FINANCIAL STATEMENTS", 2), ("Note 1 - Summary", notes, 3),
+                       ("Basis of Presentation", "Note 1 - Summary", 4), ("Fiscal Year", "Note 1 - Summary", 4),
+                       ("Note 2 - Leases", notes, 3), ("Operating Lease", "Note 2 - Leases", 4)], parents
+
+
+def test_a_part_the_contents_do_not_list_holds_its_items() -> None:
+    """Contents that list the items at the top and print no part entry gave the text's "PART II" and its items
+    one level: the items were siblings of their part. An unlabelled heading after a part ("Signatures") and a
+    heading set larger than the part stay siblings."""
+    from htmlrag.superrag.parse.model import TocEntry
+
+    toc = [TocEntry(level=1, title=t, printed_page=str(p), page=p) for t, p in
+           [("Item 1. Legal Proceedings", 30), ("Item 6. Exhibits", 31), ("Signatures", 32)]]
+    flow = [_head("PART II. OTHER INFORMATION", 30), _head("ITEM 1. LEGAL PROCEEDINGS", 30), _para(30),
+            _head("Item 6. Exhibits", 31), _para(31), _head("Signatures", 32), _para(32)]
+    _, sections = _sections(flow, toc)
+    title = {i: s.title for i, s in enumerate(sections)}
+    assert [title.get(s.parent) for s in sections] == [None, "PART II. OTHER INFORMATION",
+                                                       "PART II. OTHER INFORMATION", None]
+    # Apple: the contents list "Part I" (no page), a title the text's part heading does not match, over the items
+    toc = [TocEntry(level=1, title="Part I", printed_page="", page=None)] + [
+        TocEntry(level=2, title=t, printed_page=str(p), page=p) for t, p in
+        [("Item 1. Financial Statements", 4), ("Item 2. Management's Discussion", 17), ("Item 4. Controls", 22)]]
+    flow = [_head("PART I \u2014 FINANCIAL INFORMATION", 4), _head("Item 1. Financial Statements", 4), _para(4),
+            _head("Item 2. Management's Discussion", 17), _para(17), _head("Item 4. Controls", 22), _para(22)]
+    _, sections = _sections(flow, toc)
+    assert [s.parent for s in sections] == [None, 0, 0, 0], [(s.title, s.level, s.parent) for s in sections]
+    bigger = [_head("Note 3 - Debt", 5), _para(5), _head("Liquidity", 6, 12.0), _para(6)]
+    _, sections = _sections(bigger, [TocEntry(level=2, title=t, printed_page="", page=None)
+                                     for t in ("Note 3 - Debt", "Liquidity")])
+    assert [s.parent for s in sections] == [None, None]
+
+
+def test_a_unit_line_before_the_columns_dates_is_no_heading() -> None:
+    """Intel sets a statement's unit and its columns' dates on one bold line ("(In Millions; Unaudited) Apr 1,
+    2023 Apr 2, 2022") where no table was found under it; it opened a section at the deepest level. A unit alone
+    and dates alone were table text already; a heading that begins with an enumerator stays one."""
+    from htmlrag.superrag.parse.headings import table_text
+
+    for text in ("(In Millions; Unaudited) Apr 1, 2023 Apr 2, 2022", "(In Millions) Apr 1, 2023 Dec 31, 2022",
+                 "(In Millions, Except Per Share Amounts) Apr 1, 2023 Apr 2, 2022", "(In millions)"):
+        assert table_text(text), text
+    for text in ("(a) Basis of Presentation", "(1) Overview", "Three Months Ended", "Revenue (Note 3)"):
+        assert not table_text(text), text
