@@ -51,7 +51,14 @@ from htmlrag.core.fingerprint import METRICS, fingerprint
 from htmlrag.core.io import sha256_file
 from htmlrag.docqa.judge import judge_report, judgments_record
 from htmlrag.evaluation.costs import PriceTable
-from htmlrag.evaluation.plots import PLOT_RECORD_KEY, PLOT_RECORD_PATH, PLOT_RECORDS, Plot, read_plot_records, write_plots
+from htmlrag.evaluation.plots import (
+    PLOT_RECORD_KEY,
+    PLOT_RECORD_PATH,
+    PLOT_RECORDS,
+    Plot,
+    read_plot_records,
+    write_plots,
+)
 from htmlrag.evaluation.report import judge_grid, recorded_prices, run_plots, run_report_tables
 from htmlrag.evaluation.rescore import Rescored, judgments, rescore
 from htmlrag.evaluation.run_tables import recorded_settings, run_tables, subset_value

@@ -66,7 +66,7 @@ def test_labelled_group_lines_of_a_contents_page_are_entries_without_a_page() ->
                    (3, "c) Notes ", 9), (2, "Item 2. M", 25), (2, "Item 4. C", 34), (1, "PART II :", None),
                    (2, "Item 1. L", 34), (2, "Item 6. E", 46), (1, "Signature", 47)], got
     # a page that does not name itself keeps only its rows (its other lines may be a statement's title)
-    assert [t for _, t, _ in contents_entries(lines[1:])][0] == "a) Condensed Consolidated Statements of Income"
+    assert next(t for _, t, _ in contents_entries(lines[1:])) == "a) Condensed Consolidated Statements of Income"
 
 
 def _head(text: str, page: int, size: float = 9.0) -> tuple[str, list[Line]]:
