@@ -1,7 +1,8 @@
 """PDFs as HTML for the HtmlRAG path (HtmlRAG Appendix A): parse the layout once, then write one HTML page.
 
-The page keeps the structure the parser recovered: ``<title>``; each section as a ``<section>`` nested by
-level, its heading as ``<h1>``-``<h4>`` (levels deeper than 4 use ``<h4>``); paragraphs as ``<p>``; tables as
+The page keeps the structure the parser recovered: ``<title>``; each section as a ``<section>`` nested in its
+parent's (the section tree, not the heading levels: a part and its items may share a level), its heading as
+``<h1>``-``<h4>`` by its depth in the tree (deeper than 4: ``<h4>``); paragraphs as ``<p>``; tables as
 the parser's ``<table>`` (rows, cells, caption); figures as ``<figure>`` with a ``<figcaption>`` and a ``<p>``
 of the text inside the picture. ``<head>`` also carries two ``<meta>`` tags, ``superrag-doc-id`` (the
 document's content id, as in the graph) and ``superrag-source`` (the file path), so that a page converted from a
@@ -183,18 +184,22 @@ def document_html(doc: ParsedDocument) -> str:
     out = ["<!DOCTYPE html><html><head>", f"<title>{html.escape(doc.title)}</title>",
            f'<meta name="superrag-doc-id" content="{html.escape(doc.doc_id)}">',
            f'<meta name="superrag-source" content="{html.escape(str(doc.path))}">', "</head><body>"]
-    open_levels: list[int] = []
-    for sec in doc.sections:
+    opened: list[int] = []  # the sections whose <section> is open, outermost first
+    for n, sec in enumerate(doc.sections):
         if sec.heading is not None:
-            while open_levels and open_levels[-1] >= sec.level:
-                out.append("</section>")
-                open_levels.pop()
+            chain, j = set(), sec.parent
+            while j is not None and j not in chain:
+                chain.add(j)
+                j = doc.sections[j].parent
+            while opened and opened[-1] not in chain:  # close up to the section's parent (or its nearest open
+                out.append("</section>")                # ancestor, when the parent closed before it)
+                opened.pop()
             out.append("<section>")
-            open_levels.append(sec.level)
-            tag = f"h{min(max(sec.level, 1), 4)}"
+            opened.append(n)
+            tag = f"h{min(len(opened), 4)}"
             out.append(f"<{tag}>{html.escape(sec.title)}</{tag}>")
         out.extend(_item_html(i) for i in sec.items)
-    out.extend("</section>" for _ in open_levels)
+    out.extend("</section>" for _ in opened)
     out.append("</body></html>")
     return "".join(out)
 

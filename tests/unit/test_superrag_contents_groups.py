@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from htmlrag.superrag.parse.document import _sections
 from htmlrag.superrag.parse.lines import page_lines
-from htmlrag.superrag.parse.model import Line, Paragraph
+from htmlrag.superrag.parse.model import Line, Paragraph, ParsedDocument, TocEntry
 from htmlrag.superrag.parse.toc import contents_entries, detected_toc
 
 
@@ -82,8 +82,6 @@ def test_a_heading_its_style_makes_a_sibling_of_a_note_nests_in_it_by_label() ->
     placed by its distance to another style the contents names, and both came out at one level: the note's
     sub-headings were its siblings. A heading at the level of an open labelled section whose label ranks above
     its own nests in it; the next labelled heading of the same rank is a sibling again."""
-    from htmlrag.superrag.parse.model import TocEntry
-
     notes = "NOTES TO CONDENSED CONSOLIDATED FINANCIAL STATEMENTS"
     flow = [_head("WHERE YOU CAN FIND MORE INFORMATION", 2, 9.9), _para(2),
             _head("ITEM 1. FINANCIAL STATEMENTS", 3, 9.9), _head(notes, 9), _head("Note 1 - Summary", 9, 9.9),
@@ -95,16 +93,14 @@ def test_a_heading_its_style_makes_a_sibling_of_a_note_nests_in_it_by_label() ->
     title = {i: s.title for i, s in enumerate(sections)}
     parents = [(s.title, title.get(s.parent), s.level) for s in sections[2:]]
     assert parents == [(notes, "ITEM 1. FINANCIAL STATEMENTS", 2), ("Note 1 - Summary", notes, 3),
-                       ("Basis of Presentation", "Note 1 - Summary", 4), ("Fiscal Year", "Note 1 - Summary", 4),
-                       ("Note 2 - Leases", notes, 3), ("Operating Lease", "Note 2 - Leases", 4)], parents
+                       ("Basis of Presentation", "Note 1 - Summary", 3), ("Fiscal Year", "Note 1 - Summary", 3),
+                       ("Note 2 - Leases", notes, 3), ("Operating Lease", "Note 2 - Leases", 3)], parents
 
 
 def test_a_part_the_contents_do_not_list_holds_its_items() -> None:
     """Contents that list the items at the top and print no part entry gave the text's "PART II" and its items
     one level: the items were siblings of their part. An unlabelled heading after a part ("Signatures") and a
     heading set larger than the part stay siblings."""
-    from htmlrag.superrag.parse.model import TocEntry
-
     toc = [TocEntry(level=1, title=t, printed_page=str(p), page=p) for t, p in
            [("Item 1. Legal Proceedings", 30), ("Item 6. Exhibits", 31), ("Signatures", 32)]]
     flow = [_head("PART II. OTHER INFORMATION", 30), _head("ITEM 1. LEGAL PROCEEDINGS", 30), _para(30),
@@ -121,6 +117,21 @@ def test_a_part_the_contents_do_not_list_holds_its_items() -> None:
             _head("Item 2. Management's Discussion", 17), _para(17), _head("Item 4. Controls", 22), _para(22)]
     _, sections = _sections(flow, toc)
     assert [s.parent for s in sections] == [None, 0, 0, 0], [(s.title, s.level, s.parent) for s in sections]
+    # 3M: the items nest in the text's part at their own level, so what the ToC and the fonts put under an
+    # item stays there, and the next part is no child of the last item
+    toc = [TocEntry(level=lvl, title=t, printed_page=str(p), page=p) for lvl, t, p in
+           [(1, "Item 5. Market", 18), (1, "Item 7. Management's Discussion", 19), (2, "Results of Operations", 27),
+            (1, "Item 10. Directors", 140)]]
+    flow = [_head("PART II", 18, 11.0), _head("Item 5. Market", 18), _para(18),
+            _head("Item 7. Management's Discussion", 19), _para(19), _head("Net Sales:", 19, 8.0), _para(19),
+            _head("RESULTS OF OPERATIONS", 27), _para(27), _head("PART III", 140, 11.0),
+            _head("Item 10. Directors", 140), _para(140)]
+    _, sections = _sections(flow, toc)
+    title = {i: s.title for i, s in enumerate(sections)}
+    assert [(s.title, title.get(s.parent)) for s in sections] == [
+        ("PART II", None), ("Item 5. Market", "PART II"), ("Item 7. Management's Discussion", "PART II"),
+        ("Net Sales:", "Item 7. Management's Discussion"), ("RESULTS OF OPERATIONS", "Item 7. Management's Discussion"),
+        ("PART III", None), ("Item 10. Directors", "PART III")], [(s.title, s.level, s.parent) for s in sections]
     bigger = [_head("Note 3 - Debt", 5), _para(5), _head("Liquidity", 6, 12.0), _para(6)]
     _, sections = _sections(bigger, [TocEntry(level=2, title=t, printed_page="", page=None)
                                      for t in ("Note 3 - Debt", "Liquidity")])
@@ -138,3 +149,38 @@ def test_a_unit_line_before_the_columns_dates_is_no_heading() -> None:
         assert table_text(text), text
     for text in ("(a) Basis of Presentation", "(1) Overview", "Three Months Ended", "Revenue (Note 3)"):
         assert not table_text(text), text
+
+
+def test_the_html_page_nests_sections_by_the_tree_not_by_level() -> None:
+    """A part and the items nested in it by label share a level; the HTML page (HtmlRAG's input for PDFs) nested
+    sections by level, so an item closed its part's ``<section>``. It follows the section tree now, headings
+    tagged by their depth."""
+    from htmlrag.superrag.to_html import document_html
+
+    toc = [TocEntry(level=1, title=t, printed_page=str(p), page=p)
+           for t, p in [("Item 1. Legal Proceedings", 30), ("Item 2. Sales", 31)]]
+    flow = [_head("PART II. OTHER INFORMATION", 30), _head("Item 1. Legal Proceedings", 30), _para(30),
+            _head("Item 2. Sales", 31), _para(31), _head("PART III", 40), _para(40)]
+    headings, sections = _sections(flow, toc)
+    doc = ParsedDocument(path="x.pdf", doc_id="d", title="t", pages=[], headings=headings, sections=sections,
+                         tables=[], figures=[], toc=toc, toc_source="pages")
+    page = document_html(doc)
+    body = page[page.index("<body>"):]
+    assert body.count("<section>") == body.count("</section>") == 4
+    assert ("<section><h1>PART II. OTHER INFORMATION</h1><section><h2>Item 1. Legal Proceedings</h2><p>"
+            in body), body
+    assert "</section><section><h2>Item 2. Sales</h2>" in body and "</section></section><section><h1>PART III" in body
+
+
+
+def test_an_indented_row_that_reaches_the_page_numbers_is_not_centred() -> None:
+    """Pfizer sets each contents entry as one line from its indentation to the page number at the right edge
+    (dot leaders between); an indented row's centre is then near the contents' centre, and a first version of
+    the centring rule moved every indented entry to the left edge."""
+    rows = [("PART I", 18), ("ITEM 1. BUSINESS", 18), ("About Pfizer", 34), ("Raw Materials", 34),
+            ("ITEM 1A. RISK FACTORS", 18)]
+    lines = [_ln("TABLE OF CONTENTS", 40, 263, bold=True)]
+    for i, (text, x) in enumerate(rows):
+        lines.append(Line(page=2, bbox=(x, 60.0 + 14 * i, 593, 70.0 + 14 * i), text=f"{text} {3 + i}", size=7.1,
+                          bold=False, block=0))
+    assert [x for x, _, _ in contents_entries(lines)] == [18, 18, 34, 34, 18]

@@ -412,12 +412,8 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
             # the ToC placed none of them (an unlabelled entry of its top stays there: "Signatures" beside a part)
             if src != "outline" or (parent is None and hd.label_kind(h.text) is not None):
                 label = _label_parent(sections, h, closed)
-                if label is not None:
+                if label is not None:  # (its level stays: the headings after it are placed by theirs)
                     parent = label
-                    if sections[label].level == lvl:  # a sibling by its style: one level down
-                        lvl += 1
-                        h = hd.make_heading(obj, lvl, src)  # type: ignore[arg-type]
-                        headings[-1] = h
             sections.append(Section(h.text, lvl, h.page, h, parent=parent))
             continue
         if not sections:
@@ -430,8 +426,11 @@ def _label_parent(sections: list[Section], h: Heading, closed: set[int]) -> int 
     """The section a heading nests in by its label: the nearest section before it of its level or a smaller one,
     when that one's structural label ranks above the heading's (:func:`~htmlrag.superrag.parse.headings.label_kind`:
     part, item, note, lettered sub-item, then none) and, at the same level, the heading is not set larger; else,
-    when that one is of its level, the section it is in (a sibling's); None otherwise (a section of a cover or
-    contents page, :func:`_sections`, holds nothing after its page). Fonts
+    when that one is of its level, the section it is in if that one's label ranks above the heading's (a
+    sibling's); None otherwise (a section of a cover or contents page, :func:`_sections`, holds nothing after its
+    page). Levels stay as the fonts and the ToC gave them (a part and its items may share one): raising the
+    nested heading's level made the headings after it, placed by their own levels, its siblings (3M's MD&A
+    sections left "Item 7." for the part). Fonts
     and the ToC give headings levels one style or one entry at a time: NVIDIA sets "Note 1 - Summary of
     Significant Accounting Policies" in 9.9 pt and the note's "Basis of Presentation" in 9.0 pt, and the two
     styles, each placed by its distance to another style the contents name, came out siblings; a part's heading
@@ -444,9 +443,12 @@ def _label_parent(sections: list[Section], h: Heading, closed: set[int]) -> int 
             continue
         if s.heading is None or (s.page in closed and s.page != h.page):
             return None
-        if hd.label_rank(s.title) < hd.label_rank(h.text):
+        rank = hd.label_rank(h.text)
+        if hd.label_rank(s.title) < rank:
             return j if s.level < h.level or h.size <= s.heading.size + 0.25 else None
-        return s.parent if s.level == h.level else None  # a sibling: in the section its sibling is in
+        if s.level == h.level and s.parent is not None and hd.label_rank(sections[s.parent].title) < rank:
+            return s.parent  # a sibling nested by label: in the same section ("Item 2." after "Item 1.")
+        return None
     return None
 
 

@@ -231,8 +231,10 @@ def contents_entries(lines: Sequence[Line]) -> list[tuple[float, str, str]]:
     "PART I : FINANCIAL INFORMATION", "Item 1.  Financial Statements (Unaudited)" over the statements it lists)
     with label ``""``. Filings print a part or an item without a page number when entries under it follow; left
     out, the entries under it had no parent, and an item of the text sat beside its part (NVIDIA, issue 35). A row
-    centred in the contents (its centre within 5% of the contents' width of their centre, and not at their left
-    edge) is given the contents' left edge: centring is no indentation."""
+    centred in the contents (its centre within 5% of the contents' width of their centre, reaching neither of
+    their edges) is given the contents' left edge: centring is no indentation. A row that runs from its
+    indentation to the page numbers at the right edge is not centred (Pfizer's indented entries, each one line
+    with its dot leaders)."""
     found, _, members = _toc_rows(lines)
     if not members:
         return []
@@ -250,7 +252,7 @@ def contents_entries(lines: Sequence[Line]) -> list[tuple[float, str, str]]:
     mid, width = (left + right) / 2, max(right - left, 1.0)
     out = []
     for _, x, title, lab, x1 in items:
-        centred = x > left + 6 and abs((x + x1) / 2 - mid) <= 0.05 * width
+        centred = x > left + 6 and x1 < right - 6 and abs((x + x1) / 2 - mid) <= 0.05 * width
         out.append((left if centred else x, title, lab))
     return out
 
