@@ -184,3 +184,19 @@ def test_an_indented_row_that_reaches_the_page_numbers_is_not_centred() -> None:
         lines.append(Line(page=2, bbox=(x, 60.0 + 14 * i, 593, 70.0 + 14 * i), text=f"{text} {3 + i}", size=7.1,
                           bold=False, block=0))
     assert [x for x, _, _ in contents_entries(lines)] == [18, 18, 34, 34, 18]
+
+
+def test_a_sibling_placed_by_the_contents_takes_no_later_heading_with_it() -> None:
+    """Pfizer's risk factors hold a "Research and Development" whose text is that of an entry under Item 1 in the
+    contents; the ToC put it there, and the risk factors set after it in its style followed it to Item 1 (the
+    sibling rule of the tenth round's first version). A later heading stays in the section its level gives."""
+    toc = [TocEntry(level=1, title="PART I", printed_page="9", page=9),
+           TocEntry(level=2, title="ITEM 1. BUSINESS", printed_page="9", page=9),
+           TocEntry(level=3, title="Research and Development", printed_page="11", page=11),
+           TocEntry(level=2, title="ITEM 1A. RISK FACTORS", printed_page="19", page=19)]
+    flow = [_head("PART I", 9, 10.0), _head("ITEM 1. BUSINESS", 9), _head("RESEARCH AND DEVELOPMENT", 11, 8.0),
+            _para(11), _head("ITEM 1A. RISK FACTORS", 19), _head("RESEARCH AND DEVELOPMENT", 21, 8.0), _para(21),
+            _head("GLOBAL OPERATIONS", 21, 8.0), _para(21)]
+    _, sections = _sections(flow, toc)
+    title = {i: s.title for i, s in enumerate(sections)}
+    assert title.get(sections[-1].parent) == "ITEM 1A. RISK FACTORS", [(s.title, s.level, s.parent) for s in sections]

@@ -411,7 +411,7 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
                 section_of[entry] = len(sections)
             # the ToC placed none of them (an unlabelled entry of its top stays there: "Signatures" beside a part)
             if src != "outline" or (parent is None and hd.label_kind(h.text) is not None):
-                label = _label_parent(sections, h, closed)
+                label = _label_parent(sections, h, closed, parent)
                 if label is not None:  # (its level stays: the headings after it are placed by theirs)
                     parent = label
             sections.append(Section(h.text, lvl, h.page, h, parent=parent))
@@ -422,12 +422,14 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
     return headings, sections
 
 
-def _label_parent(sections: list[Section], h: Heading, closed: set[int]) -> int | None:
+def _label_parent(sections: list[Section], h: Heading, closed: set[int], usual: int | None = None) -> int | None:
     """The section a heading nests in by its label: the nearest section before it of its level or a smaller one,
     when that one's structural label ranks above the heading's (:func:`~htmlrag.superrag.parse.headings.label_kind`:
     part, item, note, lettered sub-item, then none) and, at the same level, the heading is not set larger; else,
-    when that one is of its level, the section it is in if that one's label ranks above the heading's (a
-    sibling's); None otherwise (a section of a cover or contents page, :func:`_sections`, holds nothing after its
+    when that one is of its level, the section it is in if that one's label ranks above the heading's and it
+    opened after ``usual`` (the parent the levels give; a sibling's parent from the ToC may be far back: Pfizer's
+    risk factor "Research and Development" takes the ToC entry of Item 1's, and the risk factors after it went
+    to Item 1 with it); None otherwise (a section of a cover or contents page, :func:`_sections`, holds nothing after its
     page). Levels stay as the fonts and the ToC gave them (a part and its items may share one): raising the
     nested heading's level made the headings after it, placed by their own levels, its siblings (3M's MD&A
     sections left "Item 7." for the part). Fonts
@@ -446,7 +448,8 @@ def _label_parent(sections: list[Section], h: Heading, closed: set[int]) -> int 
         rank = hd.label_rank(h.text)
         if hd.label_rank(s.title) < rank:
             return j if s.level < h.level or h.size <= s.heading.size + 0.25 else None
-        if s.level == h.level and s.parent is not None and hd.label_rank(sections[s.parent].title) < rank:
+        if s.level == h.level and s.parent is not None and hd.label_rank(sections[s.parent].title) < rank \
+                and (usual is None or s.parent > usual):
             return s.parent  # a sibling nested by label: in the same section ("Item 2." after "Item 1.")
         return None
     return None
