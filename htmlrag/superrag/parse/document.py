@@ -423,22 +423,24 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
 
 
 def _label_parent(sections: list[Section], h: Heading, closed: set[int], usual: int | None = None) -> int | None:
-    """The section a heading nests in by its label: the nearest section before it of its level or a smaller one,
-    when that one's structural label ranks above the heading's (:func:`~htmlrag.superrag.parse.headings.label_kind`:
-    part, item, note, lettered sub-item, then none) and, at the same level, the heading is not set larger; else,
-    when that one is of its level, the section it is in if that one's label ranks above the heading's and it
-    opened after ``usual`` (the parent the levels give; a sibling's parent from the ToC may be far back: Pfizer's
-    risk factor "Research and Development" takes the ToC entry of Item 1's, and the risk factors after it went
-    to Item 1 with it); None otherwise (a section of a cover or contents page, :func:`_sections`, holds nothing after its
-    page). Levels stay as the fonts and the ToC gave them (a part and its items may share one): raising the
-    nested heading's level made the headings after it, placed by their own levels, its siblings (3M's MD&A
-    sections left "Item 7." for the part). Fonts
-    and the ToC give headings levels one style or one entry at a time: NVIDIA sets "Note 1 - Summary of
+    """The section a heading nests in by its label, or None (keep the parent the levels or the ToC give).
+
+    Scanning back to the nearest section of the heading's level or a smaller one: when that section's structural
+    label ranks above the heading's (:func:`~htmlrag.superrag.parse.headings.label_kind`: part, item, note,
+    lettered sub-item, then none), it, unless it is of the same level and the heading is set larger; when it is a
+    sibling of the same level nested so itself, the section it is in, if that one's label ranks above the
+    heading's and it opened after ``usual`` (the parent the levels give); a section of a cover or contents page
+    (``closed``, :func:`_sections`) holds nothing after its page.
+
+    Fonts and the ToC give headings levels one style or one entry at a time: NVIDIA sets "Note 1 - Summary of
     Significant Accounting Policies" in 9.9 pt and the note's "Basis of Presentation" in 9.0 pt, and the two
     styles, each placed by its distance to another style the contents name, came out siblings; a part's heading
-    that the contents do not list (or list as "Part I", a title the text's "PART I — FINANCIAL INFORMATION"
-    does not match) held none of the items they list (NVIDIA, Apple; issue 35). A heading the contents name
-    nests so only by its own label, and only where the contents give it no parent of the text."""
+    that the contents do not list (or list as "Part I", a title the text's "PART I — FINANCIAL INFORMATION" does
+    not match) held none of the items they list (NVIDIA, Apple; issue 35). Levels stay as given (a part and its
+    items may share one): raising the nested heading's level made the headings after it, placed by their own
+    levels, its siblings (3M's MD&A sections left "Item 7." for the part). A sibling's parent from the ToC may be
+    far back: Pfizer's risk factor "Research and Development" takes the ToC entry of Item 1's sub-section, and the
+    risk factors after it followed it there until ``usual`` bounded the rule."""
     for j in range(len(sections) - 1, -1, -1):
         s = sections[j]
         if s.level > h.level:
