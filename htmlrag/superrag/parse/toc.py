@@ -239,7 +239,8 @@ def contents_entries(lines: Sequence[Line]) -> list[tuple[float, str, str]]:
     if not members:
         return []
     ids = {id(ln) for r in members for ln in r}
-    group = [ln for i, ln in enumerate(lines) if i in toc_block_ids(lines) and id(ln) not in ids]
+    block = toc_block_ids(lines)
+    group = [ln for i, ln in enumerate(lines) if i in block and id(ln) not in ids]
     items: list[tuple[float, float, str, str, float]] = []  # (top, left, title, label, right)
     for (x, title, lab), r in zip(found, members, strict=True):
         items.append((r[0].bbox[1], x, title, lab, max(ln.bbox[2] for ln in r)))
