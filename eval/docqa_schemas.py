@@ -113,6 +113,7 @@ class CorpusSchema:
     embedding_model: str = MINILM
     chunk_words: int = rng(150, ge=1)
     min_chunk_words: int = rng(75, ge=0)
+    title_depth: int = rng(3, ge=1)  # titles in a chunk's section path, innermost first (1: its own section's)
     table_rows: int = rng(15, ge=1)
     flat_words: int = rng(0, ge=0)  # > 0: also build the flat (non-layout) chunks of this many words; 0: off
     company: str | None = None

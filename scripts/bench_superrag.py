@@ -47,11 +47,15 @@
     **Tables and text** (``~soft``, ``~none`` after a retriever's name, before its rerank mode: ``hybrid~soft``,
     ``full~soft:off``): the ``mix_tables`` of the layout retrievers (default ``turns``); each such name is read
     as a retriever of its own in every table.
-    **Document headers** (``--doc-header none,embed[,both]``, :attr:`~htmlrag.superrag.build.corpus.CorpusConfig.doc_header`):
-    one corpus per setting; with more than one, every retriever's name gets ``@<setting>`` (``hybrid@embed``),
-    the held-out report chooses the setting together with ``full``'s rerank mode on the other companies (ties:
-    the order given, then off, fuse, replace: the library's defaults first), and one summary table per setting
-    shows it fixed for every company. The flat baseline is the same in every setting (plain page text, no header).
+    **Document headers and title depths** (``--doc-header none,embed[,both]``,
+    :attr:`~htmlrag.superrag.build.corpus.CorpusConfig.doc_header`; ``--title-depth 3[,1,2]``,
+    :attr:`~htmlrag.superrag.build.corpus.CorpusConfig.title_depth`): one corpus per setting, each header with
+    each depth; with more than one, every retriever's name gets ``@<setting>``, which names the axes given more
+    than one value: the header (``hybrid@embed``), ``d<depth>`` (``hybrid@d2``), or both (``hybrid@embed/d2``).
+    The held-out report chooses the setting together with ``full``'s rerank mode on the other companies (ties:
+    the settings in the order given, each header with its depths in turn, the first being the default; then
+    off, fuse, replace: the library's defaults first), and one summary table per setting shows it fixed for
+    every company. The flat baseline is the same in every setting (plain page text, no header, no titles).
 
 **Inputs** are checked before a model is loaded or a corpus built, and a bad one stops the bench with one line
 (``bench_superrag.py: error: <what>: <problem>``, exit status 2): PDFs are ``docs/*.pdf`` in any case of ``.pdf``;
@@ -60,7 +64,8 @@
 must name a filing (:func:`htmlrag.data.pdfqa.match_source_docs`, shared with the harness's loader); every named
 filing must open as a PDF (not encrypted, truncated, empty or without pages); ``docs/`` must hold PDFs;
 ``--retrievers`` must name known retrievers (a rerank mode only for ``rerank``, ``full``, ``nonlayout``; a name
-given twice is read once), ``--budgets`` integers >= 1, ``--hide`` companies of the corpus, ``--out`` a
+given twice is read once), ``--budgets`` and ``--title-depth`` integers >= 1, ``--doc-header`` settings of
+:attr:`~htmlrag.superrag.build.corpus.CorpusConfig.doc_header`, ``--hide`` companies of the corpus, ``--out`` a
 regular file (not a folder, FIFO or device; missing folders on its way are made), ``--from-json`` an earlier ``--out`` file. A file name that names no
 company (``10-Q.pdf``) gives its questions the company ``?`` (in no held-out split), and the bench says so.
 Questions whose answers hold no gold item are counted and left out of every rate (``null`` in ``--out``).
@@ -326,6 +331,34 @@ def parse_budgets(text: str) -> tuple[int, ...]:
 DOC_HEADERS = ("none", "embed", "both")
 
 
+def parse_depths(text: str) -> list[int]:
+    """``--title-depth``: section-title depths (:attr:`~htmlrag.superrag.build.corpus.CorpusConfig.title_depth`),
+    comma-separated integers >= 1, in the order given (the first is the default a tie falls to); a depth given
+    twice is read once."""
+    out: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        bad = f"{PROG}: error: --title-depth: must be integers >= 1, comma-separated, got {part!r}"
+        try:
+            value = int(part)
+        except ValueError:
+            raise SystemExit(bad) from None
+        if value < 1:
+            raise SystemExit(bad)
+        out.append(value)
+    return list(dict.fromkeys(out))
+
+
+def setting_grid(headers: list[str], depths: list[int]) -> list[tuple[str, str, int]]:
+    """(label, doc_header, title_depth) of every corpus to build, each header with each depth, in the order
+    given. The label (the ``@`` suffix of the retriever names) names the axes given more than one value: the
+    header, ``d<depth>``, or both joined by ``/`` (``embed/d2``); '' when there is one setting, so its names
+    stay as they were before depths were measured."""
+    def label(header: str, depth: int) -> str:
+        return "/".join(([header] if len(headers) > 1 else []) + ([f"d{depth}"] if len(depths) > 1 else []))
+
+    return [(label(h, d), h, d) for h in headers for d in depths]
+
+
 class Scorer:
     """Recall and evidence tokens of one ranked evidence list: at k (the list as returned) and cut to each
     budget (:func:`htmlrag.superrag.retrieve.budget.fill_budget` over the longer list)."""
@@ -448,8 +481,16 @@ def companies(recs: list[dict[str, Any]]) -> list[str]:
 
 
 def variants(retrievers: list[str]) -> list[str]:
-    """The ``doc_header`` variants the names hold (``hybrid@embed`` -> ``embed``), in order; [''] for none."""
+    """The settings the names hold (:func:`setting_grid`'s labels: ``hybrid@embed`` -> ``embed``,
+    ``hybrid@embed/d2`` -> ``embed/d2``), in order; [''] for none."""
     return list(dict.fromkeys(n.partition("@")[2] for n in retrievers))
+
+
+def setting_words(variant: str) -> list[str]:
+    """A setting's label as the corpus settings it stands for: ``embed/d2`` -> ``doc_header=embed``,
+    ``title_depth=2``."""
+    return [f"title_depth={p[1:]}" if p[:1] == "d" and p[1:].isdigit() else f"doc_header={p}"
+            for p in variant.split("/")]
 
 
 def _at(name: str, variant: str) -> str:
@@ -462,9 +503,10 @@ TIE_ORDER = ("off", "fuse", "")
 
 
 def choose_setting(tune: list[dict[str, Any]], retrievers: list[str]) -> tuple[str, str, str]:
-    """The ``doc_header`` variant and rerank mode of ``full`` with the best hit rate at k on ``tune`` (ties fall to
-    the library's defaults: the variants' order on the command line, the first being the default, then rerank
-    mode off, fuse, replace). Returns variant, mode and a line saying how they were chosen."""
+    """The setting (:func:`variants`: document header and/or title depth) and rerank mode of ``full`` with the
+    best hit rate at k on ``tune`` (ties fall to the library's defaults: the settings' order on the command line,
+    the first being the default, then rerank mode off, fuse, replace). Returns setting, mode and a line saying
+    how they were chosen."""
     found = variants(retrievers)
     if len(found) == 1:
         mode, how = choose_mode(tune, retrievers, found[0])
@@ -473,13 +515,13 @@ def choose_setting(tune: list[dict[str, Any]], retrievers: list[str]) -> tuple[s
     options = [(v, m) for v in found for m in TIE_ORDER if _at(f"full:{m}" if m else "full", v) in retrievers]
     if not sub:
         v, m = options[0]
-        return v, m, f"no other company's questions to choose on: the first variant ({v}, {m or 'replace'})"
+        return v, m, f"no other company's questions to choose on: the first setting ({v}, {m or 'replace'})"
     rate = {o: float(np.mean([r["recall"][_at(f"full:{o[1]}" if o[1] else "full", o[0])] >= 0.5 for r in sub]))
             for o in options}
     best = max(options, key=lambda o: rate[o])
     shown = ", ".join(f"{v}/{m or 'replace'} {x:.2f}" for (v, m), x in rate.items())
     return best[0], best[1], (f"chosen on the other companies' {len(sub)} questions by full's hit rate @10 "
-                              f"({shown}) -> header {best[0]}, rerank {best[1] or 'replace'}")
+                              f"({shown}) -> setting {best[0]}, rerank {best[1] or 'replace'}")
 
 
 def choose_mode(tune: list[dict[str, Any]], retrievers: list[str], variant: str = "") -> tuple[str, str]:
@@ -616,6 +658,7 @@ def bench_sec(args: argparse.Namespace) -> None:
         bad = next((h for h in headers if h not in DOC_HEADERS), "")
         raise SystemExit(f"{PROG}: error: --doc-header: {bad!r} is not one of {', '.join(DOC_HEADERS)} "
                          "(comma-separated)")
+    grid = setting_grid(headers, parse_depths(args.title_depth))
     hidden = {c.strip() for c in args.hide.split(",") if c.strip()}
     if args.from_json:
         recs = read_runs(args.from_json)
@@ -648,14 +691,14 @@ def bench_sec(args: argparse.Namespace) -> None:
     emb = CachedEmbedder(SentenceTransformerEmbedder(), root / "embeddings.sqlite")
     scorer = Scorer(load_tokenizer(), budgets)
     recs: list[dict[str, Any]] = []
-    for header in headers:
+    for label, header, depth in grid:
         config = CorpusConfig(vector_backend=args.vector_backend, chunk_words=args.chunk_words,
                               min_chunk_words=args.min_chunk_words, flat_words=150, doc_header=header,
-                              companies={owner_glob(n): c for n, c in owner.items()})
+                              title_depth=depth, companies={owner_glob(n): c for n, c in owner.items()})
         t0 = time.perf_counter()
         folder = build(pdfs, root, config, emb, root / "parsed")
-        print(f"  corpus <db>/{folder.name} (doc_header={header}) ready in {time.perf_counter() - t0:.1f} s",
-              flush=True)
+        print(f"  corpus <db>/{folder.name} (doc_header={header}, title_depth={depth}) ready in "
+              f"{time.perf_counter() - t0:.1f} s", flush=True)
         t0 = time.perf_counter()
         part = evaluate(folder, pdfs, rows, owner, retrievers, emb, scorer)
         print(f"  {len(part)} questions x {len(retrievers) + 1} retrievers in {time.perf_counter() - t0:.1f} s",
@@ -663,13 +706,12 @@ def bench_sec(args: argparse.Namespace) -> None:
         recs = recs or part
         for rec, new in zip(recs, part, strict=True):
             for key in ("recall", "tokens"):
-                rec[key].update({_at(n, header if len(headers) > 1 else ""): new[key][n] for n in retrievers})
+                rec[key].update({_at(n, label): new[key][n] for n in retrievers})
             for b, slot in new["budget"].items():
                 for key in ("recall", "tokens"):
-                    rec["budget"][b][key].update({_at(n, header if len(headers) > 1 else ""): slot[key][n]
-                                                  for n in retrievers})
-    if len(headers) > 1:
-        retrievers = [_at(n, h) for h in headers for n in retrievers]
+                    rec["budget"][b][key].update({_at(n, label): slot[key][n] for n in retrievers})
+    if len(grid) > 1:
+        retrievers = [_at(n, label) for label, _, _ in grid for n in retrievers]
         for rec in recs:  # the first pass stored its own names unsuffixed as well: keep only the suffixed ones
             for store in (rec, *rec["budget"].values()):
                 for key in ("recall", "tokens"):
@@ -693,11 +735,12 @@ def summarise(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
     for label, view in measures(recs):
         report(view, retrievers, f"all {len(recs)} questions", label)
     found = variants(retrievers)
-    if len(found) > 1:  # each doc_header setting fixed (only the rerank mode chosen on the other companies)
+    if len(found) > 1:  # each setting fixed (only the rerank mode chosen on the other companies)
         for v in found:
-            print(f"\n  ==== doc_header={v} for every company")
+            print(f"\n  ==== {', '.join(setting_words(v))} for every company")
             summary_table(heldout_report(recs, [n for n in retrievers if n.partition("@")[2] == v], verbose=False))
-        print("\n  ==== doc_header and rerank mode chosen on the other companies")
+        axes = dict.fromkeys(w.partition("=")[0] for w in setting_words(found[0]))
+        print(f"\n  ==== {', '.join(axes)} and rerank mode chosen on the other companies")
     summary_table(heldout_report(recs, retrievers))
 
 
@@ -739,9 +782,16 @@ def main() -> int:
     ap.add_argument("--out", type=Path, help="per-question recalls as JSON (default: <db>/last_run.json)")
     ap.add_argument("--from-json", type=Path, help="print the tables of an earlier --out file (nothing is run)")
     ap.add_argument("--doc-header", default="none,embed,both",
-                    help="doc_header settings to build a corpus for (comma-separated: none, embed, both); with more "
-                    "than one, retriever names get '@<setting>' and the held-out report chooses the setting with "
-                    "full's rerank mode on the other companies")
+                    help="doc_header settings to build corpora for (comma-separated: none, embed, both), each with "
+                    "every --title-depth; with more than one, retriever names get '@<header>' and the held-out "
+                    "report chooses the setting with full's rerank mode on the other companies (a tie falls to the "
+                    "first given)")
+    ap.add_argument("--title-depth", default="3",
+                    help="section-title depths to build corpora for (comma-separated integers >= 1: how many "
+                    "titles, innermost first, name a chunk; 1 = its own section's); with more than one, retriever "
+                    "names get '@d<depth>' ('@<header>/d<depth>' when several --doc-header settings are given too) "
+                    "and the held-out report chooses the depth as it chooses the header (a tie falls to the first "
+                    "given)")
     ap.add_argument("--chunk-words", type=int, default=150)
     ap.add_argument("--min-chunk-words", type=int, default=75)
     args = ap.parse_args()

@@ -109,6 +109,7 @@ def test_ensure_window_for_every_reader_kind() -> None:
     ("reader=vllm reader.gpu_memory_utilization=1.5", "reader.gpu_memory_utilization"),
     ("ranker=minilm ranker.cpu_workers=0", "ranker.cpu_workers"),
     ("experiment=superrag_settings +baselines.s1_nonlayout.graph.k=0", "baselines.s1_nonlayout.graph.k"),
+    ("experiment=superrag_settings docqa.corpus.title_depth=0", "docqa.corpus.title_depth"),
     ("experiment=paper/figure5_offline pruner.budget1=1000", "pruner.budget1"),
     # numpy's seed is 32-bit (a traceback from np.random.seed before); budgets checked before any work (a -1
     # made every system, valid budgets included, an error row)

@@ -85,7 +85,7 @@ def test_bench_runs_on_the_sample_and_on_companies_named_only_by_their_files(tmp
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert {r["company"] for r in recs} == {"NWND", "ACME"}
     assert set(recs[0]["recall"]) == {"flat", *(f"{n}@{h}" for h in ("none", "embed", "both") for n in RETRIEVERS.split(","))}
-    assert "doc_header=none for every company" in proc.stdout and "-> header " in proc.stdout
+    assert "doc_header=none for every company" in proc.stdout and "-> setting " in proc.stdout
     for company, other in (("NWND", "ACME"), ("ACME", "NWND")):
         n_other = sum(r["company"] == other for r in recs)
         assert f"held out {company}" in proc.stdout

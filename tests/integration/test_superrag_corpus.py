@@ -69,6 +69,38 @@ def test_graph_structure(built) -> None:
             {"t": "Figure 1: Widget sales chart"}]
 
 
+def test_title_depth_reaches_the_chunks_and_a_manifest_without_it_reads_as_3(built, tmp_path: Path) -> None:
+    """``CorpusConfig.title_depth`` titles the chunks of the corpus built with it (1: no ancestor in any title,
+    where the default's 3 names "2 Chapter about topic B > 2.1 Details of B"); a corpus whose manifest has no
+    ``title_depth`` (built before the setting) opens with the depth it was built with, 3."""
+    def titles(db: Path) -> list[str]:
+        with open_corpus(db, embedder=HashingEmbedder()) as c:
+            return [r["t"] for r in c.store.query("MATCH (k:SectionChunk) RETURN k.title AS t")]
+
+    assert any(" > " in t for t in titles(built[0]))
+    db = tmp_path / "db"
+    (res,) = build_corpus([mk.report_pdf(tmp_path / "report.pdf")], db,
+                          config=CorpusConfig(vector_backend="numpy", title_depth=1), embedder=HashingEmbedder())
+    assert res.ok, res.error
+    assert titles(db) and not any(" > " in t for t in titles(db))
+    manifest = json.loads((db / "manifest.json").read_text())
+    assert manifest["config"]["title_depth"] == 1
+    del manifest["config"]["title_depth"]
+    (db / "manifest.json").write_text(json.dumps(manifest))
+    with open_corpus(db, embedder=HashingEmbedder()) as c:
+        assert c.config.title_depth == 3
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, "2"])
+def test_a_title_depth_below_1_is_refused_naming_the_setting(bad: object) -> None:
+    import re
+
+    from htmlrag.core.errors import HtmlRagError
+
+    with pytest.raises(HtmlRagError, match=re.escape(f"title_depth={bad!r}: expected a whole number >= 1")):
+        CorpusConfig(title_depth=bad)
+
+
 def test_has_stem_links_nodes_sharing_key_terms() -> None:
     from htmlrag.superrag.graph.build import GraphDoc
     from htmlrag.superrag.graph.links import add_stems

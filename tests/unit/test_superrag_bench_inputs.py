@@ -156,6 +156,9 @@ def test_bad_options_stop_the_bench_up_front(tmp_path: Path) -> None:
         (("--budgets", "1.5"), r"--budgets: .* got '1.5'"),
         (("--hide", "GOOG"), r"--hide: no company 'GOOG' in the corpus; companies: AAPL, MSFT"),
         (("--doc-header", "title"), r"--doc-header: 'title' is not one of none, embed, both"),
+        (("--title-depth", "0"), r"--title-depth: must be integers >= 1, comma-separated, got '0'$"),
+        (("--title-depth", "x"), r"--title-depth: must be integers >= 1, comma-separated, got 'x'$"),
+        (("--title-depth", "3,,1"), r"--title-depth: .* got ''$"),
         (("--from-json", str(tmp_path / "none.json")), r"--from-json .*none\.json: no such file"),
     ]
     (tmp_path / "empty.json").write_text("")
@@ -183,6 +186,35 @@ def test_names_given_with_a_rerank_mode_are_in_the_held_out_report() -> None:
     both = ["full", "full:fuse", "nonlayout:fuse"]
     recs = [{"company": c, "type": "Text", "recall": {"flat": 0.0, **dict.fromkeys(both, 1.0)}} for c in ("A", "B")]
     assert bench.heldout_report(recs, both, verbose=False)["A"]["names"] == ["full:fuse", "nonlayout:fuse"]
+
+
+def test_title_depths_are_settings_named_only_where_they_vary(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each --doc-header setting with each --title-depth is a corpus; a retriever's ``@`` suffix names the axes
+    given more than one value (none: the names of a single setting, as before depths were measured). The
+    held-out report chooses the depth as it chooses the header: the better one on the other companies, a tie
+    falling to the first given."""
+    bench = _bench_module()
+    assert bench.parse_depths("3, 1,3") == [3, 1]
+    assert bench.setting_grid(["none"], [3]) == [("", "none", 3)]
+    assert bench.setting_grid(["none", "embed"], [3]) == [("none", "none", 3), ("embed", "embed", 3)]
+    assert [label for label, _, _ in bench.setting_grid(["none", "embed"], [3, 2])] == [
+        "none/d3", "none/d2", "embed/d3", "embed/d2"]
+    grid = bench.setting_grid(["none"], [3, 1])
+    assert grid == [("d3", "none", 3), ("d1", "none", 1)]
+    names = [bench._at(n, label) for label, _, _ in grid for n in ("hybrid", "full:off")]
+    assert names == ["hybrid@d3", "full:off@d3", "hybrid@d1", "full:off@d1"]
+    better = [{"recall": {"flat": 0.0, **dict.fromkeys(names, 0.0), "full:off@d1": 1.0}}]
+    assert bench.choose_setting(better, names)[:2] == ("d1", "off")
+    tie = [{"recall": {"flat": 0.0, **dict.fromkeys(names, 1.0)}}]
+    setting, mode, how = bench.choose_setting(tie, names)
+    assert (setting, mode) == ("d3", "off") and how.endswith("-> setting d3, rerank off")
+    assert bench.setting_words("embed/d2") == ["doc_header=embed", "title_depth=2"]
+    recs = [{"company": c, "type": "Text", "recall": {"flat": 0.0, **dict.fromkeys(names, 1.0)}} for c in ("A", "B")]
+    assert bench.heldout_report(recs, names, verbose=False)["A"]["names"] == ["hybrid@d3", "full:off@d3"]
+    bench.summarise(recs, names)
+    out = capsys.readouterr().out
+    assert "==== title_depth=3 for every company" in out and "==== title_depth=1 for every company" in out
+    assert "==== title_depth and rerank mode chosen on the other companies" in out
 
 
 def test_out_is_valid_json_with_null_for_questions_without_gold_items(tmp_path: Path,

@@ -74,6 +74,24 @@ def test_title_paths_and_chunk_titles() -> None:
     assert [c["title"] for c in g.nodes["SectionChunk"]] == ["Item 2. MD&A", "Item 2. MD&A > Gross Margin"]
 
 
+def test_title_depth_sets_how_many_titles_name_a_section_and_its_chunks() -> None:
+    """``title_depth`` titles, innermost first, name a section (its node's text), its chunks and its tables'
+    chunks; 1 = the section's own title; a depth beyond the tree is the whole path."""
+    t = TableItem(2, (0, 0, 1, 1), [["Year", "Margin"], ["2023", "45%"]], "<table></table>", caption="Margins")
+    doc = _doc([_sec("Item 2", 1, None, _para(1, 80, "a")), _sec("Results", 2, 0, _para(1, 80, "b")),
+                _sec("Gross Margin", 3, 1, _para(2, 80, "c"), t)], [t])
+    assert section_paths(doc, 1) == ["Item 2", "Results", "Gross Margin"]
+    assert section_paths(doc, 2) == ["Item 2", "Item 2 > Results", "Results > Gross Margin"]
+    assert section_paths(doc, 5) == section_paths(doc) == ["Item 2", "Item 2 > Results",
+                                                           "Item 2 > Results > Gross Margin"]
+    g = document_graph(doc, min_chunk_words=50, title_depth=1)
+    assert [c["title"] for c in g.nodes["SectionChunk"]] == ["Item 2", "Results", "Gross Margin"]
+    assert [s["text"] for s in g.nodes["Section"]] == ["Results", "Gross Margin"]
+    assert [c["title"] for c in g.nodes["TableChunk"]] == ["Gross Margin > Margins"]
+    deep = document_graph(doc, min_chunk_words=50)
+    assert [c["title"] for c in deep.nodes["SectionChunk"]][-1] == "Item 2 > Results > Gross Margin"
+
+
 def test_header_rows_repeat_in_every_table_chunk() -> None:
     rows = [["", "Three Months Ended", ""], ["", "July 1, 2023", "June 25, 2022"], ["", "2023", "2022"]]
     rows += [[f"line {i}", f"{i},000", f"({i})"] for i in range(40)]

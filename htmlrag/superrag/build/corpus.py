@@ -56,6 +56,10 @@ class CorpusConfig:
         chunk_words: largest SectionChunk, in words.
         min_chunk_words: a section boundary closes a chunk only from this many words on (shorter ones run on
             into the next section; see :mod:`~htmlrag.superrag.graph.build`).
+        title_depth: how many section titles, innermost first, make up the title path that names a section and
+            its content nodes (the title embedded with a chunk's text; ``Item 2. MD&A > Gross Margin`` is 2):
+            1 = the section's own title. 3 is the depth used since the first version;
+            ``scripts/bench_superrag.py --title-depth`` measures others.
         table_rows: body rows per TableChunk (plus the repeated heading rows).
         flat_words: > 0 also builds the non-layout baseline's FlatChunks of this many words of each page's
             plain text (setting 1 of the paper; retriever ``flat``); 0 leaves them out.
@@ -96,6 +100,7 @@ class CorpusConfig:
     embedding_model: str = MINILM
     chunk_words: int = 150
     min_chunk_words: int = 75
+    title_depth: int = 3
     table_rows: int = 15
     flat_words: int = 0
     company: str | None = None
@@ -116,6 +121,12 @@ class CorpusConfig:
     fulltext_backend: str = "bm25"
     fulltext_url: str | None = None
     doc_header: str = "none"
+
+    def __post_init__(self) -> None:
+        """Refuse a ``title_depth`` below 1 here, before a document is built with it."""
+        d = self.title_depth
+        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+            raise HtmlRagError(f"title_depth={d!r}: expected a whole number >= 1 (1: the section's own title)")
 
 
 #: Where :attr:`CorpusConfig.doc_header` puts the document's name: (in the embedded text, in the BM25 text).
@@ -321,7 +332,8 @@ class Corpus:
         c = self.config
         company = self.company_of(doc)
         g = document_graph(doc, chunk_words=c.chunk_words, min_chunk_words=c.min_chunk_words,
-                           table_rows=c.table_rows, company=company, flat_words=c.flat_words)
+                           table_rows=c.table_rows, company=company, flat_words=c.flat_words,
+                           title_depth=c.title_depth)
         content = g.content(CONTENT)
         refs = [(r["kind"], r["id"]) for r in content]
         if c.doc_header not in DOC_HEADERS:

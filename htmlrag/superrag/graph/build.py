@@ -10,8 +10,9 @@ shorter one runs on into the next section, with that section's heading kept in i
 into many small sections by its headings does not become many tiny chunks). Tables and figures between
 paragraphs do not close a chunk. A chunk hangs (``IS_UNDER``) under the section it starts in and under every
 later section whose text it holds, so each section still reaches its text; its title is the title path
-(``Item 2 > Gross Margin``, up to 3 levels) of the section that holds most of its words, embedded with its
-text (a chunk of 15 words of "Divestitures" and 135 of "Note 9: Borrowings" is titled by the borrowings).
+(``Item 2 > Gross Margin``, up to ``title_depth`` levels, 3 by default) of the section that holds most of its
+words, embedded with its text (a chunk of 15 words of "Divestitures" and 135 of "Note 9: Borrowings" is titled
+by the borrowings).
 
 A table becomes a Table node (full HTML) and TableChunks of at most ``table_rows`` body rows, each repeating
 the table's heading rows (:func:`header_rows`: the leading rows without a value, e.g. "Three Months Ended" /
@@ -142,12 +143,14 @@ def flat_chunks(doc: ParsedDocument, words: int) -> list[tuple[str, int]]:
 
 def document_graph(doc: ParsedDocument, *, corpus_id: str = "corpus", chunk_words: int = 150,
                    min_chunk_words: int = 75, table_rows: int = 15, company: str | None = None,
-                   flat_words: int = 0) -> GraphDoc:
+                   flat_words: int = 0, title_depth: int = 3) -> GraphDoc:
     """All nodes and structural edges of one document (similarity and stem edges are added separately).
 
     ``company``: the owner's name; the Document goes under ``Company`` node :func:`company_id` (which the
     caller creates once per corpus) instead of directly under the Corpus. ``flat_words`` > 0 also adds the
     non-layout baseline's FlatChunks (:func:`flat_chunks`), linked by ``HAS_NEXT`` in page order.
+    ``title_depth``: the most titles in a section's title path (:func:`section_paths`), which is the text of
+    its Section node and the title of its SectionChunks and TableChunks.
     """
     g = GraphDoc(doc.doc_id)
     d = doc.doc_id
@@ -181,7 +184,7 @@ def document_graph(doc: ParsedDocument, *, corpus_id: str = "corpus", chunk_word
         counters[kind] += 1
         return f"{d}:{kind.lower()}:{counters[kind]}"
 
-    paths = section_paths(doc)
+    paths = section_paths(doc, title_depth)
     for si, sec in enumerate(doc.sections):
         label = "MainSection" if sec.parent is None else "Section"
         pages = [i.page for i in sec.items] or [sec.page]
