@@ -5,6 +5,7 @@ read)."""
 
 from __future__ import annotations
 
+from htmlrag.superrag.parse import headings as hd
 from htmlrag.superrag.parse.document import _sections
 from htmlrag.superrag.parse.lines import page_lines
 from htmlrag.superrag.parse.model import Line, Paragraph, ParsedDocument, TocEntry
@@ -200,3 +201,35 @@ def test_a_sibling_placed_by_the_contents_takes_no_later_heading_with_it() -> No
     _, sections = _sections(flow, toc)
     title = {i: s.title for i, s in enumerate(sections)}
     assert title.get(sections[-1].parent) == "ITEM 1A. RISK FACTORS", [(s.title, s.level, s.parent) for s in sections]
+
+
+def test_a_title_printed_again_elsewhere_does_not_take_its_entry() -> None:
+    """An entry stands for one heading. Pfizer's risk factor "Research and Development" (page 21) took the entry
+    of Item 1's sub-section of that name (page 11), and that entry's parent with it: the risk factor hung under
+    Item 1. Now the entry goes to the heading on its page; the risk factor is placed by its level."""
+    toc = [TocEntry(level=1, title="PART I", printed_page="9", page=9),
+           TocEntry(level=2, title="ITEM 1. BUSINESS", printed_page="9", page=9),
+           TocEntry(level=3, title="Research and Development", printed_page="11", page=11),
+           TocEntry(level=2, title="ITEM 1A. RISK FACTORS", printed_page="19", page=19)]
+    flow = [_head("PART I", 9, 10.0), _head("ITEM 1. BUSINESS", 9), _head("RESEARCH AND DEVELOPMENT", 11, 8.0),
+            _para(11), _head("ITEM 1A. RISK FACTORS", 19), _head("RESEARCH AND DEVELOPMENT", 21, 8.0), _para(21)]
+    _, sections = _sections(flow, toc)
+    title = {i: s.title for i, s in enumerate(sections)}
+    got = [(s.title, title.get(s.parent), s.page) for s in sections]
+    assert got[2] == ("RESEARCH AND DEVELOPMENT", "ITEM 1. BUSINESS", 11), got
+    assert got[4] == ("RESEARCH AND DEVELOPMENT", "ITEM 1A. RISK FACTORS", 21), got
+
+
+def test_an_entry_takes_the_heading_on_its_page_first() -> None:
+    """JPMorgan prints "Credit derivatives" in its MD&A (page 62) before the note of that name (page 110), the
+    page of the entry: the note takes it, though it comes later. A heading whose entry is off its page (a
+    printed page mapped one page early) still takes it when no heading of its text is on that page; a third
+    heading of a text with two entries gets none."""
+    def head(text: str, page: int) -> tuple[list[Line], float]:
+        return [Line(page=page, bbox=(50, 60, 300, 69), text=text, size=9.0, bold=True, block=0)], 9.0
+
+    outline = [(1, "Management's discussion", 40), (2, "Credit derivatives", 110), (1, "Item 2. Properties", 17),
+               (2, "Overview", 5), (2, "Overview", 30)]
+    heads = [head("Credit derivatives", 62), head("Credit Derivatives", 110), head("ITEM 2. PROPERTIES", 18),
+             head("OVERVIEW", 29), head("Overview", 6), head("Overview", 50)]
+    assert hd.outline_index(heads, outline) == [None, 1, 2, 4, 3, None]

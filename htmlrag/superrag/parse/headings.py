@@ -226,7 +226,13 @@ def _words(text: str) -> set[str]:
 
 def outline_index(heads: Sequence[tuple[list[Line], float]], outline: Sequence[tuple]) -> list[int | None]:
     """The outline entry each heading stands for (its index in ``outline``, entries ``(level, title[, page])``),
-    or None: the entry of the same text (:func:`normalise`); else the first unused entry on the heading's page
+    or None. An entry stands for one heading at most. First the entries of the same text (:func:`normalise`): an
+    entry takes the first heading of its text on its page; a heading left over takes the unused entry of its text
+    nearest its page (an entry without a page last, in outline order), and none when they are all taken. A title
+    comes back in other places: Pfizer's risk factor "Research and Development" took the entry of Item 1's
+    sub-section of that name, and its parent with it; JPMorgan prints "Credit derivatives" in its MD&A and as a
+    note, the note's page being the entry's; Verizon's outline names "Verizon Business Group" once, its text
+    four times. Then, for a heading without an entry, the first unused entry on the heading's page
     whose words all occur in the heading (:func:`_words`), or that holds all the words of a heading of 3+ words
     and begins with its first three (after a label of at most 3 words such as "Item 2." or "Note 9 -"): outlines name headings in short form
     ("Statement of Income" for "Consolidated Condensed Statements of Income", "Borrowings" for "Note 9 :
@@ -235,27 +241,44 @@ def outline_index(heads: Sequence[tuple[list[Line], float]], outline: Sequence[t
     contents line "Condensed Consolidated Statements of Income for the Three Months Ended April 30, 2023" holds
     the words of the column heading "Three Months Ended" over the statement, which is no section heading (in
     NVIDIA's filings it took the entry's level and every note on the page hung under it)."""
-    exact: dict[str, int] = {}
+    same: dict[str, list[int]] = {}  # normalised title -> its entries, in outline order
     on_page: dict[int, list[tuple[int, set[str]]]] = {}  # page -> (entry, its words), in outline order
     for j, e in enumerate(outline):
-        exact.setdefault(normalise(e[1]), j)
-        if len(e) > 2 and e[2] is not None and _words(e[1]):
-            on_page.setdefault(e[2], []).append((j, _words(e[1])))
+        same.setdefault(normalise(e[1]), []).append(j)
+        if _page(e) is not None and _words(e[1]):
+            on_page.setdefault(_page(e), []).append((j, _words(e[1])))
+    texts = [normalise(" ".join(ln.text for ln in lines)) for lines, _ in heads]
+    pages = [lines[0].page for lines, _ in heads]
+    exact: dict[int, int] = {}  # heading -> the entry of its text on its page
     used: set[int] = set()
+    for i, (t, pg) in enumerate(zip(texts, pages, strict=True)):
+        j = next((j for j in same.get(t, ()) if _page(outline[j]) == pg and j not in used), None)
+        if j is not None:
+            exact[i] = j
+            used.add(j)
     out: list[int | None] = []
-    for lines, _ in heads:
+    for i, (lines, _) in enumerate(heads):
         text = " ".join(ln.text for ln in lines)
-        j = exact.get(normalise(text))
+        j = exact.get(i)
+        if j is None:
+            free = [j for j in same.get(texts[i], ()) if j not in used]
+            j = min(free, key=lambda j: (_page(outline[j]) is None, abs((_page(outline[j]) or 0) - pages[i]), j),
+                    default=None)
         if j is None:
             mine = _words(text)
             seq = _sequence(text)
-            j = next((i for i, theirs in on_page.get(lines[0].page, ()) if i not in used
-                      and (theirs <= mine or (len(seq) >= 3 and mine <= theirs and _begins(_sequence(outline[i][1]), seq[:3])))),
+            j = next((k for k, theirs in on_page.get(pages[i], ()) if k not in used
+                      and (theirs <= mine or (len(seq) >= 3 and mine <= theirs and _begins(_sequence(outline[k][1]), seq[:3])))),
                      None)
         if j is not None:
             used.add(j)
         out.append(j)
     return out
+
+
+def _page(entry: tuple) -> int | None:
+    """An outline entry's page, or None (no third field, or None there)."""
+    return entry[2] if len(entry) > 2 else None
 
 
 def _sequence(text: str) -> list[str]:
