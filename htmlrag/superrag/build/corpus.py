@@ -58,8 +58,10 @@ class CorpusConfig:
             into the next section; see :mod:`~htmlrag.superrag.graph.build`).
         title_depth: how many section titles, innermost first, make up the title path that names a section and
             its content nodes (the title embedded with a chunk's text; ``Item 2. MD&A > Gross Margin`` is 2):
-            1 = the section's own title. 3 is the depth used since the first version;
-            ``scripts/bench_superrag.py --title-depth`` measures others.
+            1 = the section's own title. 3, the depth used since the first version, is chosen leave-one-company-out
+            over depths 3, 1, 2 (``scripts/bench_superrag.py --title-depth 3,1,2``): the other companies' questions
+            choose 3 for each company left out, although 1 lifts NVIDIA's (docs/superrag.md, issue 35's
+            eleventh round; bench_superrag_loco_b271b91).
         table_rows: body rows per TableChunk (plus the repeated heading rows).
         flat_words: > 0 also builds the non-layout baseline's FlatChunks of this many words of each page's
             plain text (setting 1 of the paper; retriever ``flat``); 0 leaves them out.
