@@ -233,3 +233,30 @@ def test_an_entry_takes_the_heading_on_its_page_first() -> None:
     heads = [head("Credit derivatives", 62), head("Credit Derivatives", 110), head("ITEM 2. PROPERTIES", 18),
              head("OVERVIEW", 29), head("Overview", 6), head("Overview", 50)]
     assert hd.outline_index(heads, outline) == [None, 1, 2, 4, 3, None]
+
+
+def test_a_smaller_heading_at_its_sections_level_nests_in_it() -> None:
+    """JPMorgan's segment headings (12 pt capitals) take the contents' level 4; the 10 pt sub-headings under them,
+    which no entry names, came out at level 4 by their style's distance to another style, and were the segments'
+    siblings. A heading its font placed, set at least a point smaller than the section of its level before it,
+    nests in it, and so do the headings of its level after it; a heading set as large does not, nor one the
+    contents or its numbering placed."""
+    from htmlrag.superrag.parse.document import _label_parent
+    from htmlrag.superrag.parse.model import Heading, Section
+
+    def sec(title: str, level: int, size: float, parent: int | None, source: str = "outline") -> Section:
+        return Section(title, level, 20, Heading(20, (50, 60, 300, 72), title, level, size, source), parent=parent)
+
+    def head(title: str, size: float, source: str = "font") -> Heading:
+        return Heading(20, (50, 90, 300, 100), title, 4, size, source)
+
+    sections = [sec("BUSINESS SEGMENT RESULTS", 3, 12.0, None), sec("CONSUMER & COMMUNITY BANKING", 4, 12.0, 0)]
+    assert _label_parent(sections, head("Selected income statement data", 10.0), set(), 0) == 1
+    sections.append(sec("Selected income statement data", 4, 10.0, 1, "font"))
+    assert _label_parent(sections, head("Quarterly results", 10.0), set(), 0) == 1  # its sibling's section
+    assert _label_parent(sections[:2], head("Segment results", 11.5), set(), 0) is None  # half a point: a sibling
+    assert _label_parent(sections[:2], head("Selected metrics", 10.0, "outline"), set(), 0) is None
+    assert _label_parent(sections[:2], head("2.1 Details", 10.0, "numbering"), set(), 0) is None
+    # a part set smaller than a cover's company name at its level stays out of it (its label ranks above)
+    cover = [Section("JOHNSON & JOHNSON", 1, 1, Heading(1, (50, 60, 300, 80), "JOHNSON & JOHNSON", 1, 20.0, "font"))]
+    assert _label_parent(cover, Heading(3, (50, 60, 300, 72), "PART I", 1, 12.0, "font"), set()) is None

@@ -427,9 +427,10 @@ def _label_parent(sections: list[Section], h: Heading, closed: set[int], usual: 
 
     Scanning back to the nearest section of the heading's level or a smaller one: when that section's structural
     label ranks above the heading's (:func:`~htmlrag.superrag.parse.headings.label_kind`: part, item, note,
-    lettered sub-item, then none), it, unless it is of the same level and the heading is set larger; when it is a
-    sibling of the same level nested so itself, the section it is in, if that one's label ranks above the
-    heading's and it opened after ``usual`` (the parent the levels give); a section of a cover or contents page
+    lettered sub-item, then none), it, unless it is of the same level and the heading is set larger; when it is of
+    the same level and set clearly larger (:func:`_set_above`), it; when it is a sibling of the same level nested
+    so itself, the section it is in, if that one's label ranks above the heading's or it is set clearly larger,
+    and it opened after ``usual`` (the parent the levels give); a section of a cover or contents page
     (``closed``, :func:`_sections`) holds nothing after its page.
 
     Fonts and the ToC give headings levels one style or one entry at a time: NVIDIA sets "Note 1 - Summary of
@@ -450,11 +451,30 @@ def _label_parent(sections: list[Section], h: Heading, closed: set[int], usual: 
         rank = hd.label_rank(h.text)
         if hd.label_rank(s.title) < rank:
             return j if s.level < h.level or h.size <= s.heading.size + 0.25 else None
-        if s.level == h.level and s.parent is not None and hd.label_rank(sections[s.parent].title) < rank \
+        if _set_above(s, h):
+            return j
+        if s.level == h.level and s.parent is not None and (hd.label_rank(sections[s.parent].title) < rank
+                                                            or _set_above(sections[s.parent], h)) \
                 and (usual is None or s.parent > usual):
-            return s.parent  # a sibling nested by label: in the same section ("Item 2." after "Item 1.")
+            return s.parent  # a sibling nested by label or size: in the same section ("Item 2." after "Item 1.")
         return None
     return None
+
+
+#: How much larger (points) a section's heading is set than a heading of its level that then nests in it.
+SET_ABOVE_PT = 1.0
+
+
+def _set_above(s: Section, h: Heading) -> bool:
+    """Whether ``h``, a heading its font placed (not the contents, not its numbering), is set at least
+    :data:`SET_ABOVE_PT` smaller than the heading of ``s``, a section of its level: a smaller heading under a
+    larger one is its sub-heading, whatever
+    level the styles were given one at a time (JPMorgan's segment headings, 12 pt capitals, take the contents'
+    level 4, and the 10 pt sub-headings under them came out at 4 by their distance to another style). A heading
+    whose label ranks above that section's does not nest so: "PART I" stays out of a cover's larger company name
+    (American Express, Johnson & Johnson)."""
+    return (h.source == "font" and s.heading is not None and s.level == h.level
+            and s.heading.size >= h.size + SET_ABOVE_PT and hd.label_rank(s.title) <= hd.label_rank(h.text))
 
 
 def _title(meta_title: str, headings: list[Heading], stem: str) -> str:
