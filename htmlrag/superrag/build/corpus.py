@@ -60,8 +60,8 @@ class CorpusConfig:
             its content nodes (the title embedded with a chunk's text; ``Item 2. MD&A > Gross Margin`` is 2):
             1 = the section's own title. 3, the depth used since the first version, is chosen leave-one-company-out
             over depths 3, 1, 2 (``scripts/bench_superrag.py --title-depth 3,1,2``): the other companies' questions
-            choose 3 for each company left out, although 1 lifts NVIDIA's (docs/superrag.md, issue 35's
-            eleventh round; bench_superrag_loco_b271b91).
+            choose 3 for each company left out, although 1 lifts NVIDIA's and FinanceBench's (docs/superrag.md,
+            issue 35's eleventh round; bench_superrag_loco_b271b91).
         table_rows: body rows per TableChunk (plus the repeated heading rows).
         flat_words: > 0 also builds the non-layout baseline's FlatChunks of this many words of each page's
             plain text (setting 1 of the paper; retriever ``flat``); 0 leaves them out.
