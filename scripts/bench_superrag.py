@@ -310,21 +310,28 @@ def parse_retrievers(text: str) -> list[str]:
     return names
 
 
-def parse_budgets(text: str) -> tuple[int, ...]:
-    """``--budgets``: evidence budgets in tokens, comma-separated integers >= 1 (``''``: none); a budget given
-    twice is read once."""
+def _positive_ints(option: str, text: str, *, empty_ok: bool = False) -> list[int]:
+    """``option``'s comma-separated integers >= 1, in the order given, each once (``''`` gives none when
+    ``empty_ok``); anything else stops the bench with one line."""
     out: list[int] = []
     for part in (p.strip() for p in text.split(",")):
-        if not part and not text.strip():
+        if empty_ok and not text.strip():
             continue
+        bad = f"{PROG}: error: {option}: must be integers >= 1, comma-separated, got {part!r}"
         try:
             value = int(part)
         except ValueError:
-            raise SystemExit(f"{PROG}: error: --budgets: must be integers >= 1, comma-separated, got {part!r}") from None
+            raise SystemExit(bad) from None
         if value < 1:
-            raise SystemExit(f"{PROG}: error: --budgets: must be integers >= 1, comma-separated, got {part!r}")
+            raise SystemExit(bad)
         out.append(value)
-    return tuple(dict.fromkeys(out))
+    return list(dict.fromkeys(out))
+
+
+def parse_budgets(text: str) -> tuple[int, ...]:
+    """``--budgets``: evidence budgets in tokens, comma-separated integers >= 1 (``''``: none); a budget given
+    twice is read once."""
+    return tuple(_positive_ints("--budgets", text, empty_ok=True))
 
 
 #: ``--doc-header`` settings (:attr:`~htmlrag.superrag.build.corpus.CorpusConfig.doc_header`).
@@ -335,17 +342,7 @@ def parse_depths(text: str) -> list[int]:
     """``--title-depth``: section-title depths (:attr:`~htmlrag.superrag.build.corpus.CorpusConfig.title_depth`),
     comma-separated integers >= 1, in the order given (the first is the default a tie falls to); a depth given
     twice is read once."""
-    out: list[int] = []
-    for part in (p.strip() for p in text.split(",")):
-        bad = f"{PROG}: error: --title-depth: must be integers >= 1, comma-separated, got {part!r}"
-        try:
-            value = int(part)
-        except ValueError:
-            raise SystemExit(bad) from None
-        if value < 1:
-            raise SystemExit(bad)
-        out.append(value)
-    return list(dict.fromkeys(out))
+    return _positive_ints("--title-depth", text)
 
 
 def setting_grid(headers: list[str], depths: list[int]) -> list[tuple[str, str, int]]:
