@@ -260,3 +260,78 @@ def test_a_smaller_heading_at_its_sections_level_nests_in_it() -> None:
     # a part set smaller than a cover's company name at its level stays out of it (its label ranks above)
     cover = [Section("JOHNSON & JOHNSON", 1, 1, Heading(1, (50, 60, 300, 80), "JOHNSON & JOHNSON", 1, 20.0, "font"))]
     assert _label_parent(cover, Heading(3, (50, 60, 300, 72), "PART I", 1, 12.0, "font"), set()) is None
+
+
+def test_a_heading_set_like_an_item_but_placed_above_it_nests_in_it() -> None:
+    """Corning prints no contents: levels come from fonts, one style at a time, and its MD&A sections
+    ("OVERVIEW", capitals set like "Item 7.") ranked above the item's style; they left the item for the part
+    before it and the item held nothing. A heading its font placed above a section whose label ranks above its
+    own, set no larger than that section's heading, nests in it; set larger, or placed by the contents, it does
+    not; a part's label (which ranks above an item's) keeps it out."""
+    from htmlrag.superrag.parse.document import _label_parent
+    from htmlrag.superrag.parse.model import Heading, Section
+
+    def sec(title: str, level: int, parent: int | None, size: float = 9.0) -> Section:
+        return Section(title, level, 20, Heading(20, (50, 60, 300, 72), title, level, size, "font"), parent=parent)
+
+    def head(title: str, size: float = 9.0, source: str = "font", level: int = 4) -> Heading:
+        return Heading(23, (50, 90, 300, 100), title, level, size, source)
+
+    sections = [sec("PART II", 3, None, 12.0), sec("Item 6. [Reserved]", 6, 0), sec("Item 7. Management's Discussion", 6, 0)]
+    assert _label_parent(sections, head("OVERVIEW"), set(), 0) == 2
+    assert _label_parent(sections, head("OVERVIEW", 10.0), set(), 0) != 2  # set larger than the item: the part's
+    assert _label_parent(sections, head("OVERVIEW", source="outline"), set(), 0) != 2
+    assert _label_parent(sections, head("PART III", 12.0), set(), 0) is None
+    assert _label_parent(sections, head("Note 1 - Summary", 9.0), set(), 0) == 2  # a note in an item
+    # the next heading of its level, after the item's sub-sections, joins it there (through its sibling)
+    sections += [sec("OVERVIEW", 4, 2), sec("2022 Results", 6, 3)]
+    assert _label_parent(sections, head("RESULTS OF OPERATIONS"), set(), 0) == 2
+    # a section on a closed page (a cover, a contents page) takes nothing after its page
+    assert _label_parent(sections[:3], head("OVERVIEW"), {20}, 0) is None
+
+    # through _sections: no contents, the capitals style ranked above the item's
+    flow = [_head("PART II", 21, 12.0), _head("Item 6. [Reserved]", 22), _para(22),
+            _head("Item 7. Management's Discussion", 23), _head("OVERVIEW", 23), _para(23),
+            _head("2022 Results", 24, 8.5), _para(24), _head("RESULTS OF OPERATIONS", 24), _para(24)]
+    _, sections = _sections(flow, [])
+    title = {i: s.title for i, s in enumerate(sections)}
+    assert [(s.title, title.get(s.parent)) for s in sections] == [
+        ("PART II", None), ("Item 6. [Reserved]", "PART II"), ("Item 7. Management's Discussion", "PART II"),
+        ("OVERVIEW", "Item 7. Management's Discussion"), ("2022 Results", "OVERVIEW"),
+        ("RESULTS OF OPERATIONS", "Item 7. Management's Discussion")], [(s.title, s.level, s.parent) for s in sections]
+
+
+def _page(number: int, lines: list[tuple[str, float, bool]]) -> object:
+    from htmlrag.superrag.parse.document import _Page
+    from htmlrag.superrag.parse.model import PageInfo
+
+    out = [Line(page=number, bbox=(50, 60 + 14 * i, 560, 60 + 14 * i + size), text=text, size=size, bold=bold, block=i)
+           for i, (text, size, bold) in enumerate(lines)]
+    return _Page(PageInfo(number, 612, 792, sum(len(t) for t, _, _ in lines)), out, [], [])
+
+
+def test_a_page_set_in_larger_type_than_the_report_tells_its_headings_from_its_own_body() -> None:
+    """Exhibits bound into a 10-K are often set larger than the report (a plan at 10.8 pt after a report at 9 pt:
+    American Express, MGM, Johnson & Johnson, Boeing, Corning, 3M, Nike). Told from the report's body, each of
+    their lines read as a heading set large and each numbered clause as a numbered heading. A page whose running
+    text is set larger than the document's body takes its own; a page set smaller keeps the document's (a line of
+    the report's size is no heading there), and a page with too little text to tell keeps the page before's."""
+    from htmlrag.superrag.parse.document import ParseOptions, _page_body, _reading_flow
+
+    text = "the Committee approved the amendment of the plan with effect from the first day of the"
+    clause = "(g) On November 19, 2007, the Compensation and Benefits Committee approved the First Amendment"
+    report = _page(1, [("Item 7. Management's Discussion", 9.0, True)] + [(text, 9.0, False)] * 12)
+    exhibit = _page(2, [("AMENDED AND RESTATED DEFERRAL PLAN", 14.0, True), ("Section 1.1 History.", 10.8, True),
+                        (clause, 10.8, False)] + [(text, 10.8, False)] * 12)
+    signature = _page(3, [("IN WITNESS WHEREOF, the Company has signed", 10.8, False), ("By: /s/ Name", 10.8, False)])
+    small = _page(4, [("Consolidated Balance Sheets", 9.0, True)] + [(text, 7.2, False)] * 12)
+    assert _page_body(report, 9.0, 9.0) == 9.0
+    assert _page_body(exhibit, 9.0, 9.0) == 10.8
+    assert _page_body(signature, 9.0, 10.8) == 10.8 and _page_body(signature, 9.0, 9.0) == 9.0
+    assert _page_body(small, 9.0, 9.0) == 9.0
+    more = _page(5, [(text, 9.0, False)] * 30)  # the report's body size covers the most text of the document
+    flow, _, _ = _reading_flow([report, exhibit, signature, small, more], ParseOptions(), [])
+    heads = [" ".join(ln.text for ln in obj) for kind, obj in flow if kind == "head"]
+    assert heads == ["Item 7. Management's Discussion", "AMENDED AND RESTATED DEFERRAL PLAN", "Section 1.1 History.",
+                     "Consolidated Balance Sheets"], heads
+    assert any(kind == "para" and obj.text.startswith(clause) for kind, obj in flow)

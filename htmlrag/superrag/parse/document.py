@@ -267,13 +267,15 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list
     flow: list[tuple[str, object]] = []
     body = body_size(ln for p in pages for i, ln in enumerate(p.lines) if i not in p.drop)
     known = {(e.page, hd.normalise(e.title)) for e in toc if e.page}
+    page_body = body
     for p in pages:
+        page_body = _page_body(p, body, page_body)
         units = _page_units(p, tables, figures)
         cells = hd.grid_cells([ln for u in units if isinstance(u, hd.Block) for ln in u.lines])
         mine: list[tuple[str, object]] = []
         for u in reading_order(units, p.info.width, min_share=opts.two_column_share):
             if isinstance(u, hd.Block):
-                mine += _segments(u, body, opts, known, cells)
+                mine += _segments(u, page_body, opts, known, cells)
             else:
                 mine.append(("table" if isinstance(u, TableItem) else "figure", u))
         mine = _join_wrapped(mine)
@@ -286,6 +288,37 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list
             else:
                 flow.append((kind, obj))
     return flow, tables, figures
+
+
+#: A page's running text set more than this many points larger than the document's body makes the page's own size
+#: the body its headings are told from (:func:`_page_body`): half a point, the step at which styles differ.
+PAGE_BODY_PT = 0.5
+#: ... when the page holds at least this many characters of running text (outside furniture and tables) ...
+PAGE_BODY_CHARS = 800
+#: ... and its own size covers at least this share of them.
+PAGE_BODY_SHARE = 0.5
+
+
+def _page_body(p: _Page, body: float, before: float) -> float:
+    """The body size a page's headings are told from: the document's ``body``, unless the page's own running text is
+    set larger (more than :data:`PAGE_BODY_PT`, covering :data:`PAGE_BODY_SHARE` of at least
+    :data:`PAGE_BODY_CHARS` characters outside furniture and tables), then the page's own. A page with too little
+    running text to tell keeps the size of the page before it (``before``).
+
+    Exhibits bound into a 10-K are often set in another, larger type than the report: a plan document at 10.8 pt
+    after a report at 9 pt (American Express, MGM Resorts, Johnson & Johnson, Boeing, Corning, 3M, Nike in
+    FinanceBench's filings). Told from the report's body, every line of such a page read as a heading set large,
+    and every numbered clause ("(g) On November 19, 2007, the Compensation and Benefits Committee ...") as a
+    numbered heading: hundreds of sections of one line each, the lines after them paragraphs of their own
+    (issue 35, twelfth round). Pages set smaller than the body (statements, notes in small type) keep the
+    document's size: there a line of the report's body size is not a heading, and would read as one."""
+    lines = [ln for i, ln in enumerate(p.lines) if i not in p.drop and not any(inside(ln.bbox, t.bbox) for t in p.tables)]
+    chars = sum(len(ln.text) for ln in lines)
+    if chars < PAGE_BODY_CHARS:
+        return before
+    own = body_size(lines)
+    share = sum(len(ln.text) for ln in lines if ln.size == own) / chars
+    return own if own > body + PAGE_BODY_PT and share >= PAGE_BODY_SHARE else body
 
 
 #: Words a title does not end with: a heading run ending with one (or with a comma or a dash) goes on in the next.
@@ -431,7 +464,8 @@ def _label_parent(sections: list[Section], h: Heading, closed: set[int], usual: 
     the same level and set clearly larger (:func:`_set_above`), it; when it is a sibling of the same level nested
     so itself, the section it is in, if that one's label ranks above the heading's or it is set clearly larger,
     and it opened after ``usual`` (the parent the levels give); a section of a cover or contents page
-    (``closed``, :func:`_sections`) holds nothing after its page.
+    (``closed``, :func:`_sections`) holds nothing after its page. Passing sections of a deeper level on the way, the
+    first whose label ranks above the heading's and whose heading is set no smaller (:func:`_label_below`).
 
     Fonts and the ToC give headings levels one style or one entry at a time: NVIDIA sets "Note 1 - Summary of
     Significant Accounting Policies" in 9.9 pt and the note's "Basis of Presentation" in 9.0 pt, and the two
@@ -442,13 +476,15 @@ def _label_parent(sections: list[Section], h: Heading, closed: set[int], usual: 
     levels, its siblings (3M's MD&A sections left "Item 7." for the part). A sibling's parent from the ToC may be
     far back: Pfizer's risk factor "Research and Development" takes the ToC entry of Item 1's sub-section, and the
     risk factors after it followed it there until ``usual`` bounded the rule."""
+    rank = hd.label_rank(h.text)
     for j in range(len(sections) - 1, -1, -1):
         s = sections[j]
         if s.level > h.level:
+            if _label_below(s, h, rank) and not (s.page in closed and s.page != h.page):
+                return j
             continue
         if s.heading is None or (s.page in closed and s.page != h.page):
             return None
-        rank = hd.label_rank(h.text)
         if hd.label_rank(s.title) < rank:
             return j if s.level < h.level or h.size <= s.heading.size + 0.25 else None
         if _set_above(s, h):
@@ -459,6 +495,17 @@ def _label_parent(sections: list[Section], h: Heading, closed: set[int], usual: 
             return s.parent  # a sibling nested by label or size: in the same section ("Item 2." after "Item 1.")
         return None
     return None
+
+
+def _label_below(s: Section, h: Heading, rank: int) -> bool:
+    """Whether ``h``, a heading its font placed at a level above section ``s`` (a smaller level number), nests in
+    ``s`` all the same: ``s``'s label ranks above ``h``'s (``rank``, :func:`~htmlrag.superrag.parse.headings.label_rank`)
+    and ``h`` is set no larger than ``s``'s heading. Levels from fonts are given one style at a time, by rank: a
+    style of capitals can rank above the style of "Item 7." at the same size and weight, and Corning's MD&A
+    sections ("OVERVIEW", "RESULTS OF OPERATIONS", set like the item) left the item for the part before it, the
+    item holding nothing (issue 35, twelfth round)."""
+    return (h.source == "font" and s.heading is not None and hd.label_rank(s.title) < rank
+            and h.size <= s.heading.size + 0.25)
 
 
 #: How much larger (points) a section's heading is set than a heading of its level that then nests in it.
