@@ -2,7 +2,8 @@
 
 Two passes. The first walks the pages one at a time and keeps only text lines, table cells and figure boxes
 (no page objects, no images), so memory grows with the text, not with the page count or the images. The
-second removes repeated headers/footers, finds the body font size, reads each page in reading order, detects
+second removes repeated headers/footers, finds the body font size (a page's own where its running text is set
+larger: :func:`_page_body`), reads each page in reading order, detects
 headings and builds the section tree. See :mod:`~htmlrag.superrag.parse.headings`, :mod:`~htmlrag.superrag.parse.order`,
 :mod:`~htmlrag.superrag.parse.furniture`, :mod:`~htmlrag.superrag.parse.toc` for the exact rules.
 """
@@ -465,7 +466,7 @@ def _label_parent(sections: list[Section], h: Heading, closed: set[int], usual: 
     so itself, the section it is in, if that one's label ranks above the heading's or it is set clearly larger,
     and it opened after ``usual`` (the parent the levels give); a section of a cover or contents page
     (``closed``, :func:`_sections`) holds nothing after its page. Passing sections of a deeper level on the way, the
-    first whose label ranks above the heading's and whose heading is set no smaller (:func:`_label_below`).
+    first whose label ranks above the heading's, the heading set no larger than it (:func:`_label_below`).
 
     Fonts and the ToC give headings levels one style or one entry at a time: NVIDIA sets "Note 1 - Summary of
     Significant Accounting Policies" in 9.9 pt and the note's "Basis of Presentation" in 9.0 pt, and the two
