@@ -439,3 +439,19 @@ def test_a_section_opened_on_a_contents_page_holds_nothing_after_it() -> None:
     assert parent["Notes"] == "TABLE OF CONTENTS" and parent["TABLE OF CONTENTS"] == "Quarterly Report"
     _, before = _sections(flow, [])
     assert {sections[s.parent].title for s in before if s.page > 2 and s.parent is not None} == {"TABLE OF CONTENTS"}
+
+
+def test_a_letters_address_is_not_a_heading() -> None:
+    """Every auditor's report opens "To the Board of Directors and Shareholders of ...", set bold like a heading;
+    taken for one it held the report's own sections ("Opinions on the Financial Statements", American Express).
+    An address, on one line or wrapped, is body text; a heading that only starts alike, or an annual report's
+    "To Our Shareholders" letter, is still a heading."""
+    for address in (["To the Board of Directors and Shareholders of American Express Company"],
+                    ["TO THE SHAREHOLDERS AND BOARD OF DIRECTORS OF 3M COMPANY"],
+                    ["To the Shareholders and the Board of Directors of", "Verizon Communications Inc.:"],
+                    ["To the Stockholders and Board of Directors", "Apple Inc.:"], ["Dear Stockholders,"]):
+        lines = [_ln(t, 100 + 12 * i, bold=True) for i, t in enumerate(address)]
+        assert _heads(lines + [_ln(BODY, 100 + 12 * len(address))]) == [], address
+    for heading in ("To Our Shareholders", "TO THE MGM RESORTS DEFERRED COMPENSATION PLAN II",
+                    "Changes to the Board of Directors", "Opinions on the Financial Statements"):
+        assert _heads([_ln(heading, 100, bold=True), _ln(BODY, 112)]) == [heading], heading

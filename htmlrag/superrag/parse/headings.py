@@ -3,7 +3,8 @@
 A *text block* (lines of one PyMuPDF block) yields a heading from its leading lines when they are
 
 * short (at most ``max_words`` words, at most 160 characters, with at least two letters),
-* not a sentence fragment (no trailing ``,`` or ``;``),
+* not a sentence fragment (no trailing ``,`` or ``;``), not a letter's address (:data:`ADDRESS`: "To the Board of
+  Directors and Shareholders of ...", which opens every auditor's report),
 * not a table's row or column heading that the table finder left in the text: no amount in it (a number with a
   currency sign, a percent sign, thousands separators or in parentheses, or two numbers of 3+ characters that
   are not years; a leading section number and dates do not count), not only dates ("October 29, 2023", "Apr 1, 2023 Apr 2, 2022"), and not
@@ -44,6 +45,10 @@ _AMOUNT = re.compile(r"^[(\[]?[$€£¥]?\(?(?:\d{1,3}(?:,\d{3})+|\d+\.\d+|\d+)(
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 NUMBERED = re.compile(r"^(?:(?:chapter|part|section|item)\s+)?(\d+(?:\.\d+)*|[A-Z]|[IVX]+|\(\d+\)|\d+\))[.:)]?\s+\S", re.I)
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+#: A letter's address ("To the Board of Directors and Shareholders of Pfizer Inc.:", "Dear Stockholders,"): the
+#: opening of an auditor's report or a letter, set bold like a heading, never a section's title.
+ADDRESS = re.compile(r"^(?:to\s+the|dear)\s.*\b(?:share|stock|unit)holders?\b|^(?:to\s+the|dear)\s+(?:the\s+)?"
+                     r"(?:board|directors|members|partners|trustees|owners)\b", re.I)
 
 
 def normalise(text: str) -> str:
@@ -208,7 +213,7 @@ def segment_block(
 
 
 def _accept(run: list[Line], after: list[Line], body: float, size_ratio: float, max_words: int) -> bool:
-    if sum(len(ln.text.split()) for ln in run) > max_words + 4:
+    if sum(len(ln.text.split()) for ln in run) > max_words + 4 or ADDRESS.match(run[0].text.strip()):
         return False
     big = run[0].size >= body * size_ratio
     if big:
