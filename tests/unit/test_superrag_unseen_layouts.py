@@ -451,7 +451,7 @@ def test_a_letters_address_is_not_a_heading() -> None:
                     ["To the Shareholders and the Board of Directors of", "Verizon Communications Inc.:"],
                     ["To the Stockholders and Board of Directors", "Apple Inc.:"], ["Dear Stockholders,"]):
         lines = [_ln(t, 100 + 12 * i, bold=True) for i, t in enumerate(address)]
-        assert _heads(lines + [_ln(BODY, 100 + 12 * len(address))]) == [], address
+        assert _heads([*lines, _ln(BODY, 100 + 12 * len(address))]) == [], address
     for heading in ("To Our Shareholders", "TO THE MGM RESORTS DEFERRED COMPENSATION PLAN II",
                     "Changes to the Board of Directors", "Opinions on the Financial Statements"):
         assert _heads([_ln(heading, 100, bold=True), _ln(BODY, 112)]) == [heading], heading
