@@ -335,3 +335,39 @@ def test_a_page_set_in_larger_type_than_the_report_tells_its_headings_from_its_o
     assert heads == ["Item 7. Management's Discussion", "AMENDED AND RESTATED DEFERRAL PLAN", "Section 1.1 History.",
                      "Consolidated Balance Sheets"], heads
     assert any(kind == "para" and obj.text.startswith(clause) for kind, obj in flow)
+
+
+def test_an_exhibit_opens_a_division_of_the_filing_that_holds_its_own_sections() -> None:
+    """Exhibits hung under the last heading of the exhibit before them ("Exhibit 31.2" under "CERTIFICATION"; CVS's
+    Exhibit 13.1, its MD&A and statements, under a plan's "EMPLOYEE COVENANTS"), and their own headings under the
+    report's last section (American Express's plan under "STATISTICAL DISCLOSURE BY BANK HOLDING COMPANIES").
+    A part or an exhibit its font placed nests in no section, and holds the headings after it, a later exhibit
+    being its sibling; the contents' placement of a part stays."""
+    assert hd.division("Exhibit 31.1") and hd.division("EXHIBIT 10.4(5)") and hd.division("PART II")
+    assert hd.division("Exhibit 13.1 Management's Discussion and Analysis") and hd.division("Exhibit 10.7(a)")
+    assert not hd.division("Exhibit 31.1 to this report") and not hd.division("Exhibit Description")
+    assert not hd.division("Exhibits") and not hd.division("EX-24 5 mmm-20211231xex24")
+    assert hd.nesting_rank("Exhibit 21") == 0 and hd.label_rank("Exhibit 21") == hd.label_rank("Overview")
+    flow = [_head("STATISTICAL DISCLOSURE BY BANK HOLDING COMPANIES", 170, 10.0), _para(170),
+            _head("Allocation of Reserve", 175), _para(175),
+            _head("EXHIBIT 10.1", 176), _head("DEFERRED COMPENSATION PLAN", 176), _para(176),
+            _head("Eligibility", 177), _para(177),
+            _head("Exhibit 13.1 Management's Discussion and Analysis", 180), _para(180),
+            _head("Results of Operations", 181), _para(181), _head("Exhibit 31.1", 190), _head("CERTIFICATION", 190),
+            _para(190), _head("Exhibit 31.2", 191), _head("CERTIFICATION", 191), _para(191)]
+    _, sections = _sections(flow, [])
+    title = {i: s.title for i, s in enumerate(sections)}
+    assert [(s.title, title.get(s.parent)) for s in sections] == [
+        ("STATISTICAL DISCLOSURE BY BANK HOLDING COMPANIES", None),
+        ("Allocation of Reserve", "STATISTICAL DISCLOSURE BY BANK HOLDING COMPANIES"),
+        ("EXHIBIT 10.1", None), ("DEFERRED COMPENSATION PLAN", "EXHIBIT 10.1"),
+        ("Eligibility", "DEFERRED COMPENSATION PLAN"),
+        ("Exhibit 13.1 Management's Discussion and Analysis", None),
+        ("Results of Operations", "Exhibit 13.1 Management's Discussion and Analysis"),
+        ("Exhibit 31.1", None), ("CERTIFICATION", "Exhibit 31.1"), ("Exhibit 31.2", None),
+        ("CERTIFICATION", "Exhibit 31.2")], [(s.title, s.level, title.get(s.parent)) for s in sections]
+    # a part under a cover's name (Corning prints no contents): at the top
+    flow = [_head("CORNING INCORPORATED", 1, 16.0), _para(1), _head("PART I", 2, 10.0), _head("Item 1. Business", 2),
+            _para(2)]
+    _, sections = _sections(flow, [])
+    assert [s.parent for s in sections] == [None, None, 1], [(s.title, s.level, s.parent) for s in sections]

@@ -419,7 +419,11 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
     ``front`` (the first printed contents page that names itself: the pages before it are a cover), which holds
     nothing after its page ("Form 10-Q Table of Contents" had every section of a Workiva 10-Q under it; a cover's
     company name, set larger than the body's headings, held everything up to the first heading of its size: the
-    contents, "Where you can find more information", and with headings that rank under a part's label, more)."""
+    contents, "Where you can find more information", and with headings that rank under a part's label, more). A
+    heading its font placed that opens a division of the document (a part, an exhibit:
+    :func:`~htmlrag.superrag.parse.headings.division`) nests in no section: exhibits hung under the last heading of
+    the exhibit before them ("Exhibit 31.2" under "CERTIFICATION", CVS's Exhibit 13.1, its MD&A and statements,
+    under a plan's "EMPLOYEE COVENANTS"), and Corning's parts under its cover's name (issue 35, twelfth round)."""
     heads = [(x, max(ln.size for ln in x)) for k, x in flow if k == "head"]  # type: ignore[union-attr]
     entries = [(e.level, e.title, e.page) for e in toc]
     levels = iter(hd.assign_levels(heads, entries))
@@ -444,7 +448,9 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
                     parent = None
                 section_of[entry] = len(sections)
             # the ToC placed none of them (an unlabelled entry of its top stays there: "Signatures" beside a part)
-            if src != "outline" or (parent is None and hd.label_kind(h.text) is not None):
+            if src != "outline" and hd.division(h.text):
+                parent = None  # a part, an exhibit: a division of the whole document, in no section of another
+            elif src != "outline" or (parent is None and hd.label_kind(h.text) is not None):
                 label = _label_parent(sections, h, closed, parent)
                 if label is not None:  # (its level stays: the headings after it are placed by theirs)
                     parent = label
@@ -477,7 +483,7 @@ def _label_parent(sections: list[Section], h: Heading, closed: set[int], usual: 
     levels, its siblings (3M's MD&A sections left "Item 7." for the part). A sibling's parent from the ToC may be
     far back: Pfizer's risk factor "Research and Development" takes the ToC entry of Item 1's sub-section, and the
     risk factors after it followed it there until ``usual`` bounded the rule."""
-    rank = hd.label_rank(h.text)
+    rank = hd.nesting_rank(h.text)
     for j in range(len(sections) - 1, -1, -1):
         s = sections[j]
         if s.level > h.level:
@@ -486,11 +492,11 @@ def _label_parent(sections: list[Section], h: Heading, closed: set[int], usual: 
             continue
         if s.heading is None or (s.page in closed and s.page != h.page):
             return None
-        if hd.label_rank(s.title) < rank:
+        if hd.nesting_rank(s.title) < rank:
             return j if s.level < h.level or h.size <= s.heading.size + 0.25 else None
         if _set_above(s, h):
             return j
-        if s.level == h.level and s.parent is not None and (hd.label_rank(sections[s.parent].title) < rank
+        if s.level == h.level and s.parent is not None and (hd.nesting_rank(sections[s.parent].title) < rank
                                                             or _set_above(sections[s.parent], h)) \
                 and (usual is None or s.parent > usual):
             return s.parent  # a sibling nested by label or size: in the same section ("Item 2." after "Item 1.")
@@ -505,7 +511,7 @@ def _label_below(s: Section, h: Heading, rank: int) -> bool:
     style of capitals can rank above the style of "Item 7." at the same size and weight, and Corning's MD&A
     sections ("OVERVIEW", "RESULTS OF OPERATIONS", set like the item) left the item for the part before it, the
     item holding nothing (issue 35, twelfth round)."""
-    return (h.source == "font" and s.heading is not None and hd.label_rank(s.title) < rank
+    return (h.source == "font" and s.heading is not None and hd.nesting_rank(s.title) < rank
             and h.size <= s.heading.size + 0.25)
 
 
@@ -522,7 +528,7 @@ def _set_above(s: Section, h: Heading) -> bool:
     whose label ranks above that section's does not nest so: "PART I" stays out of a cover's larger company name
     (American Express, Johnson & Johnson)."""
     return (h.source == "font" and s.heading is not None and s.level == h.level
-            and s.heading.size >= h.size + SET_ABOVE_PT and hd.label_rank(s.title) <= hd.label_rank(h.text))
+            and s.heading.size >= h.size + SET_ABOVE_PT and hd.nesting_rank(s.title) <= hd.nesting_rank(h.text))
 
 
 def _title(meta_title: str, headings: list[Heading], stem: str) -> str:

@@ -83,6 +83,21 @@ def label_kind(text: str) -> int | None:
     return None
 
 
+#: An exhibit's label: "Exhibit 31.1", "EXHIBIT 10.4(5)", "Exhibit 13.1 Management's Discussion and Analysis".
+_EXHIBIT = re.compile(r"^exhibit\s+\d+(?:\.\d+)*[A-Z]?(?:\([0-9a-z]{1,3}\))?(?=[.:\s\u2013\u2014-])", re.I)
+
+
+def division(text: str) -> bool:
+    """Whether a heading opens a division of the whole document: a part ("PART II", :func:`label_kind` 0) or an
+    exhibit bound into a filing ("Exhibit 31.1", "EXHIBIT 13.1 Management's Discussion ..."), its label followed by
+    its title or nothing (not by prose: "Exhibit 31.1 to this report" is none)."""
+    if label_kind(text) == 0:
+        return True
+    t = text.strip() + " "
+    m = _EXHIBIT.match(t)
+    return bool(m) and not t[m.end():].lstrip(" .:\u2013\u2014-")[:1].islower()
+
+
 def numbering_depth(text: str) -> int | None:
     """Depth of a leading section number: ``"2.1 Scope"`` -> 2, ``"3 Results"`` -> 1, none -> None."""
     m = re.match(r"^(\d+(?:\.\d+)*)\.?\s+\S", text)
@@ -338,6 +353,12 @@ def label_rank(text: str) -> int:
     heading without a label set like "Item 2." is its sub-heading ("Available Information" in Apple's MD&A)."""
     k = label_kind(text)
     return len(_LABELS) if k is None else k
+
+
+def nesting_rank(text: str) -> int:
+    """:func:`label_rank`, an exhibit ranked with a part (:func:`division`): what a section holds by its label. A
+    document bound into a filing holds its own sections; styles are still ranked by :func:`label_rank` alone."""
+    return 0 if division(text) else label_rank(text)
 
 
 def _font_levels(styles: Sequence[_Style], matched: Sequence[tuple[_Style, int]]
