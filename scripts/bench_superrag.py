@@ -742,11 +742,14 @@ def summarise(recs: list[dict[str, Any]], retrievers: list[str]) -> None:
 
 
 class _RelPaths(logging.Filter):
-    """Log records with the ``--data`` folders named as :func:`rel` names them (no machine paths in the log)."""
+    """Log records with the ``--data`` folders named as :func:`rel` names them and the ``--db`` folder as ``<db>``,
+    as the bench's own lines name it (no machine paths in the log: a resumed build's warning named the corpus
+    folder it cleaned, issue 35)."""
 
-    def __init__(self, folders: list[Path]) -> None:
+    def __init__(self, folders: list[Path], db: Path | None = None) -> None:
         super().__init__()
-        self.pairs = sorted({(str(x), rel(d)) for d in folders for x in (Path(d), Path(d).resolve())},
+        named = [(d, rel(d)) for d in folders] + ([(db, "<db>")] if db is not None else [])
+        self.pairs = sorted({(str(x), name) for d, name in named for x in (Path(d), Path(d).resolve())},
                             key=lambda p: -len(p[0]))
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -796,7 +799,7 @@ def main() -> int:
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s: %(message)s")
     logging.getLogger("htmlrag").setLevel(logging.WARNING)
     for handler in logging.getLogger().handlers:
-        handler.addFilter(_RelPaths(list(args.data) if args.part != "docling" else []))
+        handler.addFilter(_RelPaths(list(args.data) if args.part != "docling" else [], args.db))
     need = [DATA / "docling"] if args.part == "docling" else []
     if args.part in ("all", "sec") and not args.from_json:
         need += [d / "qna_data.csv" for d in args.data]

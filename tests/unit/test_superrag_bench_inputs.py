@@ -277,3 +277,21 @@ def test_a_long_row_costs_the_toc_detector_linear_time() -> None:
         "Item 2. Management's Discussion and Analysis", "14")
     assert _entry([line("Part I — Financial Information iv")]) == ("Part I — Financial Information", "iv")
     assert _entry([line("Total revenue $ 1,234 5")]) is None
+
+
+def test_log_records_name_the_data_and_corpus_folders_without_machine_paths(tmp_path: Path) -> None:
+    """The bench's log goes into committed results: a library warning that named the corpus folder it cleaned
+    after an interrupted build ("/tmp/.../db/e44c...: removing ..., left half-built") carried a machine path.
+    Records name ``--db`` as ``<db>`` (as the bench's own lines do) and ``--data`` folders as ``rel`` does."""
+    import logging
+
+    bench = _bench_module()
+    db, data = tmp_path / "db", tmp_path / "corpus"
+    data.mkdir()
+    f = bench._RelPaths([data], db)
+    record = logging.LogRecord("htmlrag", logging.WARNING, __file__, 1, "%s: removing %s, left half-built (%s)",
+                               (str(db / "e44c03c5"), "doc-1", str(data.resolve() / "docs" / "a.pdf")), None)
+    assert f.filter(record)
+    msg = record.getMessage()
+    assert msg == f"<db>/e44c03c5: removing doc-1, left half-built ({bench.rel(data)}/docs/a.pdf)", msg
+    assert str(tmp_path) not in msg
