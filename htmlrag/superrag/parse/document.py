@@ -462,6 +462,10 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
     return headings, sections
 
 
+#: Points within which a heading counts as set no larger than a section's heading.
+SAME_SIZE_PT = 0.25
+
+
 def _label_parent(sections: list[Section], h: Heading, closed: set[int], usual: int | None = None) -> int | None:
     """The section a heading nests in by its label, or None (keep the parent the levels or the ToC give).
 
@@ -493,7 +497,7 @@ def _label_parent(sections: list[Section], h: Heading, closed: set[int], usual: 
         if s.heading is None or (s.page in closed and s.page != h.page):
             return None
         if hd.nesting_rank(s.title) < rank:
-            return j if s.level < h.level or h.size <= s.heading.size + 0.25 else None
+            return j if s.level < h.level or h.size <= s.heading.size + SAME_SIZE_PT else None
         if _set_above(s, h):
             return j
         if s.level == h.level and s.parent is not None and (hd.nesting_rank(sections[s.parent].title) < rank
@@ -506,13 +510,14 @@ def _label_parent(sections: list[Section], h: Heading, closed: set[int], usual: 
 
 def _label_below(s: Section, h: Heading, rank: int) -> bool:
     """Whether ``h``, a heading its font placed at a level above section ``s`` (a smaller level number), nests in
-    ``s`` all the same: ``s``'s label ranks above ``h``'s (``rank``, :func:`~htmlrag.superrag.parse.headings.label_rank`)
-    and ``h`` is set no larger than ``s``'s heading. Levels from fonts are given one style at a time, by rank: a
-    style of capitals can rank above the style of "Item 7." at the same size and weight, and Corning's MD&A
-    sections ("OVERVIEW", "RESULTS OF OPERATIONS", set like the item) left the item for the part before it, the
-    item holding nothing (issue 35, twelfth round)."""
+    ``s`` all the same: ``s``'s label ranks above ``h``'s (``rank``,
+    :func:`~htmlrag.superrag.parse.headings.nesting_rank`) and ``h`` is set no larger than ``s``'s heading (within
+    :data:`SAME_SIZE_PT`). Levels from fonts are given one style at a time, by rank: a style of capitals can rank
+    above the style of "Item 7." at the same size and weight, and Corning's MD&A sections ("OVERVIEW", "RESULTS OF
+    OPERATIONS", set like the item) left the item for the part before it, the item holding nothing (issue 35,
+    twelfth round)."""
     return (h.source == "font" and s.heading is not None and hd.nesting_rank(s.title) < rank
-            and h.size <= s.heading.size + 0.25)
+            and h.size <= s.heading.size + SAME_SIZE_PT)
 
 
 #: How much larger (points) a section's heading is set than a heading of its level that then nests in it.

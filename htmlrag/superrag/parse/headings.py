@@ -77,10 +77,15 @@ def label_kind(text: str) -> int | None:
     t = text.strip() + " "
     for k, pat in enumerate(_LABELS):
         m = pat.match(t)
-        if m:  # the label's title follows; prose does not ("Section 302 of the Sarbanes-Oxley Act")
-            rest = t[m.end():].lstrip(" .:\u2013\u2014-")
-            return None if rest[:1].islower() else k
+        if m:
+            return k if _titled(t, m) else None
     return None
+
+
+def _titled(text: str, label: re.Match) -> bool:
+    """Whether what follows a label's match in ``text`` is its title or nothing, not prose ("Section 302 of the
+    Sarbanes-Oxley Act", "Exhibit 31.1 to this report")."""
+    return not text[label.end():].lstrip(" .:\u2013\u2014-")[:1].islower()
 
 
 #: An exhibit's label: "Exhibit 31.1", "EXHIBIT 10.4(5)", "Exhibit 13.1 Management's Discussion and Analysis".
@@ -95,7 +100,7 @@ def division(text: str) -> bool:
         return True
     t = text.strip() + " "
     m = _EXHIBIT.match(t)
-    return bool(m) and not t[m.end():].lstrip(" .:\u2013\u2014-")[:1].islower()
+    return m is not None and _titled(t, m)
 
 
 def numbering_depth(text: str) -> int | None:
