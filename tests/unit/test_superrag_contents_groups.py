@@ -371,3 +371,78 @@ def test_an_exhibit_opens_a_division_of_the_filing_that_holds_its_own_sections()
             _para(2)]
     _, sections = _sections(flow, [])
     assert [s.parent for s in sections] == [None, None, 1], [(s.title, s.level, s.parent) for s in sections]
+
+
+def test_a_larger_style_is_not_placed_below_a_smaller_one_of_its_family() -> None:
+    """NVIDIA's MD&A sets its sections ("Results of Operations") in 9.9 pt bold and their sub-headings ("Revenue")
+    in 9 pt bold. Each style was placed by its rank distance to another style the contents name, and the larger
+    came out a level below the smaller: every section hung under the sub-heading before it ("Liquidity and
+    Capital Resources" under "Income Taxes"). Within one family (weight, case, label) a larger style the outline
+    does not place is lifted above the smaller; a smaller one under a larger the outline places goes below it."""
+    flow = [_head("PART I. FINANCIAL INFORMATION", 3, 10.0), _head("ITEM 1. FINANCIAL STATEMENTS", 3, 10.0),
+            _head("CONDENSED CONSOLIDATED BALANCE SHEETS", 3, 10.0), _para(3),
+            _head("NOTES TO CONDENSED FINANCIAL STATEMENTS", 9), _head("Note 1 - Summary of Policies", 9, 9.9),
+            _para(9), _head("ITEM 2. MANAGEMENT'S DISCUSSION AND ANALYSIS", 25, 10.0),
+            _head("Results of Operations", 30, 9.9), _para(30), _head("Revenue", 30), _para(30),
+            _head("Income Taxes", 32), _para(32), _head("Liquidity and Capital Resources", 32, 9.9), _para(32),
+            _head("Liquidity", 33), _para(33)]
+    toc = [TocEntry(level=lvl, title=t, printed_page=str(p), page=p) for lvl, t, p in [
+        (1, "PART I. FINANCIAL INFORMATION", 3), (2, "ITEM 1. FINANCIAL STATEMENTS", 3),
+        (3, "CONDENSED CONSOLIDATED BALANCE SHEETS", 3), (3, "NOTES TO CONDENSED FINANCIAL STATEMENTS", 9),
+        (2, "ITEM 2. MANAGEMENT'S DISCUSSION AND ANALYSIS", 25)]]
+    _, sections = _sections(flow, toc)
+    title = {i: s.title for i, s in enumerate(sections)}
+    parents = {s.title: title.get(s.parent) for s in sections}
+    item2 = "ITEM 2. MANAGEMENT'S DISCUSSION AND ANALYSIS"
+    assert parents["Results of Operations"] == item2 and parents["Liquidity and Capital Resources"] == item2, parents
+    assert parents["Revenue"] == parents["Income Taxes"] == "Results of Operations", parents
+    assert parents["Liquidity"] == "Liquidity and Capital Resources", parents
+    assert parents["Note 1 - Summary of Policies"] == "NOTES TO CONDENSED FINANCIAL STATEMENTS", parents
+
+    def head(text: str, size: float, bold: bool = True) -> tuple[list[Line], float]:
+        return [Line(page=1, bbox=(50, 60, 300, 70), text=text, size=size, bold=bold, block=0)], size
+
+    # three sizes of one family, none in the outline, keep their order (the largest first)
+    heads = [head("SUMMARY", 12.0), head("Segment Results", 11.0, False), head("Note 2 - Debt", 10.0),
+             head("Overview", 10.0), head("NOTES", 9.0), head("Liquidity", 9.5), head("Revenue", 9.0)]
+    levels = [lvl for lvl, _ in hd.assign_levels(heads, [(1, "SUMMARY"), (2, "NOTES")])]
+    overview, liquidity, revenue = levels[3], levels[5], levels[6]
+    assert overview < liquidity < revenue, levels
+    # a smaller style the outline does not place goes below a larger one it places
+    heads = [head("Results of Operations", 10.0), head("SUMMARY", 9.0), head("Revenue", 9.0)]
+    levels = [lvl for lvl, _ in hd.assign_levels(heads, [(3, "Results of Operations"), (1, "SUMMARY")])]
+    assert levels == [3, 1, 4], levels
+
+
+def test_an_outline_rooted_in_the_documents_title_keeps_the_title_out_of_every_section() -> None:
+    """Verizon's producer roots its 10-K outline in the cover line "UNITED STATES SECURITIES AND EXCHANGE
+    COMMISSION"; every section of the filing hung under it, the cover line taking a place in every section path.
+    The entries under a lone first top entry move up a level; outlines with several top entries, or whose lone
+    top entry is not first, stay as they are."""
+    from htmlrag.superrag.parse.toc import outline_toc
+
+    class Doc:
+        def __init__(self, toc: list[list]) -> None:
+            self.toc = toc
+
+        def get_toc(self, simple: bool = True) -> list[list]:
+            return self.toc
+
+    rooted = [[1, "UNITED STATES SECURITIES AND EXCHANGE COMMISSION", 1], [2, "FORM 10-K", 1],
+              [3, "Documents Incorporated By Reference", 2], [2, "PART I", 4], [3, "Item 1. Business", 4],
+              [4, "General", 4], [2, "PART II", 30]]
+    assert [(e.level, e.title) for e in outline_toc(Doc(rooted))] == [
+        (1, "UNITED STATES SECURITIES AND EXCHANGE COMMISSION"), (1, "FORM 10-K"),
+        (2, "Documents Incorporated By Reference"), (1, "PART I"), (2, "Item 1. Business"), (3, "General"),
+        (1, "PART II")]
+    flat = [[1, "PART I", 4], [2, "Item 1. Business", 4], [1, "PART II", 30]]
+    assert [(e.level, e.title) for e in outline_toc(Doc(flat))] == [(1, "PART I"), (2, "Item 1. Business"),
+                                                                    (1, "PART II")]
+    late = [[2, "Cover", 1], [1, "PART I", 4], [2, "Item 1. Business", 4]]  # the lone top entry is not first
+    assert [e.level for e in outline_toc(Doc(late))] == [2, 1, 2]
+    assert [e.level for e in outline_toc(Doc([[1, "Annual Report", 1]]))] == [1]
+    # the sections: the cover line holds its page only, the parts stand at the top
+    flow = [_head("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", 1, 12.0), _para(1), _head("FORM 10-K", 1, 12.0),
+            _para(1), _head("PART I", 4, 10.0), _head("Item 1. Business", 4), _para(4)]
+    _, sections = _sections(flow, outline_toc(Doc(rooted)))
+    assert [s.parent for s in sections] == [None, None, None, 2], [(s.title, s.level, s.parent) for s in sections]

@@ -33,6 +33,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from htmlrag.superrag.parse.lines import rows, union
 from htmlrag.superrag.parse.model import Heading, Line
@@ -376,7 +377,7 @@ def _font_levels(styles: Sequence[_Style], matched: Sequence[tuple[_Style, int]]
     smaller); a style whose headings differ from calibrated ones only by their label (:func:`label_kind`) keeps
     its rank distance to the nearest of those; any other style keeps its rank distance to the nearest calibrated
     style above it (else below it).
-    Capped at 6.
+    Capped at 6. Then a style is not placed below a smaller style of its family (:func:`_in_family_order`).
     """
     rank = {s: i + 1 for i, s in enumerate(styles)}
     seen: dict[_Style, Counter[int]] = {}
@@ -400,6 +401,32 @@ def _font_levels(styles: Sequence[_Style], matched: Sequence[tuple[_Style, int]]
         else:
             lvl = rank[st]
         out[st] = min(max(lvl, 1), 6)
+    return _in_family_order(out, set(calib))
+
+
+def _in_family_order(levels: dict[_Style, int], calibrated: set[_Style]) -> dict[_Style, int]:
+    """Levels with no style placed deeper than a smaller style of its family (same weight, case and label).
+
+    Rank distances are counted over every style, so two sizes of one family, each placed by its distance to a
+    different calibrated style, can come out inverted: NVIDIA's MD&A sets its sections ("Results of Operations",
+    "Liquidity and Capital Resources") in 9.9 pt bold and their sub-headings ("Revenue", "Income Taxes") in 9 pt
+    bold; the larger style, counted from the capitals of the contents' statement titles, came out a level below
+    the smaller, and each section hung under the sub-heading before it ("Liquidity and Capital Resources" under
+    "Income Taxes"; issue 35, thirteenth round). A larger style the outline does not calibrate is lifted to one
+    level above the smaller (smallest first, so a run of sizes keeps its order); a smaller uncalibrated style
+    under a calibrated larger one goes one level below it. Two calibrated styles keep the outline's levels."""
+    out = dict(levels)
+    families: dict[tuple[bool, bool, int], list[_Style]] = {}
+    for st in sorted(out, key=lambda s: -s[0]):
+        families.setdefault(st[1:], []).append(st)
+    for members in families.values():
+        pairs = list(pairwise(members))
+        for big, small in reversed(pairs):  # smallest first: a lift carries up a run of sizes
+            if out[big] > out[small] and big not in calibrated:
+                out[big] = max(out[small] - 1, 1)
+        for big, small in pairs:  # largest first: a push carries down
+            if out[big] > out[small] and small not in calibrated:
+                out[small] = min(out[big] + 1, 6)
     return out
 
 

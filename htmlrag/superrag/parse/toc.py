@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence, Set
+from dataclasses import replace
 from itertools import pairwise
 from typing import Any
 
@@ -53,7 +54,20 @@ def outline_toc(doc: Any) -> list[TocEntry]:
         level, title, page = int(item[0]), str(item[1]).strip(), int(item[2])
         if title:
             out.append(TocEntry(level=level, title=title, printed_page="", page=page if page > 0 else None))
-    return out
+    return _unrooted(out)
+
+
+def _unrooted(entries: list[TocEntry]) -> list[TocEntry]:
+    """An outline whose first entry is its only top entry, holding all the others, is a document's title over
+    its contents: the entries under it move up a level, and the title holds nothing but what precedes the next.
+    Verizon's producer roots its 10-K outline in the cover line "UNITED STATES SECURITIES AND EXCHANGE
+    COMMISSION", and every section of the filing hung under it, the title taking a place in each section path
+    (389 of 391 sections; issue 35, thirteenth round). An outline of one entry, or of several top entries, is
+    kept as it is."""
+    if len(entries) < 2 or any(e.level <= entries[0].level for e in entries[1:]):
+        return entries
+    top = entries[0].level
+    return entries[:1] + [replace(e, level=max(e.level - 1, top)) for e in entries[1:]]
 
 
 def toc_rows(lines: Sequence[Line]) -> tuple[list[tuple[float, str, str]], int]:
