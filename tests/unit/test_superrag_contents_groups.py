@@ -446,3 +446,46 @@ def test_an_outline_rooted_in_the_documents_title_keeps_the_title_out_of_every_s
             _para(1), _head("PART I", 4, 10.0), _head("Item 1. Business", 4), _para(4)]
     _, sections = _sections(flow, outline_toc(Doc(rooted)))
     assert [s.parent for s in sections] == [None, None, None, 2], [(s.title, s.level, s.parent) for s in sections]
+
+
+def test_an_outline_entry_named_otherwise_takes_the_heading_it_points_at() -> None:
+    """Producers name headings in their outlines by working titles: Intel's "Overview & KPI" points at "A Quarter in
+    Review", which no word of the entry names; placed by its font it hung under "Forward-Looking Statements". An
+    outline entry names a point on its page, and a heading no entry names by its words takes the entry whose point
+    is at its top. Entries that name it by words keep it, and a heading away from the point takes none."""
+    from htmlrag.superrag.parse.toc import outline_toc
+
+    class Doc:
+        def get_toc(self, simple: bool = True) -> list[list]:
+            assert not simple  # the points are in the full form
+
+            class To:
+                def __init__(self, y: float) -> None:
+                    self.x, self.y = float("nan"), y
+
+            return [[1, "Forward-Looking Statements", 3, {"kind": 1, "to": To(28.0)}],
+                    [1, "Overview & KPI", 5, {"kind": 1, "to": To(32.0)}],
+                    [1, "Financial Statements", 5, {"kind": 1, "to": To(735.0)}],
+                    [2, "Statement of Income", 6, {"kind": 1, "to": To(32.0)}],
+                    [1, "Other Key Information", 9, {"kind": 1}], [1, "Signatures", 10, {}]]
+
+    toc = outline_toc(Doc())
+    assert [e.top for e in toc] == [28.0, 32.0, 735.0, 32.0, None, None]
+
+    def head(text: str, page: int, y: float, size: float = 9.0) -> tuple[str, list[Line]]:
+        return "head", [Line(page=page, bbox=(50, y, 300, y + size), text=text, size=size, bold=True, block=0)]
+
+    flow = [head("Forward-Looking Statements", 3, 29.0, 18.0), _para(3), head("Availability of Information", 4, 30.0),
+            _para(4), head("A Quarter in Review", 5, 30.0, 18.0), _para(5), head("Key Developments", 5, 524.0),
+            _para(5), head("Consolidated Condensed Statements of Income", 6, 31.0, 12.0), _para(6),
+            head("Risk Factors", 9, 60.0), _para(9)]
+    headings, sections = _sections(flow, toc)
+    title = {i: s.title for i, s in enumerate(sections)}
+    assert [(s.title, s.heading.source, title.get(s.parent)) for s in sections[:5]] == [
+        ("Forward-Looking Statements", "outline", None),
+        ("Availability of Information", "font", "Forward-Looking Statements"),
+        ("A Quarter in Review", "outline", None), ("Key Developments", "font", "A Quarter in Review"),
+        ("Consolidated Condensed Statements of Income", "outline", None)], \
+        [(s.title, s.level, s.heading.source, s.parent) for s in sections]  # the statement: named by its words
+    assert sections[5].heading.source == "font"  # an entry without a point takes no heading by place
+    assert hd.outline_index([(flow[6][1], 9.0)], [(1, "Overview & KPI", 5, 32.0)]) == [None]  # far from the point

@@ -425,7 +425,7 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
     the exhibit before them ("Exhibit 31.2" under "CERTIFICATION", CVS's Exhibit 13.1, its MD&A and statements,
     under a plan's "EMPLOYEE COVENANTS"), and Corning's parts under its cover's name (issue 35, twelfth round)."""
     heads = [(x, max(ln.size for ln in x)) for k, x in flow if k == "head"]  # type: ignore[union-attr]
-    entries = [(e.level, e.title, e.page) for e in toc]
+    entries = [(e.level, e.title, e.page, e.top) for e in toc]
     levels = iter(hd.assign_levels(heads, entries))
     named = iter(hd.outline_index(heads, entries))
     toc_parent = hd.outline_parents(entries)

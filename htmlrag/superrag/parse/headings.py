@@ -266,7 +266,8 @@ def outline_index(heads: Sequence[tuple[list[Line], float]], outline: Sequence[t
     Operations" for "Management's Discussion and Analysis"). A long form must begin as the heading does: a printed
     contents line "Condensed Consolidated Statements of Income for the Three Months Ended April 30, 2023" holds
     the words of the column heading "Three Months Ended" over the statement, which is no section heading (in
-    NVIDIA's filings it took the entry's level and every note on the page hung under it)."""
+    NVIDIA's filings it took the entry's level and every note on the page hung under it). Last, a heading still
+    without an entry takes the unused entry that points at it (:func:`_by_point`)."""
     same: dict[str, list[int]] = {}  # normalised title -> its entries, in outline order
     on_page: dict[int, list[tuple[int, set[str]]]] = {}  # page -> (entry, its words), in outline order
     for j, e in enumerate(outline):
@@ -299,12 +300,47 @@ def outline_index(heads: Sequence[tuple[list[Line], float]], outline: Sequence[t
         if j is not None:
             used.add(j)
         out.append(j)
+    return _by_point(heads, outline, out, used)
+
+
+#: How far (points) a heading's top may lie above / below the point an outline entry names, to be its heading.
+POINT_ABOVE, POINT_BELOW = 4.0, 12.0
+
+
+def _by_point(heads: Sequence[tuple[list[Line], float]], outline: Sequence[tuple], out: list[int | None],
+              used: set[int]) -> list[int | None]:
+    """``out`` with each heading no entry names by its words given the unused entry that points at it: an outline
+    entry names a point on its page (:func:`_top`), and the heading whose top is at that point (within
+    :data:`POINT_ABOVE` above it and :data:`POINT_BELOW` below) is the one it stands for, whatever its words.
+    Producers name headings in their outlines by working titles: Intel's "Overview & KPI" points at "A Quarter in
+    Review", which its font then placed under "Forward-Looking Statements" (issue 35, thirteenth round)."""
+    points: dict[int, list[tuple[float, int]]] = {}  # page -> (point, entry) of the entries left
+    for j, e in enumerate(outline):
+        if j not in used and _page(e) is not None and _top(e) is not None:
+            points.setdefault(_page(e), []).append((_top(e), j))  # type: ignore[arg-type]
+    if not points:
+        return out
+    out = list(out)
+    for i, (lines, _) in enumerate(heads):
+        if out[i] is not None:
+            continue
+        top = lines[0].bbox[1]
+        near = [(abs(top - y), j) for y, j in points.get(lines[0].page, ())
+                if j not in used and -POINT_ABOVE <= top - y <= POINT_BELOW]
+        if near:
+            out[i] = min(near)[1]
+            used.add(out[i])  # type: ignore[arg-type]
     return out
 
 
 def _page(entry: tuple) -> int | None:
     """An outline entry's page, or None (no third field, or None there)."""
     return entry[2] if len(entry) > 2 else None
+
+
+def _top(entry: tuple) -> float | None:
+    """Where on its page an outline entry points (points from the top), or None (no fourth field, or None)."""
+    return entry[3] if len(entry) > 3 else None
 
 
 def _sequence(text: str) -> list[str]:

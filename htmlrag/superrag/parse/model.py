@@ -88,12 +88,15 @@ class TocEntry:
         title: entry text.
         printed_page: the page label printed in the ToC (``"12"``, ``"iv"``), empty for outline entries.
         page: physical page (1-based) it points to, or None if it could not be mapped.
+        top: where on that page an outline entry points (points from the page's top), None when it names no
+            point (printed contents, an outline entry without one).
     """
 
     level: int
     title: str
     printed_page: str
     page: int | None
+    top: float | None = None
 
 
 @dataclass

@@ -15,6 +15,7 @@ first, else the most common offset between physical and printed arabic numbers.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Sequence, Set
@@ -48,13 +49,23 @@ _CONTENTS = re.compile(r"\b(table of )?contents\b|\bindex\b", re.I)
 
 
 def outline_toc(doc: Any) -> list[TocEntry]:
-    """Entries of the PDF outline (bookmarks); physical pages are 1-based, None when the entry has none."""
+    """Entries of the PDF outline (bookmarks); physical pages are 1-based, None when the entry has none; ``top``
+    where on its page the entry points, when it names a point."""
     out: list[TocEntry] = []
-    for item in doc.get_toc(simple=True):
+    for item in doc.get_toc(simple=False):
         level, title, page = int(item[0]), str(item[1]).strip(), int(item[2])
         if title:
-            out.append(TocEntry(level=level, title=title, printed_page="", page=page if page > 0 else None))
+            out.append(TocEntry(level=level, title=title, printed_page="", page=page if page > 0 else None,
+                                top=_point_top(item[3] if len(item) > 3 else None) if page > 0 else None))
     return _unrooted(out)
+
+
+def _point_top(dest: Any) -> float | None:
+    """The height an outline entry's destination names on its page (PyMuPDF gives it from the page's top), or
+    None: no destination, no point, or no finite height (a destination that names only the page)."""
+    to = dest.get("to") if isinstance(dest, dict) else None
+    y = getattr(to, "y", None)
+    return float(y) if isinstance(y, (int, float)) and math.isfinite(y) else None
 
 
 def _unrooted(entries: list[TocEntry]) -> list[TocEntry]:
