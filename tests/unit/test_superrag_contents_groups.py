@@ -479,7 +479,7 @@ def test_an_outline_entry_named_otherwise_takes_the_heading_it_points_at() -> No
             _para(4), head("A Quarter in Review", 5, 30.0, 18.0), _para(5), head("Key Developments", 5, 524.0),
             _para(5), head("Consolidated Condensed Statements of Income", 6, 31.0, 12.0), _para(6),
             head("Risk Factors", 9, 60.0), _para(9)]
-    headings, sections = _sections(flow, toc)
+    _, sections = _sections(flow, toc)
     title = {i: s.title for i, s in enumerate(sections)}
     assert [(s.title, s.heading.source, title.get(s.parent)) for s in sections[:5]] == [
         ("Forward-Looking Statements", "outline", None),
