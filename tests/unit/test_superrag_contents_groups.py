@@ -489,3 +489,25 @@ def test_an_outline_entry_named_otherwise_takes_the_heading_it_points_at() -> No
         [(s.title, s.level, s.heading.source, s.parent) for s in sections]  # the statement: named by its words
     assert sections[5].heading.source == "font"  # an entry without a point takes no heading by place
     assert hd.outline_index([(flow[6][1], 9.0)], [(1, "Overview & KPI", 5, 32.0)]) == [None]  # far from the point
+
+
+def test_the_lines_after_an_outline_entrys_heading_in_its_block_are_read_as_any_blocks() -> None:
+    """Lockheed Martin sets "PART I" and "ITEM 1. Business" in one block; the outline names the part on its page, so
+    its line was taken as the heading and every line after it as body text: Item 1 (and Items 5 to 9B after "PART
+    II") were no headings, and their sections' sub-headings hung under the part. The lines after the named ones
+    are segmented as any block's: a heading stays a heading, body text stays body text."""
+    from htmlrag.superrag.parse.document import ParseOptions, _segments
+
+    def ln(text: str, y: float, bold: bool = True) -> Line:
+        return Line(page=3, bbox=(50, y, 50 + 5.0 * len(text), y + 10), text=text, size=10.0, bold=bold, block=0)
+
+    block = hd.Block([ln("PART I", 41), ln("ITEM 1. Business", 53),
+                      ln("We are a global security and aerospace company principally engaged in research.", 65, False),
+                      ln("It designs, develops, manufactures and integrates advanced technology systems.", 77, False)])
+    known = {(3, hd.normalise("PART I"))}
+    runs = [(kind, [x.text for x in lines]) for kind, lines in _segments(block, 10.0, ParseOptions(), known)]
+    assert runs == [("head", ["PART I"]), ("head", ["ITEM 1. Business"]),
+                    ("body", [block.lines[2].text, block.lines[3].text])], runs
+    # both named: each is its own heading
+    known.add((3, hd.normalise("ITEM 1. Business")))
+    assert [kind for kind, _ in _segments(block, 10.0, ParseOptions(), known)] == ["head", "head", "body"]

@@ -549,11 +549,13 @@ def _title(meta_title: str, headings: list[Heading], stem: str) -> str:
 
 def _segments(block: hd.Block, body: float, opts: ParseOptions, known: set[tuple[int, str]],
               cells: set[int] = frozenset()):
-    """Heading/body runs of a block; leading lines matching a ToC/outline entry on this page are a heading."""
+    """Heading/body runs of a block; leading lines matching a ToC/outline entry on this page are a heading, and
+    the lines after them are read as any block's (Lockheed Martin's "ITEM 1. Business" under the outline's "PART
+    I", in its block, was read as body text; issue 35, thirteenth round)."""
     for k in range(min(3, len(block.lines)), 0, -1):
         if (block.page, hd.normalise(" ".join(ln.text for ln in block.lines[:k]))) in known:
             rest = block.lines[k:]
-            return [("head", block.lines[:k])] + ([("body", rest)] if rest else [])
+            return [("head", block.lines[:k])] + (_segments(hd.Block(rest), body, opts, known, cells) if rest else [])
     return hd.segment_block(block, body, size_ratio=opts.size_ratio, max_words=opts.max_heading_words, cells=cells)
 
 
