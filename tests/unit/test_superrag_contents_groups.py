@@ -417,8 +417,8 @@ def test_a_larger_style_is_not_placed_below_a_smaller_one_of_its_family() -> Non
 def test_an_outline_rooted_in_the_documents_title_keeps_the_title_out_of_every_section() -> None:
     """Verizon's producer roots its 10-K outline in the cover line "UNITED STATES SECURITIES AND EXCHANGE
     COMMISSION"; every section of the filing hung under it, the cover line taking a place in every section path.
-    The entries under a lone first top entry move up a level; outlines with several top entries, or whose lone
-    top entry is not first, stay as they are."""
+    The entries under a lone first top entry that holds the parts move up a level; outlines with several top
+    entries, whose lone top entry is not first, or holds no part (a report of one chapter), stay as they are."""
     from htmlrag.superrag.parse.toc import outline_toc
 
     class Doc:
@@ -440,6 +440,8 @@ def test_an_outline_rooted_in_the_documents_title_keeps_the_title_out_of_every_s
                                                                     (1, "PART II")]
     late = [[2, "Cover", 1], [1, "PART I", 4], [2, "Item 1. Business", 4]]  # the lone top entry is not first
     assert [e.level for e in outline_toc(Doc(late))] == [2, 1, 2]
+    chapter = [[1, "1 Chapter about topic A", 1], [2, "1.1 Details of A", 1], [3, "2.1 Details of B", 2]]
+    assert [e.level for e in outline_toc(Doc(chapter))] == [1, 2, 3]  # a report of one chapter: no part under it
     assert [e.level for e in outline_toc(Doc([[1, "Annual Report", 1]]))] == [1]
     # the sections: the cover line holds its page only, the parts stand at the top
     flow = [_head("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", 1, 12.0), _para(1), _head("FORM 10-K", 1, 12.0),

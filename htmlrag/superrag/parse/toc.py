@@ -23,7 +23,7 @@ from dataclasses import replace
 from itertools import pairwise
 from typing import Any
 
-from htmlrag.superrag.parse.headings import label_kind
+from htmlrag.superrag.parse.headings import division, label_kind
 from htmlrag.superrag.parse.lines import rows
 from htmlrag.superrag.parse.model import Line, TocEntry
 
@@ -69,13 +69,14 @@ def _point_top(dest: Any) -> float | None:
 
 
 def _unrooted(entries: list[TocEntry]) -> list[TocEntry]:
-    """An outline whose first entry is its only top entry, holding all the others, is a document's title over
-    its contents: the entries under it move up a level, and the title holds nothing but what precedes the next.
-    Verizon's producer roots its 10-K outline in the cover line "UNITED STATES SECURITIES AND EXCHANGE
+    """An outline whose first entry is its only top entry and holds the document's parts is the document's title
+    over its contents: the entries under it move up a level, and the title holds nothing but what precedes the
+    next. Verizon's producer roots its 10-K outline in the cover line "UNITED STATES SECURITIES AND EXCHANGE
     COMMISSION", and every section of the filing hung under it, the title taking a place in each section path
-    (389 of 391 sections; issue 35, thirteenth round). An outline of one entry, or of several top entries, is
-    kept as it is."""
-    if len(entries) < 2 or any(e.level <= entries[0].level for e in entries[1:]):
+    (381 of 389 sections; issue 35, thirteenth round). An outline of one entry, of several top entries, or whose
+    lone top entry holds no part (a report of one chapter) is kept as it is."""
+    if len(entries) < 2 or any(e.level <= entries[0].level for e in entries[1:]) \
+            or not any(division(e.title) for e in entries[1:]):
         return entries
     top = entries[0].level
     return entries[:1] + [replace(e, level=max(e.level - 1, top)) for e in entries[1:]]
