@@ -513,3 +513,7 @@ def test_the_lines_after_an_outline_entrys_heading_in_its_block_are_read_as_any_
     # both named: each is its own heading
     known.add((3, hd.normalise("ITEM 1. Business")))
     assert [kind for kind, _ in _segments(block, 10.0, ParseOptions(), known)] == ["head", "head", "body"]
+    # a block of thousands of named lines (a crafted outline) is read line by line, without recursion
+    many = hd.Block([ln(f"Entry {i}", 41 + i) for i in range(3000)])
+    runs = _segments(many, 10.0, ParseOptions(), {(3, hd.normalise(f"Entry {i}")) for i in range(3000)})
+    assert len(runs) == 3000 and {kind for kind, _ in runs} == {"head"}

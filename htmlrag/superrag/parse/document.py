@@ -552,11 +552,17 @@ def _segments(block: hd.Block, body: float, opts: ParseOptions, known: set[tuple
     """Heading/body runs of a block; leading lines matching a ToC/outline entry on this page are a heading, and
     the lines after them are read as any block's (Lockheed Martin's "ITEM 1. Business" under the outline's "PART
     I", in its block, was read as body text; issue 35, thirteenth round)."""
-    for k in range(min(3, len(block.lines)), 0, -1):
-        if (block.page, hd.normalise(" ".join(ln.text for ln in block.lines[:k]))) in known:
-            rest = block.lines[k:]
-            return [("head", block.lines[:k])] + (_segments(hd.Block(rest), body, opts, known, cells) if rest else [])
-    return hd.segment_block(block, body, size_ratio=opts.size_ratio, max_words=opts.max_heading_words, cells=cells)
+    out: list[tuple[str, list[Line]]] = []
+    lines = block.lines
+    while lines:
+        k = next((k for k in range(min(3, len(lines)), 0, -1)
+                  if (block.page, hd.normalise(" ".join(ln.text for ln in lines[:k]))) in known), 0)
+        if not k:
+            return out + hd.segment_block(hd.Block(lines), body, size_ratio=opts.size_ratio,
+                                          max_words=opts.max_heading_words, cells=cells)
+        out.append(("head", lines[:k]))
+        lines = lines[k:]
+    return out
 
 
 def _page_units(p: _Page, tables: list[TableItem], figures: list[FigureItem]) -> list[object]:
