@@ -35,14 +35,14 @@ def _bench(tmp_path: Path, *data: Path, extra: tuple[str, ...] = ()) -> tuple[su
     return proc, json.loads(out.read_text()) if out.exists() else []
 
 
-def _shown(folder: Path) -> str:
-    """How the bench names ``folder`` in its log and JSON (``rel`` of scripts/bench_superrag.py)."""
+def _bench_module():
+    """scripts/bench_superrag.py as a module (its helpers: ``rel``, ``report``, ``choose_mode`` ...)."""
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
         import bench_superrag
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    return bench_superrag.rel(folder)
+    return bench_superrag
 
 
 def _two_companies(folder: Path) -> Path:
@@ -64,11 +64,7 @@ def _two_companies(folder: Path) -> Path:
 def test_a_question_kind_without_questions_prints_no_number(capsys) -> None:
     # FinanceBench says of no question whether it is a Table or a Text question: those columns printed "nan"
     # (a figure no run gave); they print "-" now, and the columns with questions keep their figures.
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import bench_superrag as bench
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    bench = _bench_module()
     recs = [{"type": "", "recall": {"flat": f, "hybrid": h}, "tokens": {"flat": 100, "hybrid": 90}}
             for f, h in ((1.0, 1.0), (0.0, 1.0), (0.0, 0.0))]
     bench.report(recs, ["hybrid"], "three questions")
@@ -103,7 +99,7 @@ def test_bench_runs_on_the_sample_and_on_companies_named_only_by_their_files(tmp
     assert "| retriever | " in proc.stdout and "at 300 evidence tokens" in proc.stdout
     # a folder outside the repository is named by its name ("…/two"), one beside it relative to it (where pytest's
     # folders lie beside the clone): no machine path in the log or the JSON
-    shown = _shown(two)
+    shown = _bench_module().rel(two)  # how the bench names the folder in its log and JSON
     assert shown == "…/two" or shown.startswith(".." + os.sep), shown
     assert f"(b) {shown}: " in proc.stdout and {r["set"] for r in recs} == {shown}
     assert not MACHINE_PATH.search(proc.stdout) and not MACHINE_PATH.search(json.dumps(recs, ensure_ascii=False))
@@ -134,11 +130,7 @@ def test_held_out_setting_ties_fall_to_the_library_defaults() -> None:
     # The held-out report chooses full's rerank mode (and the document header) on the other companies; when
     # settings tie there, the library's default wins (no rerank stage; the first header given), not the first
     # mode measured.
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import bench_superrag as bench
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    bench = _bench_module()
     names = ["full", "full:fuse", "full:off"]
     tie = [{"recall": {"flat": 0.0, "full": r, "full:fuse": r, "full:off": r}} for r in (1.0, 0.0)]
     assert bench.choose_mode(tie, names)[0] == "off"
@@ -154,11 +146,7 @@ def test_held_out_setting_ties_fall_to_the_library_defaults() -> None:
 def test_retriever_names_carry_the_table_text_mix_and_the_rerank_mode() -> None:
     # ``hybrid~soft`` and ``full~soft:off`` are read as retrievers of their own; the held-out report reads a
     # mix variant of full in the rerank mode chosen for full; a misspelt mix or mode stops the bench at once.
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import bench_superrag as bench
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    bench = _bench_module()
     assert bench.parse_name("hybrid") == ("hybrid", "turns", "")
     assert bench.parse_name("hybrid~soft") == ("hybrid", "soft", "")
     assert bench.parse_name("full~none:off") == ("full", "none", "off")

@@ -414,6 +414,18 @@ def test_a_larger_style_is_not_placed_below_a_smaller_one_of_its_family() -> Non
     assert levels == [3, 1, 4], levels
 
 
+class _OutlinedDoc:
+    """A PDF as ``outline_toc`` reads it: its outline in PyMuPDF's full form (the points are in it, not in the
+    simple form)."""
+
+    def __init__(self, toc: list[list]) -> None:
+        self.toc = toc
+
+    def get_toc(self, simple: bool = True) -> list[list]:
+        assert not simple
+        return self.toc
+
+
 def test_an_outline_rooted_in_the_documents_title_keeps_the_title_out_of_every_section() -> None:
     """Verizon's producer roots its 10-K outline in the cover line "UNITED STATES SECURITIES AND EXCHANGE
     COMMISSION"; every section of the filing hung under it, the cover line taking a place in every section path.
@@ -421,32 +433,25 @@ def test_an_outline_rooted_in_the_documents_title_keeps_the_title_out_of_every_s
     entries, whose lone top entry is not first, or holds no part (a report of one chapter), stay as they are."""
     from htmlrag.superrag.parse.toc import outline_toc
 
-    class Doc:
-        def __init__(self, toc: list[list]) -> None:
-            self.toc = toc
-
-        def get_toc(self, simple: bool = True) -> list[list]:
-            return self.toc
-
     rooted = [[1, "UNITED STATES SECURITIES AND EXCHANGE COMMISSION", 1], [2, "FORM 10-K", 1],
               [3, "Documents Incorporated By Reference", 2], [2, "PART I", 4], [3, "Item 1. Business", 4],
               [4, "General", 4], [2, "PART II", 30]]
-    assert [(e.level, e.title) for e in outline_toc(Doc(rooted))] == [
+    assert [(e.level, e.title) for e in outline_toc(_OutlinedDoc(rooted))] == [
         (1, "UNITED STATES SECURITIES AND EXCHANGE COMMISSION"), (1, "FORM 10-K"),
         (2, "Documents Incorporated By Reference"), (1, "PART I"), (2, "Item 1. Business"), (3, "General"),
         (1, "PART II")]
     flat = [[1, "PART I", 4], [2, "Item 1. Business", 4], [1, "PART II", 30]]
-    assert [(e.level, e.title) for e in outline_toc(Doc(flat))] == [(1, "PART I"), (2, "Item 1. Business"),
+    assert [(e.level, e.title) for e in outline_toc(_OutlinedDoc(flat))] == [(1, "PART I"), (2, "Item 1. Business"),
                                                                     (1, "PART II")]
     late = [[2, "Cover", 1], [1, "PART I", 4], [2, "Item 1. Business", 4]]  # the lone top entry is not first
-    assert [e.level for e in outline_toc(Doc(late))] == [2, 1, 2]
+    assert [e.level for e in outline_toc(_OutlinedDoc(late))] == [2, 1, 2]
     chapter = [[1, "1 Chapter about topic A", 1], [2, "1.1 Details of A", 1], [3, "2.1 Details of B", 2]]
-    assert [e.level for e in outline_toc(Doc(chapter))] == [1, 2, 3]  # a report of one chapter: no part under it
-    assert [e.level for e in outline_toc(Doc([[1, "Annual Report", 1]]))] == [1]
+    assert [e.level for e in outline_toc(_OutlinedDoc(chapter))] == [1, 2, 3]  # a report of one chapter: no part under it
+    assert [e.level for e in outline_toc(_OutlinedDoc([[1, "Annual Report", 1]]))] == [1]
     # the sections: the cover line holds its page only, the parts stand at the top
     flow = [_head("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", 1, 12.0), _para(1), _head("FORM 10-K", 1, 12.0),
             _para(1), _head("PART I", 4, 10.0), _head("Item 1. Business", 4), _para(4)]
-    _, sections = _sections(flow, outline_toc(Doc(rooted)))
+    _, sections = _sections(flow, outline_toc(_OutlinedDoc(rooted)))
     assert [s.parent for s in sections] == [None, None, None, 2], [(s.title, s.level, s.parent) for s in sections]
 
 
@@ -457,21 +462,15 @@ def test_an_outline_entry_named_otherwise_takes_the_heading_it_points_at() -> No
     is at its top. Entries that name it by words keep it, and a heading away from the point takes none."""
     from htmlrag.superrag.parse.toc import outline_toc
 
-    class Doc:
-        def get_toc(self, simple: bool = True) -> list[list]:
-            assert not simple  # the points are in the full form
+    class To:  # PyMuPDF's Point: where on the page the entry leads
+        def __init__(self, y: float) -> None:
+            self.x, self.y = float("nan"), y
 
-            class To:
-                def __init__(self, y: float) -> None:
-                    self.x, self.y = float("nan"), y
-
-            return [[1, "Forward-Looking Statements", 3, {"kind": 1, "to": To(28.0)}],
-                    [1, "Overview & KPI", 5, {"kind": 1, "to": To(32.0)}],
-                    [1, "Financial Statements", 5, {"kind": 1, "to": To(735.0)}],
-                    [2, "Statement of Income", 6, {"kind": 1, "to": To(32.0)}],
-                    [1, "Other Key Information", 9, {"kind": 1}], [1, "Signatures", 10, {}]]
-
-    toc = outline_toc(Doc())
+    toc = outline_toc(_OutlinedDoc([[1, "Forward-Looking Statements", 3, {"kind": 1, "to": To(28.0)}],
+                                    [1, "Overview & KPI", 5, {"kind": 1, "to": To(32.0)}],
+                                    [1, "Financial Statements", 5, {"kind": 1, "to": To(735.0)}],
+                                    [2, "Statement of Income", 6, {"kind": 1, "to": To(32.0)}],
+                                    [1, "Other Key Information", 9, {"kind": 1}], [1, "Signatures", 10, {}]]))
     assert [e.top for e in toc] == [28.0, 32.0, 735.0, 32.0, None, None]
 
     def head(text: str, page: int, y: float, size: float = 9.0) -> tuple[str, list[Line]]:
