@@ -16,8 +16,10 @@ frontier's per-question scores equal the separate runs' at every budget.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,6 +64,7 @@ def main() -> int:
     if not Path(args.data).is_dir():
         raise SystemExit(f"no WTQ-HTML data at {args.data} (--data; htmlrag-data download wtq_html_qa)")
     tmp = Path(tempfile.mkdtemp(prefix="bench-frontier-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # the runs' folders go with the process
     budgets = "[" + ",".join(map(str, args.budgets)) + "]"
     one, _ = run(args, tmp / "one", f"pruner.budget={args.single}")
     five, five_dir = run(args, tmp / "five", f"pruner.budgets={budgets}")

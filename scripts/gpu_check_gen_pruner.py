@@ -73,9 +73,12 @@ def load_tokenizer() -> Any:
 
         from htmlrag.core.models import mistral_tokenizer_path
 
-        folder = tempfile.mkdtemp()
-        shutil.copy(mistral_tokenizer_path(), Path(folder) / "tokenizer.model")
-        tok = LlamaTokenizer.from_pretrained(folder)
+        folder = tempfile.mkdtemp(prefix="gpu-check-tok-")
+        try:
+            shutil.copy(mistral_tokenizer_path(), Path(folder) / "tokenizer.model")
+            tok = LlamaTokenizer.from_pretrained(folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
         tok.chat_template = CHAT_TEMPLATE
         return tok
     except Exception as e:

@@ -17,9 +17,11 @@ the ``ranker`` group (``generative_schema``) and the ``paper_metrics`` resolver 
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import inspect
 import logging
+import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -175,7 +177,9 @@ def precompute_heavy(examples: Sequence[Any], systems: Sequence[Any], caches: An
     if not heavy:
         return 0
     if caches.contexts is None:
-        caches.contexts = SqliteCache(Path(tempfile.mkdtemp(prefix="htmlrag-contexts-")) / "contexts.sqlite", "contexts")
+        folder = Path(tempfile.mkdtemp(prefix="htmlrag-contexts-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)  # a run's own contexts, gone with the process
+        caches.contexts = SqliteCache(folder / "contexts.sqlite", "contexts")
     done = store.done_ids(include_failed=not retry_failed)
     todo = [ex for i, ex in enumerate(examples) if i % world == rank and ex.id not in done]
     builder = Builder(caches, waterfall)

@@ -3,8 +3,10 @@ that point PDF-dataset experiments at it (the analogue of "hub datasets -> the s
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -41,15 +43,22 @@ def tiny_docbench(root: Path) -> Path:
     return root
 
 
+def _session_folder(prefix: str) -> Path:
+    """A temporary folder removed when the test process ends (one per xdist worker)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 @functools.lru_cache(maxsize=1)
 def shared_tiny_docbench() -> Path:
-    """One copy per test session (in a temporary folder)."""
-    return tiny_docbench(Path(tempfile.mkdtemp(prefix="tiny-docbench-")))
+    """One copy per test process (in a temporary folder)."""
+    return tiny_docbench(_session_folder("tiny-docbench-"))
 
 
 @functools.lru_cache(maxsize=1)
 def shared_parse_cache() -> Path:
-    return Path(tempfile.mkdtemp(prefix="superrag-parse-"))
+    return _session_folder("superrag-parse-")
 
 
 def offline_pdf_overrides() -> list[str]:
