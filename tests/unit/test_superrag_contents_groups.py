@@ -516,3 +516,41 @@ def test_the_lines_after_an_outline_entrys_heading_in_its_block_are_read_as_any_
     many = hd.Block([ln(f"Entry {i}", 41 + i) for i in range(3000)])
     runs = _segments(many, 10.0, ParseOptions(), {(3, hd.normalise(f"Entry {i}")) for i in range(3000)})
     assert len(runs) == 3000 and {kind for kind, _ in runs} == {"head"}
+
+
+def test_a_heading_run_of_one_style_is_split_at_its_part_item_and_note_labels() -> None:
+    """MGM sets "PART II" and "ITEM 5. MARKET FOR REGISTRANT'S COMMON EQUITY, ..." in one style (bold capitals),
+    one line after the other in one block: they were one heading, "PART II ITEM 5. ...", and the items after it
+    hung under the joined section. A heading run is split before each later line that opens with a part, item or
+    note label; a heading wrapped over lines without a label, a certification title wrapped at "SECTION 906", and
+    a list of items in one style (a cross-reference index, too long for a heading) are not split."""
+    def ln(text: str, y: float, bold: bool = True) -> Line:
+        return Line(page=36, bbox=(18, y, 18 + 5.0 * len(text), y + 9), text=text, size=8.8, bold=bold, block=1)
+
+    def heads(lines: list[Line]) -> list[list[str]]:
+        return [[x.text for x in run] for kind, run in hd.segment_block(hd.Block(lines), 8.8) if kind == "head"]
+
+    body = "Our common stock is traded on the New York Stock Exchange under the symbol MGM."
+    mgm = [ln("PART II", 33), ln("ITEM 5. MARKET FOR REGISTRANT'S COMMON EQUITY, RELATED STOCKHOLDER", 54),
+           ln("MATTERS AND ISSUER PURCHASES OF EQUITY SECURITIES", 65), ln(body, 87, False)]
+    runs = [(kind, [x.text for x in run]) for kind, run in hd.segment_block(hd.Block(mgm), 8.8)]
+    assert runs == [("head", ["PART II"]), ("head", [mgm[1].text, mgm[2].text]), ("body", [body])], runs
+    notes = [ln("NOTES TO CONSOLIDATED FINANCIAL STATEMENTS", 40), ln("NOTE 1 \u2014 ORGANIZATION", 52),
+             ln("MGM Resorts International is a Delaware corporation that acts largely as a holding company.", 64,
+                False)]
+    assert heads(notes) == [[notes[0].text], [notes[1].text]]
+    part_i = [ln("Part I", 40), ln("Item 2. Properties", 52), ln(body, 64, False)]
+    assert heads(part_i) == [["Part I"], ["Item 2. Properties"]]
+    wrapped = [ln("MANAGEMENT'S DISCUSSION AND ANALYSIS OF FINANCIAL", 40), ln("CONDITION AND RESULTS OF OPERATIONS", 52),
+               ln(body, 64, False)]
+    assert heads(wrapped) == [[wrapped[0].text, wrapped[1].text]]
+    certification = [ln("CERTIFICATION PURSUANT TO 18 U.S.C. 1350, AS ADOPTED PURSUANT TO", 40),
+                     ln("SECTION 906 OF THE SARBANES-OXLEY ACT OF 2002", 52), ln(body, 64, False)]
+    assert heads(certification) == [[certification[0].text, certification[1].text]]
+    in_prose = [ln("Risks Described in", 40), ln("Item 1A of this report", 52), ln(body, 64, False)]
+    assert heads(in_prose) == [[in_prose[0].text, in_prose[1].text]]  # a label followed by prose opens nothing
+    index = [ln(t, 40 + 12 * k) for k, t in enumerate(
+        ["Item 1. Business", "Item 1A. Risk Factors", "Item 1B. Unresolved Staff Comments", "Item 2. Properties",
+         "Item 3. Legal Proceedings", "Item 4. Mine Safety Disclosures", "Item 5. Market for Registrant's Equity"])]
+    assert heads([*index, ln(body, 200, False)]) == []  # a list of items: too long to be one heading, stays text
+

@@ -225,7 +225,7 @@ def segment_block(
             if body_run:
                 out.append(("body", body_run))
                 body_run = []
-            out.append(("head", run))
+            out.extend(("head", piece) for piece in _at_labels(run))
             i += len(run)
             continue
         body_run.append(ln)
@@ -233,6 +233,32 @@ def segment_block(
     if body_run:
         out.append(("body", body_run))
     return out
+
+
+#: A label that opens a heading of its own: a part, an item, a note, followed by its title or nothing. Not
+#: "Section" or "Article": certification titles wrap at them ("CERTIFICATION PURSUANT TO 18 U.S.C. 1350, AS
+#: ADOPTED PURSUANT TO" / "SECTION 906 OF THE SARBANES-OXLEY ACT OF 2002" is one heading).
+_OPENS = re.compile(
+    r"^(?:part\s+(?:(?-i:[IVXLC]+)|\d+|(?-i:[A-Z]))|item\s+\d+[A-Z]?|note\s+\d+[A-Z]?)\b[.:\s\u2013\u2014-]", re.I
+)
+
+
+def opens_heading(text: str) -> bool:
+    """Whether a line begins with a part, item or note label followed by its title or nothing (:data:`_OPENS`)."""
+    t = text.strip() + " "
+    m = _OPENS.match(t)
+    return m is not None and _titled(t, m)
+
+
+def _at_labels(run: list[Line]) -> list[list[Line]]:
+    """An accepted heading run split before each later line that opens with a part, item or note label
+    (:func:`opens_heading`). Filings set "PART II" and "ITEM 5. MARKET FOR REGISTRANT'S COMMON EQUITY, ..." in one
+    style, one line after the other in one block (MGM), or a notes title and its first note; a run of one style
+    joined them into one heading, "PART II ITEM 5. ...", and the part's items after it hung under the joined
+    section. Only a run accepted whole is split: a list of items in one style (a cross-reference index, Intel)
+    is too long to be a heading and stays text."""
+    cuts = [0] + [k for k in range(1, len(run)) if opens_heading(run[k].text)] + [len(run)]
+    return [run[a:b] for a, b in pairwise(cuts)]
 
 
 def _accept(run: list[Line], after: list[Line], body: float, size_ratio: float, max_words: int) -> bool:
