@@ -5,6 +5,10 @@ read)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from htmlrag.superrag.parse import headings as hd
 from htmlrag.superrag.parse.document import _sections
 from htmlrag.superrag.parse.lines import page_lines
@@ -554,3 +558,92 @@ def test_a_heading_run_of_one_style_is_split_at_its_part_item_and_note_labels() 
          "Item 3. Legal Proceedings", "Item 4. Mine Safety Disclosures", "Item 5. Market for Registrant's Equity"])]
     assert heads([*index, ln(body, 200, False)]) == []  # a list of items: too long to be one heading, stays text
 
+
+def test_a_column_heading_wrapped_over_lines_is_a_cell_not_a_heading() -> None:
+    """NVIDIA heads its segment table "Compute &" over "Networking", beside "Graphics", "All Other",
+    "Consolidated": the second row is a row of cells, and "Compute &", alone in its row, was a section heading
+    with the note's table under it. A short line of a cell's style stacked on it, over the same column, is a cell
+    too (followed over wraps); a title centred over the table and a heading at the left margin are not."""
+    def ln(text: str, x: float, y: float, x1: float | None = None) -> Line:
+        return Line(page=22, bbox=(x, y, x1 if x1 is not None else x + 5.0 * len(text), y + 10), text=text,
+                    size=9.0, bold=True, block=0)
+
+    title = ln("SEGMENT INFORMATION BY QUARTER", 200, 236, 450)
+    left = ln("Segment results", 18, 250, 100)
+    top = ln("Data Center", 283, 255, 331)
+    compute = ln("Compute &", 283, 263, 331)
+    row = [ln("Networking", 283, 271, 332), ln("Graphics", 370, 271, 409), ln("All Other", 453, 271, 491),
+           ln("Consolidated", 526, 271, 583)]
+    cells = hd.grid_cells([title, left, top, compute, *row])
+    assert {id(x) for x in row} <= cells and id(compute) in cells and id(top) in cells  # three lines of one cell
+    assert id(title) not in cells and id(left) not in cells
+    block = hd.Block([compute])
+    assert [kind for kind, _ in hd.segment_block(block, 9.0, cells=cells)] == ["body"]
+    # another style (a regular line) stacked on a cell stays what it was
+    plain = Line(page=22, bbox=(283, 283, 331, 293), text="(In millions)", size=9.0, bold=False, block=0)
+    assert id(plain) not in hd.grid_cells([plain, *row])
+    # many cells and lines on a page: found by their tops, not pair by pair
+    many = [ln(f"C{k}", 20 + 40 * (k % 12), 12.0 * (k // 12), 50 + 40 * (k % 12)) for k in range(6000)]
+    assert len(hd.grid_cells(many)) == 6000
+
+
+def test_a_column_heading_wrapped_above_a_tables_top_is_no_section_heading() -> None:
+    """The table of NVIDIA's segment note begins at its first row, "Networking  Graphics  All Other  Consolidated"
+    (one line over four columns), and "Compute &", set left above "Networking", stayed outside it: it was a
+    section heading holding the note's table. A short line of the first row's style over a column, one line
+    above a line of that row and aligned with it, is part of the column heading (followed up over wraps); a title
+    centred over the table, a heading over its first column and a line of another style are not."""
+    def ln(text: str, x: float, y: float, x1: float, bold: bool = True) -> Line:
+        return Line(page=22, bbox=(x, y, x1, y + 10), text=text, size=9.0, bold=bold, block=0)
+
+    box = (18.0, 271.0, 593.0, 478.0)
+    first = ln("Networking Graphics All Other Consolidated", 283, 271.3, 583)
+    row2 = ln("Three Months Ended October 30, 2022", 19, 298, 183)
+    compute = ln("Compute &", 283, 262.5, 331)
+    data = ln("Data Center", 283, 254, 331)  # a third line up, aligned with the one below
+    title = ln("Segment Information by Quarter", 230, 257, 380)  # centred over the table
+    left = ln("Segment results", 18, 258, 100)  # over the first column
+    plain = ln("see Note 1", 520, 262, 583, bold=False)  # another style, right-aligned with the row
+    far = ln("Consolidated", 526, 230, 583)  # aligned but three lines up, with nothing between
+    heads = hd.heads_above_tables([compute, data, title, left, plain, far], [(box, [first, row2])])
+    assert heads == {id(compute), id(data)}
+    assert hd.heads_above_tables([compute], [(box, [])]) == set()  # a table covering no line anchors nothing
+    # on a parsed page: the lines stay body text of the page, not a heading
+    assert [k for k, _ in hd.segment_block(hd.Block([compute]), 9.0, cells=heads)] == ["body"]
+
+
+def test_a_spanning_column_heading_over_a_wrapped_cell_stays_a_column_heading() -> None:
+    """NVIDIA sets "RSUs, PSUs, and Market-based PSUs Outstanding" over "Weighted Average Grant-Date" over the
+    table's "Fair Value Per Share". Once the wrapped line is a cell (body text), the spanning line above it must
+    still read as a column heading of the table below, not as a section heading."""
+    from htmlrag.superrag.parse.document import _column_headings
+    from htmlrag.superrag.parse.model import TableItem
+
+    def ln(text: str, x: float, y: float, x1: float) -> Line:
+        return Line(page=11, bbox=(x, y, x1, y + 10), text=text, size=9.0, bold=True, block=0)
+
+    span = ln("RSUs, PSUs, and Market-based PSUs Outstanding", 348, 330, 563)
+    wrapped = ln("Weighted Average Grant-Date", 463, 342, 590)
+    table = TableItem(page=11, bbox=(18, 352, 593, 438), rows=[["", "Number of Shares", "Fair Value Per Share"]],
+                      html="<table></table>")
+    units = [("head", [span]), ("body", [wrapped]), ("table", table)]
+    assert _column_headings(units, {id(wrapped)}) == {0}
+    assert _column_headings(units) == set()  # body text that is no cell ends the walk
+
+
+_MORE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "pdf" / "sec-10-q-more" / "docs"
+
+
+@pytest.mark.skipif(not _MORE.exists(), reason="needs ../shared/data/pdf (not shipped)")
+def test_nvidias_segment_tables_stay_in_their_note() -> None:
+    """On NVIDIA's four shared 10-Qs, "Compute &" (a column heading over the segment table) is no section, and
+    the segment note holds its table."""
+    from htmlrag.superrag.parse.document import parse_pdf
+
+    pdfs = sorted(_MORE.glob("* NVDA.pdf"))
+    assert len(pdfs) == 4
+    for pdf in pdfs:
+        doc = parse_pdf(pdf)
+        assert not [s.title for s in doc.sections if s.title.rstrip().endswith("&")], pdf.name
+        (note,) = [s for s in doc.sections if s.title.startswith("Note 15") and "Segment" in s.title]
+        assert any(type(it).__name__ == "TableItem" for it in note.items), pdf.name

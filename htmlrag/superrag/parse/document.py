@@ -272,7 +272,10 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list
     for p in pages:
         page_body = _page_body(p, body, page_body)
         units = _page_units(p, tables, figures)
-        cells = hd.grid_cells([ln for u in units if isinstance(u, hd.Block) for ln in u.lines])
+        free = [ln for u in units if isinstance(u, hd.Block) for ln in u.lines]
+        kept = [ln for i, ln in enumerate(p.lines) if i not in p.drop]
+        cells = hd.grid_cells(free) | hd.heads_above_tables(
+            free, [(t.bbox, [ln for ln in kept if inside(ln.bbox, t.bbox)]) for t in p.tables])
         mine: list[tuple[str, object]] = []
         for u in reading_order(units, p.info.width, min_share=opts.two_column_share):
             if isinstance(u, hd.Block):
@@ -280,7 +283,7 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list
             else:
                 mine.append(("table" if isinstance(u, TableItem) else "figure", u))
         mine = _join_wrapped(mine)
-        heads_over = _column_headings(mine) | _continued_titles(mine)
+        heads_over = _column_headings(mine, cells) | _continued_titles(mine)
         for n, (kind, obj) in enumerate(mine):
             if kind == "head" and n not in heads_over:
                 flow.append(("head", obj))
@@ -382,21 +385,31 @@ def _continued_titles(units: list[tuple[str, object]]) -> set[int]:
     return out
 
 
-def _column_headings(units: list[tuple[str, object]]) -> set[int]:
+def _column_headings(units: list[tuple[str, object]], cells: set[int] = frozenset()) -> set[int]:
     """Indices of heading runs that are column headings of the table right below them, not section headings:
     a run that ends within three of its lines' height above the table (or above another such run), starts
     over the table's value columns (its left edge past the first 30% of the table's width, its right edge
     within the table) and is not centred over the table (its centre more than 10% of the table's width off). "Three Months Ended", "Reported as" or "Fair Value at Pricing" over the amount columns
     of NVIDIA's notes are bold lines of the body font, styled as the notes' sub-headings, and were taken for
     sections that every note after them hung under (issue 35). A title over a table starts at its left edge or
-    is centred over it (Microsoft's "INCOME STATEMENTS"), and stays a heading."""
+    is centred over it (Microsoft's "INCOME STATEMENTS"), and stays a heading. Text of column-heading cells
+    (``cells``: ``id()`` of lines, :func:`~htmlrag.superrag.parse.headings.grid_cells`,
+    :func:`~htmlrag.superrag.parse.headings.heads_above_tables`) between such a run and the table is part of the
+    column headings: the walk goes on over it (NVIDIA's "RSUs, PSUs, and Market-based PSUs Outstanding" over
+    "Weighted Average Grant-Date", a cell, over the table)."""
     out: set[int] = set()
     for t, (kind, table) in enumerate(units):
         if kind != "table":
             continue
         x0, top, x1, _ = table.bbox  # type: ignore[attr-defined]
         n = t - 1
-        while n >= 0 and units[n][0] == "head":
+        while n >= 0 and units[n][0] in ("head", "body"):
+            if units[n][0] == "body":
+                if not all(id(ln) in cells for ln in units[n][1]):  # type: ignore[union-attr]
+                    break
+                top = min(top, hd.Block(units[n][1]).bbox[1])  # type: ignore[arg-type]
+                n -= 1
+                continue
             hx0, hy0, hx1, hy1 = hd.Block(units[n][1]).bbox  # type: ignore[arg-type]
             size = max(ln.size for ln in units[n][1])  # type: ignore[union-attr]
             centred = abs((hx0 + hx1) - (x0 + x1)) / 2 <= 0.1 * (x1 - x0)

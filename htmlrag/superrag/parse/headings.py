@@ -30,6 +30,7 @@ leads to (:func:`outline_index`).
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections import Counter
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from htmlrag.superrag.parse.lines import rows, union
-from htmlrag.superrag.parse.model import Heading, Line
+from htmlrag.superrag.parse.model import BBox, Heading, Line
 
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
@@ -167,14 +168,89 @@ def grid_cells(lines: Sequence[Line], max_words: int = 8) -> set[int]:
     """``id()`` of the lines that are cells of a row of column headings: at most ``max_words`` words, sharing
     their visual row with another such line of the same style (bold, italic, size within half a point) that
     does not overlap them horizontally. A section heading has its row to itself; on a two-column page the
-    line beside a heading is body text of the other column, which differs in style."""
+    line beside a heading is body text of the other column, which differs in style.
+
+    A line that wraps such a cell over more lines is a cell too (:func:`_stacked`)."""
     out: set[int] = set()
+    found: list[Line] = []
     for row in rows(list(lines)):
         short = [ln for ln in row if len(ln.text.split()) <= max_words]
         for a in short:
             if any(b is not a and b.bold == a.bold and b.italic == a.italic and abs(b.size - a.size) <= 0.5
                    and (b.bbox[0] >= a.bbox[2] or b.bbox[2] <= a.bbox[0]) for b in short):
                 out.add(id(a))
+                found.append(a)
+    return out | _stacked(lines, found, max_words)
+
+
+def heads_above_tables(lines: Sequence[Line], tables: Sequence[tuple[BBox, Sequence[Line]]], max_words: int = 8,
+                       passes: int = 3) -> set[int]:
+    """``id()`` of the lines that wrap a table's column heading above the table's top: a short line of the style of
+    a line in the table's first row, set over a column (not the table's first, 5 % of its width), at most one and
+    a half lines above that line, and aligned with it (left or right edges or centres within 1.5 pt).
+
+    ``tables``: each table's box and the lines it covers. NVIDIA's segment note sets "Compute &" over the
+    table's first row, "Networking  Graphics  All Other  Consolidated" (one line): the table begins at that row,
+    and "Compute &", left above it, was a section heading holding the note's table. A title centred over a table
+    lines up with no column heading, a heading at its left margin is over its first column; both stay what they
+    were. Followed up to ``passes`` lines up (a column heading wrapped over four lines)."""
+    out: set[int] = set()
+    for box, covered in tables:
+        if not covered:
+            continue
+        anchors = rows(list(covered))[0]
+        stub = box[0] + 0.05 * (box[2] - box[0])
+        free = [ln for ln in lines if len(ln.text.split()) <= max_words and ln.bbox[0] > stub
+                and ln.bbox[2] <= box[2] + 1.5 and id(ln) not in out]
+        for _ in range(passes):
+            new = [ln for ln in free if id(ln) not in out and any(_over(ln, a) for a in anchors)]
+            if not new:
+                break
+            out |= {id(ln) for ln in new}
+            anchors = new
+    return out
+
+
+def _over(ln: Line, a: Line) -> bool:
+    """Whether ``ln`` is the line above ``a`` in one column heading: ``a``'s style, its top at most one and a half
+    lines above ``a``'s, aligned with ``a`` (left or right edges or centres within 1.5 pt)."""
+    if ln.bold != a.bold or ln.italic != a.italic or abs(ln.size - a.size) > 0.5:
+        return False
+    if not 0 < a.bbox[1] - ln.bbox[1] <= 1.5 * max(a.size, 1.0):
+        return False
+    centres = abs((ln.bbox[0] + ln.bbox[2]) - (a.bbox[0] + a.bbox[2])) / 2
+    return min(abs(ln.bbox[0] - a.bbox[0]), abs(ln.bbox[2] - a.bbox[2]), centres) <= 1.5
+
+
+def _stacked(lines: Sequence[Line], cells: list[Line], max_words: int, passes: int = 3) -> set[int]:
+    """``id()`` of the lines that wrap a column heading over more lines: a short line of a cell's style, within
+    one and a half lines above or below it, over the same column (each covers at least 60 % of the other's
+    width). NVIDIA's segment note heads its table "Compute &" over "Networking", "Graphics", "All Other",
+    "Consolidated"; when those cells are block lines, "Compute &" stacks on "Networking" (when the row is a
+    table's first, :func:`heads_above_tables`). Amcor's equity-plan table wraps "Number of securities remaining
+    available for" over its column. A title centred over a table is wider than any one column and stays a title. Up to ``passes`` lines are followed from a cell (a
+    column heading wrapped over four lines)."""
+    out: set[int] = set()
+    todo = sorted(cells, key=lambda c: c.bbox[1])
+    rest = sorted((ln for ln in lines if len(ln.text.split()) <= max_words), key=lambda x: x.bbox[1])
+    tops = [ln.bbox[1] for ln in rest]
+    taken = {id(c) for c in cells}
+    for _ in range(passes):
+        new: list[Line] = []
+        for c in todo:
+            reach = 1.5 * max(c.size, 1.0)
+            for k in range(bisect.bisect_left(tops, c.bbox[1] - reach), bisect.bisect_right(tops, c.bbox[1] + reach)):
+                ln = rest[k]
+                if id(ln) in taken or ln.bold != c.bold or ln.italic != c.italic or abs(ln.size - c.size) > 0.5:
+                    continue
+                overlap = min(ln.bbox[2], c.bbox[2]) - max(ln.bbox[0], c.bbox[0])
+                if overlap > 0 and overlap >= 0.6 * max(ln.bbox[2] - ln.bbox[0], c.bbox[2] - c.bbox[0]):
+                    taken.add(id(ln))
+                    out.add(id(ln))
+                    new.append(ln)
+        if not new:
+            break
+        todo = new
     return out
 
 
