@@ -11,14 +11,16 @@ A *text block* (lines of one PyMuPDF block) yields a heading from its leading li
   wholly in parentheses (a unit or status line such as "(In millions)" or "(Unaudited)", also when the columns'
   dates follow it on its line: Intel's "(In Millions; Unaudited) Apr 1, 2023 Apr 2, 2022"), and not a cell of a
   row of headings (:func:`grid_cells`: a short line that shares its visual row with another short line of its
-  style, side by side, as a table's column headings do),
+  style, side by side, as a table's column headings do, and the lines that wrap such a cell; a line that wraps a
+  table's column heading above the table's top, :func:`heads_above_tables`),
 * either set at least ``size_ratio`` x the body size, or wholly bold at no less than the body size (when
   the bold run is followed by non-bold lines or stands alone), or wholly in capitals at no less than the body
   size and not ending with a period (:func:`capitals`; when followed by lines not in capitals or standing
   alone: filings set "OVERVIEW" and "NOTE 1 — ACCOUNTING POLICIES" in the body font), or numbered (``1.2``,
   ``A.``, ``(3)``, ``Item 2.``) and bold or larger.
 
-Consecutive qualifying lines of the same size in one block form one heading. Levels: headings matching an
+Consecutive qualifying lines of the same size in one block form one heading, split before a line that opens
+with a part, item or note label (:func:`opens_heading`: "PART II" over "ITEM 5. ..."). Levels: headings matching an
 outline entry take the entry's level; in documents where most headings are numbered, a numbered heading's
 level is its depth (``2.1.3`` -> 3); otherwise styles are ranked (bigger first; at the same size capitals
 before mixed case, then bold before regular; in one style by structural label, part before item before note
