@@ -93,7 +93,7 @@ def test_deviations_from_the_fidelity_are_listed() -> None:
     assert fidelity.label(fidelity.describe(cfg)).startswith("paper, except ")
 
 
-def test_short_answer_instruction_only_with_ours(monkeypatch) -> None:
+def test_short_answer_instruction_only_with_ours(monkeypatch, tmp_path: Path) -> None:
     """The reader prompt gets our short-answer sentence only under fidelity=ours (and only on short-answer
     datasets): checked on the settings the harness hands to the evaluation loop."""
     import htmlrag_bench.eval.app as harness
@@ -108,7 +108,7 @@ def test_short_answer_instruction_only_with_ours(monkeypatch) -> None:
     monkeypatch.setattr(harness, "evaluate", spy)  # where the harness looks it up
     for name in ("paper", "ours"):
         cfg = _compose("ranker=bm25", "reader=fake", "metric=short", "dataset.limit=1", f"fidelity={name}",
-                       "paths.results=/tmp/htmlrag-fidelity-test", "run.use_cache=false", "run.progress=false")
+                       f"paths.results={tmp_path}", "run.use_cache=false", "run.progress=false")
         with pytest.raises(RuntimeError, match="stop"):
             run(cfg)
     assert seen == [False, True]
