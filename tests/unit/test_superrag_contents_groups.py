@@ -631,6 +631,30 @@ def test_a_spanning_column_heading_over_a_wrapped_cell_stays_a_column_heading() 
     assert _column_headings(units) == set()  # body text that is no cell ends the walk
 
 
+def test_a_heading_run_beginning_with_a_lower_case_word_is_text() -> None:
+    """CVS sets a risk factor's sentence-long title in bold italics over two lines; the first ends with a comma (no
+    heading) and the second, "could adversely affect our brand ...", was a section of its own. Such a run is text,
+    joined to the text of its block; "iPhone" (lower case, then capitals) and a run the outline names stay
+    headings."""
+    from htmlrag.superrag.parse.document import _lower_case_runs
+
+    def ln(text: str, y: float, bold: bool = True, block: int = 2) -> Line:
+        return Line(page=61, bbox=(18, y, 580, y + 10), text=text, size=9.0, bold=bold, block=block)
+
+    first = ln("We would be adversely affected if we do not deploy our capital. Downgrades in our ratings,", 172, False)
+    second = ln("could adversely affect our brand and reputation, businesses and operating results.", 182)
+    body = ln("Our operations generate significant capital.", 204, False, block=3)
+    units = [("head", [ln("Financial Risks", 150, block=1)]), ("body", [first]), ("head", [second]), ("body", [body])]
+    out = _lower_case_runs(units, 61, set())
+    assert [(k, [x.text for x in obj]) for k, obj in out] == [
+        ("head", ["Financial Risks"]), ("body", [first.text, second.text]), ("body", [body.text])]
+    iphone = [("head", [ln("iPhone", 150, block=4)]), ("body", [ln("iPhone net sales rose.", 162, False, block=4)])]
+    assert [k for k, _ in _lower_case_runs(iphone, 61, set())] == ["head", "body"]
+    named = [("head", [ln("risk factors", 150, block=5)]), ("body", [body])]
+    assert [k for k, _ in _lower_case_runs(named, 61, {(61, hd.normalise("risk factors"))})] == ["head", "body"]
+    assert [k for k, _ in _lower_case_runs(named, 61, set())] == ["body", "body"]  # other blocks: not joined
+
+
 _MORE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "pdf" / "sec-10-q-more" / "docs"
 
 

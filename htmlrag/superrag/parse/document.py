@@ -282,7 +282,7 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list
                 mine += _segments(u, page_body, opts, known, cells)
             else:
                 mine.append(("table" if isinstance(u, TableItem) else "figure", u))
-        mine = _join_wrapped(mine)
+        mine = _lower_case_runs(_join_wrapped(mine), p.info.number, known)
         heads_over = _column_headings(mine, cells) | _continued_titles(mine)
         for n, (kind, obj) in enumerate(mine):
             if kind == "head" and n not in heads_over:
@@ -382,6 +382,32 @@ def _continued_titles(units: list[tuple[str, object]]) -> set[int]:
             while m >= 0 and units[m][0] == "head":
                 out.add(m)
                 m -= 1
+    return out
+
+
+#: A run that begins with a word in lower case ("could adversely affect ...", "and Chairman of the Board").
+_LOWER_WORD = re.compile(r"^[a-z][a-z]")
+
+
+def _lower_case_runs(units: list[tuple[str, object]], page: int, known: set[tuple[int, str]]
+                     ) -> list[tuple[str, object]]:
+    """A heading run that begins with a word in lower case and continues no heading before it (:func:`_join_wrapped`
+    joins those) is text; text runs of one block that then meet are one. CVS sets a risk factor's sentence-long
+    title in bold italics over two lines; the first line ends with a comma (no heading), and the second, "could
+    adversely affect our brand and reputation, ...", was a section of its own. Of the 33 headings the parser placed
+    by font that began with a lower-case word in 75 filings, none was one (lines wrapped from a title or a
+    sentence, "and Chairman of the Board" under a signature, "or" on a cover). A word that begins with a lower-case
+    letter and goes on in capitals ("iPhone", "eBay") is no lower-case word; a run the contents or the outline
+    names (``known``) stays a heading."""
+    out: list[tuple[str, object]] = []
+    for kind, obj in units:
+        if kind == "head" and _LOWER_WORD.match(obj[0].text.lstrip()) and (  # type: ignore[index]
+                page, hd.normalise(" ".join(ln.text for ln in obj))) not in known:  # type: ignore[union-attr]
+            kind = "body"
+        if kind == "body" and out and out[-1][0] == "body" and out[-1][1][-1].block == obj[0].block:  # type: ignore[index]
+            out[-1] = ("body", out[-1][1] + obj)  # type: ignore[operator]
+            continue
+        out.append((kind, obj))
     return out
 
 
