@@ -37,9 +37,7 @@ from __future__ import annotations
 import argparse
 import glob
 import logging
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,16 +65,9 @@ def load_tokenizer(kind: str) -> Any:
 
     if kind == "tiny":
         return tiny_tokenizer()
-    from transformers import LlamaTokenizer
+    from htmlrag.core.models import mistral_llama_tokenizer
 
-    from htmlrag.core.models import mistral_tokenizer_path
-
-    folder = tempfile.mkdtemp(prefix="bench-tok-")
-    try:
-        shutil.copy(mistral_tokenizer_path(), Path(folder) / "tokenizer.model")
-        tok = LlamaTokenizer.from_pretrained(folder)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    tok = mistral_llama_tokenizer()
     tok.chat_template = CHAT_TEMPLATE
     return tok
 

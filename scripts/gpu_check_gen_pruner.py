@@ -66,19 +66,9 @@ def load_tokenizer() -> Any:
     from htmlrag_bench.training.tiny_model import CHAT_TEMPLATE, tiny_tokenizer
 
     try:
-        import shutil
-        import tempfile
+        from htmlrag.core.models import mistral_llama_tokenizer
 
-        from transformers import LlamaTokenizer
-
-        from htmlrag.core.models import mistral_tokenizer_path
-
-        folder = tempfile.mkdtemp(prefix="gpu-check-tok-")
-        try:
-            shutil.copy(mistral_tokenizer_path(), Path(folder) / "tokenizer.model")
-            tok = LlamaTokenizer.from_pretrained(folder)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
+        tok = mistral_llama_tokenizer()
         tok.chat_template = CHAT_TEMPLATE
         return tok
     except Exception as e:

@@ -111,3 +111,24 @@ def test_sample_pdfs_load_and_hold_their_answers() -> None:
         assert items, row["Question"]
         docs = " ".join(text[d] for d in ex.metadata["docs"])
         assert item_recall(items, docs) == 1.0, (row["Question"], items)  # the evidence metrics can find them
+
+
+def test_mistral_tokenizer_for_transformers_reads_the_shipped_file_and_leaves_no_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benches' and the GPU check's Mistral tokenizer: the SentencePiece file of mistral-common, read through a
+    temporary copy that is removed (it was left in the temporary folder by the GPU check)."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("mistral_common")
+    import tempfile
+
+    import sentencepiece
+
+    from htmlrag.core.models import mistral_llama_tokenizer, mistral_tokenizer_path
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    tok = mistral_llama_tokenizer()
+    assert len(tok) == 32000
+    text = "<p>Revenue was $3,816 million in the quarter.</p>"
+    assert tok(text, add_special_tokens=False).input_ids == \
+        sentencepiece.SentencePieceProcessor(model_file=str(mistral_tokenizer_path())).encode(text)
+    assert list(tmp_path.iterdir()) == []

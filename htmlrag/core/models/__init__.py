@@ -11,13 +11,16 @@ Real generative models shipped on PyPI as GGUF (``gemma3-270m``) are model *alia
 from __future__ import annotations
 
 import importlib.util
+import shutil
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from htmlrag.core.errors import HtmlRagError
 from htmlrag.core.models.aliases import resolve_model
 
-__all__ = ["MINILM", "MISTRAL_TOKENIZER", "minilm_path", "mistral_tokenizer_path", "resolve_embedding_model",
-           "resolve_model"]
+__all__ = ["MINILM", "MISTRAL_TOKENIZER", "minilm_path", "mistral_llama_tokenizer", "mistral_tokenizer_path",
+           "resolve_embedding_model", "resolve_model"]
 
 #: Name that selects the bundled all-MiniLM-L6-v2 (resolved by :func:`resolve_embedding_model`).
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -63,3 +66,17 @@ def mistral_tokenizer_path() -> Path:
     if path is None or not path.is_file():
         raise HtmlRagError("the offline default tokenizer needs the package mistral-common (pip install mistral-common)")
     return path
+
+
+def mistral_llama_tokenizer() -> Any:
+    """Mistral-7B v0.1's tokenizer as a ``transformers`` ``LlamaTokenizer`` (needs transformers and sentencepiece),
+    read from :func:`mistral_tokenizer_path`. ``from_pretrained`` looks for a folder holding ``tokenizer.model``, so the
+    file is copied into a temporary folder that is removed once the tokenizer is read."""
+    from transformers import LlamaTokenizer
+
+    folder = tempfile.mkdtemp(prefix="mistral-tok-")
+    try:
+        shutil.copy(mistral_tokenizer_path(), Path(folder) / "tokenizer.model")
+        return LlamaTokenizer.from_pretrained(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
