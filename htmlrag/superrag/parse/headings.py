@@ -230,8 +230,8 @@ def _stacked(lines: Sequence[Line], cells: list[Line], max_words: int, passes: i
     width). NVIDIA's segment note heads its table "Compute &" over "Networking", "Graphics", "All Other",
     "Consolidated"; when those cells are block lines, "Compute &" stacks on "Networking" (when the row is a
     table's first, :func:`heads_above_tables`). Amcor's equity-plan table wraps "Number of securities remaining
-    available for" over its column. A title centred over a table is wider than any one column and stays a title. Up to ``passes`` lines are followed from a cell (a
-    column heading wrapped over four lines)."""
+    available for" over its column. A title centred over a table is wider than any one column and stays a title.
+    Up to ``passes`` lines are followed from a cell (a column heading wrapped over four lines)."""
     out: set[int] = set()
     todo = sorted(cells, key=lambda c: c.bbox[1])
     rest = sorted((ln for ln in lines if len(ln.text.split()) <= max_words), key=lambda x: x.bbox[1])
