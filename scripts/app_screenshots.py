@@ -16,8 +16,10 @@ extras and Debian's chromium (``apt-get install -y chromium``).
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -212,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="htmlrag-shots-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # the demo PDF and its graph go with the process
     pdfs = [Path(p) for p in args.pdf] if args.pdf else [demo_pdf(tmp / "quarterly-report.pdf")]
     db = Path(args.db) if args.db else tmp / "db"
     port = free_port()
