@@ -4,6 +4,7 @@ and it installs no top-level names but ``htmlrag`` and ``htmlrag_bench``."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -21,8 +22,13 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(ROOT),
-                    "-w", str(out)], check=True, capture_output=True, text=True, timeout=600)
+    left = not (ROOT / "build").exists()  # setuptools builds in the checkout's build/: the test leaves none behind
+    try:
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(ROOT),
+                        "-w", str(out)], check=True, capture_output=True, text=True, timeout=600)
+    finally:
+        if left:
+            shutil.rmtree(ROOT / "build", ignore_errors=True)
     (whl,) = out.glob("htmlrag_bench-*.whl")
     return whl
 
