@@ -36,7 +36,7 @@ import bisect
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -178,8 +178,8 @@ def grid_cells(lines: Sequence[Line], max_words: int = 8) -> set[int]:
     for row in rows(list(lines)):
         short = [ln for ln in row if len(ln.text.split()) <= max_words]
         for a in short:
-            if any(b is not a and b.bold == a.bold and b.italic == a.italic and abs(b.size - a.size) <= 0.5
-                   and (b.bbox[0] >= a.bbox[2] or b.bbox[2] <= a.bbox[0]) for b in short):
+            if any(b is not a and _same_style(a, b) and (b.bbox[0] >= a.bbox[2] or b.bbox[2] <= a.bbox[0])
+                   for b in short):
                 out.add(id(a))
                 found.append(a)
     return out | _stacked(lines, found, max_words)
@@ -200,53 +200,61 @@ def heads_above_tables(lines: Sequence[Line], tables: Sequence[tuple[BBox, Seque
     for box, covered in tables:
         if not covered:
             continue
-        anchors = rows(list(covered))[0]
         stub = box[0] + 0.05 * (box[2] - box[0])
         free = [ln for ln in lines if len(ln.text.split()) <= max_words and ln.bbox[0] > stub
                 and ln.bbox[2] <= box[2] + 1.5 and id(ln) not in out]
-        for _ in range(passes):
-            new = [ln for ln in free if id(ln) not in out and any(_over(ln, a) for a in anchors)]
-            if not new:
-                break
-            out |= {id(ln) for ln in new}
-            anchors = new
+        out |= _wrapping(free, rows(list(covered))[0], _over, passes)
     return out
+
+
+def _same_style(a: Line, b: Line) -> bool:
+    """Bold, italic and size (within half a point) alike: the lines of one column heading."""
+    return a.bold == b.bold and a.italic == b.italic and abs(a.size - b.size) <= 0.5
 
 
 def _over(ln: Line, a: Line) -> bool:
     """Whether ``ln`` is the line above ``a`` in one column heading: ``a``'s style, its top at most one and a half
     lines above ``a``'s, aligned with ``a`` (left or right edges or centres within 1.5 pt)."""
-    if ln.bold != a.bold or ln.italic != a.italic or abs(ln.size - a.size) > 0.5:
-        return False
-    if not 0 < a.bbox[1] - ln.bbox[1] <= 1.5 * max(a.size, 1.0):
+    if not _same_style(ln, a) or not 0 < a.bbox[1] - ln.bbox[1] <= 1.5 * max(a.size, 1.0):
         return False
     centres = abs((ln.bbox[0] + ln.bbox[2]) - (a.bbox[0] + a.bbox[2])) / 2
     return min(abs(ln.bbox[0] - a.bbox[0]), abs(ln.bbox[2] - a.bbox[2]), centres) <= 1.5
 
 
+def _same_column(ln: Line, c: Line) -> bool:
+    """Whether ``ln`` wraps cell ``c``: ``c``'s style, each covering at least 60 % of the other's width."""
+    overlap = min(ln.bbox[2], c.bbox[2]) - max(ln.bbox[0], c.bbox[0])
+    return _same_style(ln, c) and overlap > 0 and overlap >= 0.6 * max(ln.bbox[2] - ln.bbox[0], c.bbox[2] - c.bbox[0])
+
+
 def _stacked(lines: Sequence[Line], cells: list[Line], max_words: int, passes: int = 3) -> set[int]:
     """``id()`` of the lines that wrap a column heading over more lines: a short line of a cell's style, within
-    one and a half lines above or below it, over the same column (each covers at least 60 % of the other's
-    width). NVIDIA's segment note heads its table "Compute &" over "Networking", "Graphics", "All Other",
-    "Consolidated"; when those cells are block lines, "Compute &" stacks on "Networking" (when the row is a
-    table's first, :func:`heads_above_tables`). Amcor's equity-plan table wraps "Number of securities remaining
-    available for" over its column. A title centred over a table is wider than any one column and stays a title.
-    Up to ``passes`` lines are followed from a cell (a column heading wrapped over four lines)."""
-    out: set[int] = set()
-    todo = sorted(cells, key=lambda c: c.bbox[1])
-    rest = sorted((ln for ln in lines if len(ln.text.split()) <= max_words), key=lambda x: x.bbox[1])
+    one and a half lines above or below it, over the same column (:func:`_same_column`). NVIDIA's segment note
+    heads its table "Compute &" over "Networking", "Graphics", "All Other", "Consolidated"; when those cells are
+    block lines, "Compute &" stacks on "Networking" (when the row is a table's first, :func:`heads_above_tables`).
+    Amcor's equity-plan table wraps "Number of securities remaining available for" over its column. A title
+    centred over a table is wider than any one column and stays a title. Up to ``passes`` lines are followed from
+    a cell (a column heading wrapped over four lines)."""
+    return _wrapping([ln for ln in lines if len(ln.text.split()) <= max_words], cells, _same_column, passes)
+
+
+def _wrapping(lines: Sequence[Line], seeds: Sequence[Line], fits: Callable[[Line, Line], bool], passes: int
+              ) -> set[int]:
+    """``id()`` of the ``lines`` reached from ``seeds`` by ``fits(line, seed)``, a seed's tops within one and a half
+    of its lines; what is reached seeds the next pass, up to ``passes``. Lines are found by their tops (sorted, then
+    bisected), not pair by pair: a page of thousands of cells stays quick."""
+    rest = sorted(lines, key=lambda x: x.bbox[1])
     tops = [ln.bbox[1] for ln in rest]
-    taken = {id(c) for c in cells}
+    taken = {id(c) for c in seeds}
+    out: set[int] = set()
+    todo = list(seeds)
     for _ in range(passes):
         new: list[Line] = []
         for c in todo:
             reach = 1.5 * max(c.size, 1.0)
             for k in range(bisect.bisect_left(tops, c.bbox[1] - reach), bisect.bisect_right(tops, c.bbox[1] + reach)):
                 ln = rest[k]
-                if id(ln) in taken or ln.bold != c.bold or ln.italic != c.italic or abs(ln.size - c.size) > 0.5:
-                    continue
-                overlap = min(ln.bbox[2], c.bbox[2]) - max(ln.bbox[0], c.bbox[0])
-                if overlap > 0 and overlap >= 0.6 * max(ln.bbox[2] - ln.bbox[0], c.bbox[2] - c.bbox[0]):
+                if id(ln) not in taken and fits(ln, c):
                     taken.add(id(ln))
                     out.add(id(ln))
                     new.append(ln)
@@ -313,19 +321,16 @@ def segment_block(
     return out
 
 
-#: A label that opens a heading of its own: a part, an item, a note, followed by its title or nothing. Not
-#: "Section" or "Article": certification titles wrap at them ("CERTIFICATION PURSUANT TO 18 U.S.C. 1350, AS
-#: ADOPTED PURSUANT TO" / "SECTION 906 OF THE SARBANES-OXLEY ACT OF 2002" is one heading).
-_OPENS = re.compile(
-    r"^(?:part\s+(?:(?-i:[IVXLC]+)|\d+|(?-i:[A-Z]))|item\s+\d+[A-Z]?|note\s+\d+[A-Z]?)\b[.:\s\u2013\u2014-]", re.I
-)
+#: The labels of :func:`label_kind` that open a heading of their own: a part, an item, a note. Not "Section" or
+#: "Article": certification titles wrap at them ("CERTIFICATION PURSUANT TO 18 U.S.C. 1350, AS ADOPTED PURSUANT
+#: TO" / "SECTION 906 OF THE SARBANES-OXLEY ACT OF 2002" is one heading); not "Chapter", "Book" or "Volume".
+_OPENS = re.compile(r"^(?:part|item|note)\s", re.I)
 
 
 def opens_heading(text: str) -> bool:
-    """Whether a line begins with a part, item or note label followed by its title or nothing (:data:`_OPENS`)."""
-    t = text.strip() + " "
-    m = _OPENS.match(t)
-    return m is not None and _titled(t, m)
+    """Whether a line begins with a part, item or note label followed by its title or nothing (:func:`label_kind`,
+    :data:`_OPENS`)."""
+    return label_kind(text) in (0, 1, 2) and _OPENS.match(text.strip()) is not None
 
 
 def _at_labels(run: list[Line]) -> list[list[Line]]:
