@@ -6,10 +6,11 @@
 
 ``dump`` parses each PDF (``htmlrag.superrag.parse.document.parse_pdf``, the library's defaults) and writes, per
 file, its sections (title, level, page, parent's title, heading source, number of items, a digest of their
-paragraphs), a digest of each table's HTML, a digest of all paragraph text, and the contents entries. Run it
-with the code to compare on the path (``PYTHONPATH=<a worktree of the commit>``). ``diff`` prints, per file
-that changed, the sections gone and new (by title and page), the sections whose parent changed, and whether the
-tables or paragraph text changed; then the totals, and with ``--show`` the changed sections themselves.
+paragraphs), each table's page, number of rows, first rows and a digest of its HTML, a digest of all paragraph
+text, and the contents entries. Run it with the code to compare on the path (``PYTHONPATH=<a worktree of the
+commit>``). ``diff`` prints, per file that changed, the sections gone and new (by title and page), the sections
+whose parent changed, the tables gone and new (by page and digest) and whether the paragraph text changed; then
+the totals, and with ``--show`` the changed sections and tables themselves.
 
 No model, no torch: the parser alone. ``--workers`` parses files in parallel processes (default: 2).
 """
@@ -44,7 +45,9 @@ def dump_one(path: str) -> tuple[str, dict]:
                          "source": s.heading.source if s.heading else None, "items": len(s.items),
                          "paragraphs": _digest("\n".join(paras))})
     text = "\n".join(it.text for s in doc.sections for it in s.items if isinstance(it, Paragraph))
-    return Path(path).name, {"sections": sections, "tables": [_digest(t.html) for t in doc.tables],
+    tables = [{"page": t.page, "rows": len(t.rows), "digest": _digest(t.html),
+               "text": " / ".join(" | ".join(c for c in r if c) for r in t.rows[:3])[:160]} for t in doc.tables]
+    return Path(path).name, {"sections": sections, "tables": tables,
                              "paragraphs": _digest(text), "toc": [[e.level, e.title, e.page] for e in doc.toc]}
 
 
@@ -66,12 +69,24 @@ def compare(before: dict, after: dict, only: str = "") -> tuple[list[dict], Coun
                "parent_changed": sum(1 for k in pa.keys() & pb.keys() if pa[k] != pb[k]),
                "levels_changed": sum(1 for x, y in zip(a["sections"], b["sections"], strict=False)
                                      if (x["title"], x["page"]) == (y["title"], y["page"]) and x["level"] != y["level"]),
-               "tables_changed": a["tables"] != b["tables"], "paragraphs_changed": a["paragraphs"] != b["paragraphs"]}
-        if any(row[k] for k in ("gone", "new", "parent_changed", "levels_changed", "tables_changed",
+               "tables_gone": sum((_tables(a) - _tables(b)).values()),
+               "tables_new": sum((_tables(b) - _tables(a)).values()),
+               "paragraphs_changed": a["paragraphs"] != b["paragraphs"]}
+        if any(row[k] for k in ("gone", "new", "parent_changed", "levels_changed", "tables_gone", "tables_new",
                                 "paragraphs_changed")):
             rows.append(row)
             total.update({k: int(row[k]) for k in row if k != "file"} | {"files": 1})
     return rows, total
+
+
+def _tables(entry: dict) -> Counter:
+    """The file's tables as a multiset: page and digest (a dump written before tables had pages: the digest)."""
+    return Counter((t["page"], t["digest"]) if isinstance(t, dict) else t for t in entry["tables"])
+
+
+def _table_lines(entry: dict) -> list[str]:
+    return [f"table p{t['page']} ({t['rows']} rows) {t['text']}" if isinstance(t, dict) else f"table {t}"
+            for t in entry["tables"]]
 
 
 def _lines(entry: dict) -> list[str]:
@@ -113,17 +128,21 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     rows, total = compare(dumps[0], dumps[1], args.only)
     for row in rows:
-        marks = ", ".join(f"{k.replace('_', ' ')}" for k in ("tables_changed", "paragraphs_changed") if row[k])
+        marks = "paragraphs changed" if row["paragraphs_changed"] else ""
         print(f"{row['file'][:40]:40s} gone {row['gone']:4d}  new {row['new']:4d}  parent changed "
-              f"{row['parent_changed']:4d}  levels changed {row['levels_changed']:4d}  {marks}")
+              f"{row['parent_changed']:4d}  levels changed {row['levels_changed']:4d}  tables gone "
+              f"{row['tables_gone']:3d} new {row['tables_new']:3d}  {marks}")
         if args.show:
-            diff = [x for x in difflib.unified_diff(_lines(dumps[0][row["file"]]), _lines(dumps[1][row["file"]]),
-                                                    lineterm="", n=0) if x[:1] in "+-" and x[:3] not in ("---", "+++")]
-            for x in diff[: args.show]:
-                print("    " + x)
+            a, b = dumps[0][row["file"]], dumps[1][row["file"]]
+            for old, new in ((_lines(a), _lines(b)), (_table_lines(a), _table_lines(b))):
+                diff = [x for x in difflib.unified_diff(old, new, lineterm="", n=0)
+                        if x[:1] in "+-" and x[:3] not in ("---", "+++")]
+                for x in diff[: args.show]:
+                    print("    " + x)
     print(f"total: {total['files']} files changed; sections gone {total['gone']}, new {total['new']}, parent "
-          f"changed {total['parent_changed']}, level changed {total['levels_changed']}; tables changed in "
-          f"{total['tables_changed']} files, paragraph text in {total['paragraphs_changed']}")
+          f"changed {total['parent_changed']}, level changed {total['levels_changed']}; tables gone "
+          f"{total['tables_gone']}, new {total['tables_new']}; paragraph text changed in "
+          f"{total['paragraphs_changed']} files")
     return 0
 
 

@@ -42,10 +42,11 @@ def test_a_dump_compared_with_itself_shows_no_change_and_a_changed_one_shows_wha
     secs.append({**gone, "title": gone["title"] + " (new)"})  # another appears
     first = next(s for s in secs if s["parent"] is not None)
     first["parent"] = "somewhere else"
+    n_tables = len(after["report.pdf"]["tables"])
     after["report.pdf"]["tables"] = []
     rows, total = compare(data, after)
-    assert [(r["file"], r["gone"], r["new"], r["parent_changed"], r["tables_changed"]) for r in rows] == [
-        ("report.pdf", 1, 1, 1, True)]
+    assert [(r["file"], r["gone"], r["new"], r["parent_changed"], r["tables_gone"], r["tables_new"])
+            for r in rows] == [("report.pdf", 1, 1, 1, n_tables, 0)]
     assert total["files"] == 1 and compare(data, after, only="contents")[0] == []
     changed = tmp_path / "after.json"
     changed.write_text(json.dumps(after), encoding="utf-8")
@@ -53,6 +54,9 @@ def test_a_dump_compared_with_itself_shows_no_change_and_a_changed_one_shows_wha
     out = capsys.readouterr().out
     assert "report.pdf" in out and "total: 1 files changed; sections gone 1, new 1, parent changed 1" in out
     assert f"+{gone['level']} p{gone['page']} {gone['title'][:60]}" in out
+    table = data["report.pdf"]["tables"][0]  # a table gone is printed with its page and first rows
+    assert f"-table p{table['page']} ({table['rows']} rows) {table['text'][:40]}" in out
+    assert f"tables gone {n_tables}, new 0" in out
 
 
 def test_bad_input_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
