@@ -12,9 +12,9 @@ and is split into cells by wide gaps (two or more phrases; a single phrase is ta
 so a heading or a paragraph above a table ends the growth; a lone phrase of 8 or more words, or wider than 60%
 of the table, is prose and ends it too, and so does such a phrase beside others none of which is an amount: a
 heading set apart from its label, "Item 2." | "Management's Discussion and Analysis ..."). The new rows' phrases
-go to the detector's
-columns by position. Tables that then touch (same edges, same columns, at most a row apart) are joined
-(:func:`join_touching`): some statements come out of the detector a row or two at a time.
+go to the detector's columns by position. A lone phrase left at the top over the value columns ("Three Months
+Ended" centred over the dates) is a column heading and stays. Tables that then touch (same edges, same columns,
+at most a row apart) are joined (:func:`join_touching`): some statements come out of the detector a row or two at a time.
 
 Statements with alternately shaded rows come out of the detector as a stack of one- or two-row tables of the
 same width. Stacks of at least ``min_stack`` such strips (same left/right edges within 4 points, at most
@@ -32,6 +32,11 @@ sales:") are rows too; at the run's ends they are headings and stay in the text,
 above the run that lie over its value columns ("Three Months Ended" centred over the amounts): those are column
 headings and head the table.
 
+Long labels are rows of a statement, not prose, in both finders (:func:`statement_line`, :func:`_long_label`): a
+label of any length with amounts after it, the first line of a label wrapped onto the row of its amounts (the next
+row goes on in lower case), and a label between two rows of amounts ("Changes in other comprehensive income, net
+of tax:"). A label wrapped over lines is then one cell (:func:`join_wrapped_labels`).
+
 Grids that are not tables leave the list: a ruled box over running text whose rules cut words in two
 (:func:`cuts_words`), a bulleted list set as a table of bullets and items (:func:`is_list`), and the lines of
 a paragraph cut into a grid by the boxes a converter painted under its spans (:func:`runs_on`).
@@ -42,6 +47,7 @@ from __future__ import annotations
 import html
 import itertools
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,6 +128,7 @@ class TextRow:
 
     bbox: BBox
     phrases: list[tuple[float, float, str]]  # (x0, x1, text)
+    size: float = 0.0  # the largest font size of the text lines on the row (0: not known)
 
 
 def text_rows(words: list[Word], tol: float = 2.5) -> list[TextRow]:
@@ -191,24 +198,125 @@ def grow(box: BBox, rows_: list[TextRow], taken: set[int], *, up: int = 6, down:
             gap = (edge - r.bbox[3]) if sign < 0 else (r.bbox[1] - edge)
             if gap > reach * height:
                 break
-            if len(r.phrases) < 2 and ((r.phrases[0][1] - r.phrases[0][0]) > 0.6 * (x1 - x0)
-                                       or len(r.phrases[0][2].split()) >= prose_words):
-                break  # a line of prose
+            if len(r.phrases) < 2 and ((r.phrases[0][1] - r.phrases[0][0]) > 0.6 * (x1 - x0) or _larger(r, median)):
+                break  # a line of prose, or a heading set larger than the table's rows
             if any(_is_prose(ph, 0.6 * (x1 - x0), prose_words) for ph in r.phrases) and \
-                    not any(_numeric(ph[2]) for ph in r.phrases):
-                break  # a heading set apart from its label ("Item 2." | "Management's Discussion and ..."), no amount
+                    not any(_numeric(ph[2]) for ph in r.phrases) and not statement_line(rows_, i, reach):
+                # a short line of prose, or a heading set apart from its label ("Item 2." | "Management's Discussion
+                # and ..."), no amount; but not a long label of the statement (:func:`statement_line`)
+                break
             got.append(i)
             edge = r.bbox[1] if sign < 0 else r.bbox[3]
-        while got and len(rows_[got[-1]].phrases) < 2:  # a lone phrase at the outer end: a heading, not a row
+        while got and len(rows_[got[-1]].phrases) < 2:  # a lone phrase at the outer end: a heading, not a row,
+            if sign < 0 and _column_heading(rows_, got, inner, x0, x1):  # unless a column heading right above the table
+                break
             got.pop()
         return got
 
     first = min(inner, default=None)
     last = max(inner, default=None)
+    median = _median_size(rows_, inner)
     above = [i for i in range(len(rows_) - 1, -1, -1) if rows_[i].bbox[3] <= box[1] + 2
              and (first is None or i < first)]
     below = [i for i in range(len(rows_)) if rows_[i].bbox[1] >= box[3] - 2 and (last is None or i > last)]
     return walk(above, box[1], up, -1), walk(below, box[3], down, 1)
+
+
+def _column_heading(rows_: list[TextRow], got: list[int], inner: list[int], x0: float, x1: float) -> bool:
+    """Whether the outermost row grown upwards (``got[-1]``, one phrase) is a column heading of the table: set
+    tight (at most half a row height) over a row of two or more phrases, and over the value columns, its left edge
+    no further left than where they begin (the second phrase, within the table's width ``x0``-``x1``, of the
+    table's rows of two or more phrases: a page of two columns puts the other column's text in the rows): "Three
+    Months Ended" centred over the dates. A title centred over the whole table starts further left; a heading
+    over a sentence ("NOTE 10 — DEBT" over "The components of debt were as follows:") or ending in a colon
+    ("Major Consumer Health Franchise Sales*:") heads no columns."""
+    row = rows_[got[-1]]
+    below = rows_[got[-2]] if len(got) > 1 else (rows_[min(inner)] if inner else None)
+    if below is None or len(below.phrases) < 2 or row.phrases[0][2].rstrip().endswith(":"):
+        return False
+    within = [[p for p in rows_[j].phrases if p[0] >= x0 and p[1] <= x1] for j in inner + got]
+    values = min((ps[1][0] for ps in within if len(ps) >= 2), default=x1)  # phrases of another column left out
+    height = max(row.bbox[3] - row.bbox[1], 1.0)
+    return below.bbox[1] - row.bbox[3] <= 0.5 * height and row.bbox[0] >= values - 1.0
+
+
+#: A lone line set this many points larger than the table's rows (their median font size) is a heading between two
+#: tables, not a row of one (Verizon's "Balance Sheet Information", 10 pt bold between two tables of 9 pt rows): half
+#: a point, the step at which the parser tells styles apart.
+LARGER_PT = 0.5
+
+
+def _median_size(rows_: list[TextRow], ids: list[int]) -> float:
+    sizes = sorted(rows_[i].size for i in ids if len(rows_[i].phrases) >= 2 and rows_[i].size > 0)
+    return sizes[len(sizes) // 2] if sizes else 0.0
+
+
+def _larger(row: TextRow, median: float) -> bool:
+    return median > 0 and len(row.phrases) == 1 and row.size > median + LARGER_PT
+
+
+def _split_at_larger(rows_: list[TextRow], run: list[int]) -> list[list[int]]:
+    """A run of aligned rows cut at each lone line set larger than its rows (:data:`LARGER_PT`); the line leaves."""
+    median = _median_size(rows_, run)
+    parts: list[list[int]] = [[]]
+    for i in run:
+        if _larger(rows_[i], median):
+            parts.append([])
+        else:
+            parts[-1].append(i)
+    return [p for p in parts if p]
+
+
+def row_sizes(rows_: list[TextRow], lines: list[Line]) -> None:
+    """Each row's :attr:`TextRow.size`: the largest size of the text lines whose middle lies on it."""
+    for r in rows_:
+        r.size = max((ln.size for ln in lines if r.bbox[1] - 1 <= (ln.bbox[1] + ln.bbox[3]) / 2 <= r.bbox[3] + 1
+                      and ln.bbox[0] < r.bbox[2] and ln.bbox[2] > r.bbox[0]), default=0.0)
+
+
+def wraps_into(rows_: list[TextRow], i: int, reach: float = 1.6) -> bool:
+    """Whether row ``i`` (one phrase) is the first line of a row label wrapped onto the row below it: the label
+    stops without a sentence's end, and the next row, at most ``reach`` row heights below and starting no further
+    left, goes on in lower case and holds an amount ("Net loss on commodity positions reclassified from
+    unallocated" over "corporate items to segment operating profit  35.6  10.0  11.3")."""
+    if i + 1 >= len(rows_) or len(rows_[i].phrases) != 1:
+        return False
+    r, nxt = rows_[i], rows_[i + 1]
+    text = r.phrases[0][2].rstrip()
+    if not text or text[-1] in ".:;!?" or not _near(r, nxt, reach) or nxt.bbox[0] < r.bbox[0] - 1.0:
+        return False
+    words = nxt.phrases[0][2].split()
+    return _amounts(nxt) and bool(words) and words[0][:1].islower()
+
+
+def statement_line(rows_: list[TextRow], i: int, reach: float = 1.6) -> bool:
+    """Whether row ``i``, one phrase however long, is a line of a statement, not prose: the first line of a
+    wrapped row label (:func:`wraps_into`), or a label (no sentence's end) between two rows of amounts, each at
+    most ``reach`` row heights away ("Changes in other comprehensive income, net of tax:" between "Net income
+    (loss)" and the rows of its changes)."""
+    if len(rows_[i].phrases) != 1:
+        return False
+    if wraps_into(rows_, i, reach):
+        return True
+    if rows_[i].phrases[0][2].rstrip().endswith((".", "!", "?")) or not 0 < i < len(rows_) - 1:
+        return False
+    above, below = rows_[i - 1], rows_[i + 1]
+    return _amounts(above) and _amounts(below) and _near(above, rows_[i], reach) and _near(rows_[i], below, reach)
+
+
+def _amounts(row: TextRow) -> bool:
+    """A row of a label and amounts: two or more phrases, an amount among those after the first."""
+    return len(row.phrases) >= 2 and any(_amount(t) for _, _, t in row.phrases[1:])
+
+
+def _near(upper: TextRow, lower: TextRow, reach: float) -> bool:
+    return lower.bbox[1] - upper.bbox[3] <= reach * max(upper.bbox[3] - upper.bbox[1], 1.0)
+
+
+def _long_label(row: TextRow) -> bool:
+    """A row of a label, however long, and amounts only after it: a statement's row, not prose ("Less:
+    comprehensive income (loss) attributable to non-controlling interests  (10)  —")."""
+    return _amounts(row) and all(_numeric(t) for _, _, t in row.phrases[1:])
 
 
 def _is_prose(phrase: tuple[float, float, str], width: float, prose_words: int) -> bool:
@@ -250,7 +358,9 @@ def aligned_tables(trows: list[TextRow], taken: set[int], page_no: int, page_wid
     runs: list[list[int]] = []
     cur: list[int] = []
     for i, r in enumerate(trows):
-        ok = (i not in taken and not any(_is_prose(p, wide, prose_words) for p in r.phrases)
+        ok = (i not in taken and (not any(_is_prose(p, wide, prose_words) for p in r.phrases)
+                                  or _long_label(r) or (r.phrases[0][1] - r.phrases[0][0] <= wide
+                                                        and statement_line(trows, i, reach)))
               and not any(b - a > value_width * page_width for a, b, _ in r.phrases[1:]))
         if ok and cur:
             prev = trows[cur[-1]]
@@ -266,6 +376,7 @@ def aligned_tables(trows: list[TextRow], taken: set[int], page_no: int, page_wid
             cur = []
     if cur:
         runs.append(cur)
+    runs = [part for run in runs for part in _split_at_larger(trows, run)]
     out: list[TableItem] = []
     for run in runs:
         lead: list[int] = []
@@ -404,6 +515,7 @@ def page_tables(
         columns.append(cols)
     try:
         trows = text_rows([tuple(w[:5]) for w in page.get_text("words")]) if raw or aligned else []
+        row_sizes(trows, lines or [])
     except Exception as exc:  # the words are only needed to grow tables
         log.warning("page %d: words for table rows failed: %s", page_no, exc)
         trows = []
@@ -438,7 +550,34 @@ def page_tables(
             out += aligned_tables(trows, taken, page_no, float(page.rect.width))
         except Exception as exc:  # an extra: never lose the ruled tables over it
             log.warning("page %d: aligned-text tables failed: %s", page_no, exc)
+    out = [t if (rows_ := join_wrapped_labels(t.rows)) == t.rows else
+           TableItem(page=t.page, bbox=t.bbox, rows=rows_, html=rows_to_html(rows_)) for t in out]
     return sorted((t for t in out if not (cuts_words(t.rows) or is_list(t.rows) or runs_on(t.rows))), key=lambda t: (t.bbox[1], t.bbox[0]))
+
+
+_LOWER_START = re.compile(r"[a-z][a-z'’-]*(?![A-Za-z])")
+
+
+def join_wrapped_labels(rows: list[list[str]]) -> list[list[str]]:
+    """Row labels wrapped over lines joined into the row of their amounts: a row of a label alone, ending without
+    a sentence's end or a colon, followed by a row whose label goes on in lower case and that holds an amount, is
+    one row ("Net loss on commodity positions reclassified from unallocated" over "corporate items to segment
+    operating profit | 35.6 | 10.0 | 11.3"); a label wrapped over three lines joins likewise. A word that goes on
+    in capitals ("iPhone") starts no continuation, and a label-only row with a colon ("Net sales:") heads a group."""
+    out: list[list[str]] = []
+    for r in rows:
+        head = r[0] if r else ""
+        if len(r) > 1 and _LOWER_START.match(head) and any(_amount(c) for c in r[1:]):
+            while out and _label_only(out[-1]) and _LOWER_START.match(head):
+                label = out.pop()[0]
+                head = f"{label}{'' if label.endswith('-') else ' '}{head}"
+            r = [head, *r[1:]]
+        out.append(r)
+    return out
+
+
+def _label_only(row: list[str]) -> bool:
+    return len(row) > 1 and bool(row[0]) and row[0][-1] not in ".:;!?" and not any(row[1:])
 
 
 def cuts_words(rows: list[list[str]], share: float = 0.3, least: int = 2) -> bool:
