@@ -191,6 +191,40 @@ def test_a_generated_statement_with_wrapped_labels_parses_into_one_table_and_no_
     assert "2018 included:" in flow and "fixed-rate debt" in flow
 
 
+def test_a_table_in_the_middle_of_a_block_cuts_it_so_the_headings_around_it_stay_two() -> None:
+    """3M sets a note's pages as one block of the producer: "Stock-Based Compensation Expense", its table, then
+    "Stock Option Program" and its text. Once the table's lines left the block, the two headings of one style
+    were next to each other and read as one heading, "Stock-Based Compensation Expense Stock Option Program". A
+    block is cut where a table took lines from its middle; without a table between them, two lines of a heading's
+    style in one block stay one heading run (a heading wrapped over two lines)."""
+    from htmlrag.superrag.parse.document import ParseOptions, _Page, _reading_flow
+    from htmlrag.superrag.parse.model import Line, PageInfo, TableItem
+
+    text = "Amounts recognized in the financial statements with respect to stock-based compensation programs are"
+    spec = [(text, 7.8, False)] * 3 + [("Stock-Based Compensation Expense", 7.8, True)] + [
+        ("Cost of sales 48 49 47", 7.8, False), ("Income tax benefits (154) (327) (272)", 7.8, False)] + [
+        ("Stock Option Program", 7.8, True)] + [(text, 7.8, False)] * 3
+
+    def page(with_table: bool) -> _Page:
+        lines = [Line(page=1, bbox=(57, 50 + 12 * i, 540, 58 + 12 * i), text=t, size=s, bold=b, block=1)
+                 for i, (t, s, b) in enumerate(spec)]
+        lines += [Line(page=1, bbox=(57, 200 + 12 * i, 540, 208 + 12 * i), text=text, size=7.8, bold=False, block=2)
+                  for i in range(20)]  # the report's body
+        tables = [TableItem(page=1, bbox=(56, 97, 542, 120), rows=[["Cost of sales", "48"], ["Income tax", "(154)"]],
+                           html="")] if with_table else []
+        return _Page(PageInfo(1, 612, 792, sum(len(ln.text) for ln in lines)), lines, tables, [])
+
+    flow, tables, _ = _reading_flow([page(True)], ParseOptions(), [])
+    heads = [" ".join(ln.text for ln in obj) for kind, obj in flow if kind == "head"]
+    assert heads == ["Stock-Based Compensation Expense", "Stock Option Program"], heads
+    kinds = [kind for kind, _ in flow]
+    assert kinds.index("table") == kinds.index("head") + 1 and len(tables) == 1
+    spec[4:6] = []  # no table between the two lines: one block, one heading run
+    flow, _, _ = _reading_flow([page(False)], ParseOptions(), [])
+    assert [" ".join(ln.text for ln in obj) for kind, obj in flow if kind == "head"] == [
+        "Stock-Based Compensation Expense Stock Option Program"]
+
+
 def test_a_heading_set_larger_than_the_rows_between_two_tables_parts_them() -> None:
     """Verizon's "Additional Financial Information" (2022 10-K, page 105) sets two tables of 9 pt rows one under the
     other, "Balance Sheet Information" in 10 pt bold between them, each a row's gap away. A short lone line inside

@@ -626,9 +626,20 @@ def _page_units(p: _Page, tables: list[TableItem], figures: list[FigureItem]) ->
         taken |= used
         f.index = len(figures)
         figures.append(f)
-    blocks: dict[int, list[Line]] = {}
+    # a block is cut where a table or figure took lines from its middle: the lines above and below it are two
+    # blocks (a heading over a table and the next heading under it, in one block of the producer, were one
+    # heading run once the table's lines left; 3M's "Stock-Based Compensation Expense" and "Stock Option Program")
+    covered = taken - set(p.drop)
+    blocks: dict[tuple[int, int], list[Line]] = {}
+    part: dict[int, int] = {}
+    cut: set[int] = set()
     for i, ln in enumerate(lines):
-        if i not in taken:
-            blocks.setdefault(ln.block, []).append(ln)
+        if i in covered:
+            cut.add(ln.block)
+        elif i not in taken:
+            if ln.block in cut:
+                cut.discard(ln.block)
+                part[ln.block] = part.get(ln.block, 0) + 1
+            blocks.setdefault((ln.block, part.get(ln.block, 0)), []).append(ln)
     units: list[object] = [hd.Block(sorted(b, key=lambda x: (round(x.bbox[1]), x.bbox[0]))) for b in blocks.values()]
     return units + list(p.tables) + list(p.figures)
