@@ -44,6 +44,7 @@ a paragraph cut into a grid by the boxes a converter painted under its spans (:f
 
 from __future__ import annotations
 
+import bisect
 import html
 import itertools
 import logging
@@ -269,9 +270,12 @@ def _split_at_larger(rows_: list[TextRow], run: list[int]) -> list[list[int]]:
 
 def row_sizes(rows_: list[TextRow], lines: list[Line]) -> None:
     """Each row's :attr:`TextRow.size`: the largest size of the text lines whose middle lies on it."""
+    by_middle = sorted(lines, key=lambda ln: ln.bbox[1] + ln.bbox[3])
+    middles = [(ln.bbox[1] + ln.bbox[3]) / 2 for ln in by_middle]
     for r in rows_:
-        r.size = max((ln.size for ln in lines if r.bbox[1] - 1 <= (ln.bbox[1] + ln.bbox[3]) / 2 <= r.bbox[3] + 1
-                      and ln.bbox[0] < r.bbox[2] and ln.bbox[2] > r.bbox[0]), default=0.0)
+        lo, hi = bisect.bisect_left(middles, r.bbox[1] - 1), bisect.bisect_right(middles, r.bbox[3] + 1)
+        r.size = max((ln.size for ln in by_middle[lo:hi] if ln.bbox[0] < r.bbox[2] and ln.bbox[2] > r.bbox[0]),
+                     default=0.0)
 
 
 def wraps_into(rows_: list[TextRow], i: int, reach: float = 1.6) -> bool:
