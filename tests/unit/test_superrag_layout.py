@@ -13,6 +13,7 @@ from htmlrag.core.errors import InputError
 from htmlrag.superrag.parse.document import parse_pdf
 from htmlrag.superrag.parse.model import Paragraph
 from htmlrag.testing import pdfs as mk
+from tests.helpers.page_words import words_at
 
 
 @pytest.fixture(scope="module")
@@ -158,13 +159,7 @@ def test_a_table_without_ruling_is_found_from_its_aligned_text(tmp_path: Path, s
     assert [h.text for h in doc.headings][-1] == "Note 1 - Revenue"
 
 
-def _words(y: float, *cells: tuple[float, str], w: float = 5.0) -> list[tuple[float, float, float, float, str]]:
-    out = []
-    for x, text in cells:
-        for word in text.split():
-            out.append((x, y, x + w * len(word), y + 9.0, word))
-            x += w * len(word) + 2.5
-    return out
+_words = words_at
 
 
 def test_aligned_text_tables_need_aligned_columns_of_amounts() -> None:

@@ -8,18 +8,14 @@ from pathlib import Path
 from htmlrag.superrag.parse.document import parse_pdf
 from htmlrag.superrag.parse.model import Paragraph
 from htmlrag.superrag.parse.tables import aligned_tables, grow, join_wrapped_labels, text_rows
+from tests.helpers.page_words import Word, words_at
 
 LONG = "Net (loss) gain on mark-to-market valuation of commodity positions"  # 9 words: a "prose" phrase
 WRAP = ("Net loss on commodity positions reclassified from unallocated", "corporate items to segment operating profit")
 
 
-def _words(y: float, *cells: tuple[float, str], w: float = 3.5) -> list[tuple[float, float, float, float, str]]:
-    out = []
-    for x, text in cells:
-        for word in text.split():
-            out.append((x, y, x + w * len(word), y + 9.0, word))
-            x += w * len(word) + 2.5
-    return out
+def _words(y: float, *cells: tuple[float, str], w: float = 3.5) -> list[Word]:
+    return words_at(y, *cells, w=w)  # narrower words than the layout tests': long labels fit a label's width
 
 
 def _statement(top: float = 100.0) -> list[tuple[float, float, float, float, str]]:
