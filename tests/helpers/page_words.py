@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-Word = tuple[float, float, float, float, str]
+from htmlrag.superrag.parse.tables import Word
 
 
 def words_at(y: float, *cells: tuple[float, str], w: float = 5.0) -> list[Word]:

@@ -278,6 +278,10 @@ def row_sizes(rows_: list[TextRow], lines: list[Line]) -> None:
                      default=0.0)
 
 
+#: A label ending in one of these is closed (a sentence, or a group's "Net sales:"): it wraps onto no next line.
+_CLOSED = ".:;!?"
+
+
 def wraps_into(rows_: list[TextRow], i: int, reach: float = 1.6) -> bool:
     """Whether row ``i`` (one phrase) is the first line of a row label wrapped onto the row below it: the label
     stops without a sentence's end, and the next row, at most ``reach`` row heights below and starting no further
@@ -287,7 +291,7 @@ def wraps_into(rows_: list[TextRow], i: int, reach: float = 1.6) -> bool:
         return False
     r, nxt = rows_[i], rows_[i + 1]
     text = r.phrases[0][2].rstrip()
-    if not text or text[-1] in ".:;!?" or not _near(r, nxt, reach) or nxt.bbox[0] < r.bbox[0] - 1.0:
+    if not text or text[-1] in _CLOSED or not _near(r, nxt, reach) or nxt.bbox[0] < r.bbox[0] - 1.0:
         return False
     words = nxt.phrases[0][2].split()
     return _amounts(nxt) and bool(words) and words[0][:1].islower()
@@ -581,7 +585,7 @@ def join_wrapped_labels(rows: list[list[str]]) -> list[list[str]]:
 
 
 def _label_only(row: list[str]) -> bool:
-    return len(row) > 1 and bool(row[0]) and row[0][-1] not in ".:;!?" and not any(row[1:])
+    return len(row) > 1 and bool(row[0]) and row[0][-1] not in _CLOSED and not any(row[1:])
 
 
 def cuts_words(rows: list[list[str]], share: float = 0.3, least: int = 2) -> bool:
