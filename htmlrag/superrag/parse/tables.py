@@ -162,9 +162,33 @@ def text_rows(words: list[Word], tol: float = 2.5) -> list[TextRow]:
                 b.insert(0, a.pop())
         # "$ |     11,715": a sign set alone at the column's left edge is part of the amount after it, not a cell
         # of its own (else rows with and without a sign have different phrase counts and no columns line up)
-        phrases = [p for p in _join_signs(phrases) if p]
+        phrases = [q for p in _join_signs(phrases) if p for q in _split_amounts(p)]
         out.append(TextRow(box, [(p[0][0], p[-1][2], _join_words([w[4] for w in p])) for p in phrases]))
     return out
+
+
+#: One amount of a statement's cell: an optional currency sign and parenthesis, digits grouped by commas, decimals,
+#: closing parenthesis and percent; or a currency sign with a dash (nil). "31," (a date's day), "(1)" beside a year
+#: (a footnote: one digit, no sign) and the dash of a range ("2028 - 2032") are not.
+_ONE_AMOUNT = re.compile(r"[$€£¥]?\(?[$€£¥]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?%?\)?|[$€£¥][—–-]")
+
+
+def _split_amounts(phrase: list[Word]) -> list[list[Word]]:
+    """A phrase made only of two or more amounts set tight in adjacent columns, one phrase per amount: Nike's
+    "$12,228 $7,388 $5,416 $4,111" (each sign at its column's left edge, the amount at its right, no wide gap
+    between), Adobe's "55,739 45,676 45,550", a heading's "2016 2015 2014". Each amount needs two digits or a sign,
+    so a year and its footnote ("2017 (1)") stay one cell. A currency sign alone joins the amount after it."""
+    groups: list[list[Word]] = []
+    for w in phrase:
+        if groups and len(groups[-1]) == 1 and groups[-1][0][4] in _CURRENCY:
+            groups[-1].append(w)
+        else:
+            groups.append([w])
+    texts = ["".join(w[4] for w in g) for g in groups]
+    if len(groups) < 2 or not all(_ONE_AMOUNT.fullmatch(t) and (sum(ch.isdigit() for ch in t) >= 2 or not
+                                                               t.strip("()").isdigit()) for t in texts):
+        return [phrase]
+    return groups
 
 
 def _join_signs(phrases: list[list[Word]]) -> list[list[Word]]:
@@ -201,7 +225,7 @@ def grow(box: BBox, rows_: list[TextRow], taken: set[int], *, up: int = 6, down:
                 break
             if len(r.phrases) < 2 and ((r.phrases[0][1] - r.phrases[0][0]) > 0.6 * (x1 - x0) or _larger(r, median)):
                 break  # a line of prose, or a heading set larger than the table's rows
-            if any(_is_prose(ph, 0.6 * (x1 - x0), prose_words) for ph in r.phrases) and \
+            if any(_is_prose(ph, 0.6 * (x1 - x0), prose_words) for ph in r.phrases) and not units_line(r) and \
                     not any(_numeric(ph[2]) for ph in r.phrases) and not statement_line(rows_, i, reach):
                 # a short line of prose, or a heading set apart from its label ("Item 2." | "Management's Discussion
                 # and ..."), no amount; but not a long label of the statement (:func:`statement_line`)
@@ -209,8 +233,9 @@ def grow(box: BBox, rows_: list[TextRow], taken: set[int], *, up: int = 6, down:
             got.append(i)
             edge = r.bbox[1] if sign < 0 else r.bbox[3]
         while got and len(rows_[got[-1]].phrases) < 2:  # a lone phrase at the outer end: a heading, not a row,
-            if sign < 0 and _column_heading(rows_, got, inner, x0, x1):  # unless a column heading right above the table
-                break
+            if sign < 0 and (_column_heading(rows_, got, inner, x0, x1) or _units_heading(rows_, got, inner, x0, x1)
+                             or wraps_into(rows_, got[-1], reach)):
+                break  # unless a column heading right above the table, its units, or a label wrapped onto its top row
             got.pop()
         return got
 
@@ -225,7 +250,9 @@ def grow(box: BBox, rows_: list[TextRow], taken: set[int], *, up: int = 6, down:
 
 def _column_heading(rows_: list[TextRow], got: list[int], inner: list[int], x0: float, x1: float) -> bool:
     """Whether the outermost row grown upwards (``got[-1]``, one phrase) is a column heading of the table: set
-    tight (at most half a row height) over a row of two or more phrases, and over the value columns, its left edge
+    tight (at most half a row height) over a row of two or more phrases or over a lone line of the value columns (a
+    column heading wrapped over lines: NVIDIA's "Operating Lease" / "Obligations" / "(In millions)"), and over the
+    value columns, its left edge
     no further left than where they begin (the second phrase, within the table's width ``x0``-``x1``, of the
     table's rows of two or more phrases: a page of two columns puts the other column's text in the rows): "Three
     Months Ended" centred over the dates. A title centred over the whole table starts further left; a heading
@@ -233,12 +260,35 @@ def _column_heading(rows_: list[TextRow], got: list[int], inner: list[int], x0: 
     ("Major Consumer Health Franchise Sales*:") heads no columns."""
     row = rows_[got[-1]]
     below = rows_[got[-2]] if len(got) > 1 else (rows_[min(inner)] if inner else None)
-    if below is None or len(below.phrases) < 2 or row.phrases[0][2].rstrip().endswith(":"):
+    if below is None or row.phrases[0][2].rstrip().endswith(":"):
         return False
-    within = [[p for p in rows_[j].phrases if p[0] >= x0 and p[1] <= x1] for j in inner + got]
-    values = min((ps[1][0] for ps in within if len(ps) >= 2), default=x1)  # phrases of another column left out
+    values = _columns_at(rows_, inner + got, x0, x1)[1]
+    if len(below.phrases) < 2 and below.bbox[0] < values - 1.0:  # over a lone line: one of the value columns' too,
+        return False  # a column heading wrapped over lines ("Operating Lease" / "Obligations" / "(In millions)")
     height = max(row.bbox[3] - row.bbox[1], 1.0)
     return below.bbox[1] - row.bbox[3] <= 0.5 * height and row.bbox[0] >= values - 1.0
+
+
+def _columns_at(rows_: list[TextRow], ids: list[int], x0: float, x1: float) -> tuple[float, float]:
+    """Where the label column and the value columns begin, from the rows ``ids`` of two or more phrases (their
+    first and second phrases within ``x0``-``x1``: a page of two columns puts the other column's text in the rows)."""
+    within = [[p for p in rows_[j].phrases if p[0] >= x0 and p[1] <= x1] for j in ids]
+    return (min((ps[0][0] for ps in within if len(ps) >= 2), default=x0),
+            min((ps[1][0] for ps in within if len(ps) >= 2), default=x1))
+
+
+def _units_heading(rows_: list[TextRow], got: list[int], inner: list[int], x0: float, x1: float,
+                   tol: float = 6.0) -> bool:
+    """Whether the outermost row grown upwards (``got[-1]``) captions the table's units in one of its columns: at the
+    label column's left edge ("In millions" over CVS Health's segment table) or over the value columns (Netflix's
+    "(in thousands, except revenue per membership and percentages)"). Centred over the whole table, the units belong
+    to the statement's title above them (NVIDIA's "(In millions, except per share data)" under "CONDENSED
+    CONSOLIDATED STATEMENTS OF INCOME"), which is a heading of the text."""
+    row = rows_[got[-1]]
+    if not units_line(row):
+        return False
+    label, values = _columns_at(rows_, inner + got, x0, x1)
+    return abs(row.bbox[0] - label) <= tol or row.bbox[0] >= values - 1.0
 
 
 #: A lone line set this many points larger than the table's rows (their median font size) is a heading between two
@@ -312,6 +362,19 @@ def statement_line(rows_: list[TextRow], i: int, reach: float = 1.6) -> bool:
     return _amounts(above) and _amounts(below) and _near(above, rows_[i], reach) and _near(rows_[i], below, reach)
 
 
+#: A caption of a table's units: "In millions", "(Dollars in millions)", "Expense, in Millions", "(in thousands, except
+#: revenue per membership and percentages)"; at most one word (with its comma) before them. A title that names its
+#: units ("Revenue (in thousands, except for percentages)") is not one.
+_UNITS = re.compile(r"\(?(?:[A-Za-z]+,\s+)?(?:(?:dollars|amounts|\$|[€£¥])\s+)?in\s+(?:millions|thousands|billions)\b"
+                    r"|\(?(?:in\s+)?(?:millions|thousands|billions)\s+of\s+(?:dollars|euros|pounds|yen|shares)\b", re.I)
+
+
+def units_line(row: TextRow) -> bool:
+    """Whether ``row`` is one phrase that captions a table's units (:data:`_UNITS`): a cell of its column headings,
+    neither prose nor a heading of the text, however many words follow ("except per share data")."""
+    return len(row.phrases) == 1 and _UNITS.match(row.phrases[0][2].strip()) is not None
+
+
 def _amounts(row: TextRow) -> bool:
     """A row of a label and amounts: two or more phrases, an amount among those after the first."""
     return len(row.phrases) >= 2 and any(_amount(t) for _, _, t in row.phrases[1:])
@@ -367,8 +430,8 @@ def aligned_tables(trows: list[TextRow], taken: set[int], page_no: int, page_wid
     cur: list[int] = []
     for i, r in enumerate(trows):
         ok = (i not in taken and (not any(_is_prose(p, wide, prose_words) for p in r.phrases)
-                                  or _long_label(r) or (r.phrases[0][1] - r.phrases[0][0] <= wide
-                                                        and statement_line(trows, i, reach)))
+                                  or _long_label(r) or units_line(r) or (r.phrases[0][1] - r.phrases[0][0] <= wide
+                                                                         and statement_line(trows, i, reach)))
               and not any(b - a > value_width * page_width for a, b, _ in r.phrases[1:]))
         if ok and cur:
             prev = trows[cur[-1]]
@@ -432,8 +495,9 @@ def _aligned(trows: list[TextRow], run: list[int], multi: list[int], page_no: in
         return None
     heads: list[int] = []  # lone phrases just above the run that sit over the value columns ("Three Months
     for i in reversed(lead):  # Ended" centred over the amounts) are column headings, not headings of the text
-        if trows[i].bbox[0] < columns[1][0] - tol:
-            break
+        if trows[i].bbox[0] < columns[1][0] - tol and not (units_line(trows[i])
+                                                            and abs(trows[i].bbox[0] - columns[0][0]) <= tol):
+            break  # (or the table's units at its label column: "In millions")
         heads.insert(0, i)
     run = heads + run
     cells = clean_rows([to_cells(trows[i], columns) for i in run])
@@ -529,6 +593,12 @@ def page_tables(
         trows = []
     out: list[TableItem] = []
     boxes, stack_cols = _stack_boxes(raw, columns, stack_gap, min_stack) if lines else ([], {})
+    # a detected table whose cells fill one column (a shaded band over a label, "Segment Revenues") is never a table,
+    # and its rows, taken by it, would stop the growth of the table below and hide them from the aligned-text finder
+    keep = [b for b, (_, cells_raw, cols) in enumerate(boxes)
+            if cells_raw is None or len(_used(_merge_units(cells_raw), len(cols))) != 1]
+    stack_cols = {keep.index(b): v for b, v in stack_cols.items()}
+    boxes = [boxes[b] for b in keep]
     try:
         ups, downs = _grow_all([b for b, _, _ in boxes], trows)
     except Exception as exc:  # growing is an improvement: never lose the detected tables over it
@@ -669,7 +739,7 @@ def _stack_boxes(raw: list[tuple[BBox, list[list[str]]]], columns: list[list[tup
     boxes: list[tuple[BBox, Any, Any]] = []
     stack_cols: dict[int, tuple[list[tuple[float, float]], list[int]]] = {}
     for group in _stacks([(b, len(clean_rows(r))) for b, r in raw], gap):  # rows with text
-        if len(group) < min_stack:
+        if len(group) < min_stack and not (len(group) == 2 and _same_columns(*(columns[i] for i in group))):
             continue
         merged |= set(group)
         filled = {i: _used(_merge_units(raw[i][1]), len(columns[i])) for i in group}
@@ -677,6 +747,13 @@ def _stack_boxes(raw: list[tuple[BBox, list[list[str]]]], columns: list[list[tup
         stack_cols[len(boxes)] = (columns[best], filled[best])
         boxes.append((union(raw[i][0] for i in group), None, None))
     return boxes + [(b, r, columns[i]) for i, (b, r) in enumerate(raw) if i not in merged], stack_cols
+
+
+def _same_columns(a: list[tuple[float, float]], b: list[tuple[float, float]], tol: float = 4.0) -> bool:
+    """Whether two strips have the same columns (as many, each edge within ``tol`` points): two shaded rows of one
+    table (General Mills' "Targeted actions in global supply chain  $ 80.2" and "Total (a)  $ 77.6", the row between
+    them unshaded), not two tables."""
+    return len(a) == len(b) >= 2 and all(abs(p - q) <= tol for x, y in zip(a, b) for p, q in zip(x, y))
 
 
 def _stack_cells(box: BBox, cols: list[tuple[float, float]], used: list[int], trows: list[TextRow],
