@@ -197,3 +197,29 @@ def test_amounts_set_tight_in_adjacent_columns_are_cells_of_their_own() -> None:
     assert len(got) == 1
     assert got[0].rows[0] == ["Footwear", "$12,228", "$17,388", "$15,416"]
     assert got[0].rows[-1] == ["TOTAL REVENUES", "$18,353", "$12,479", "$17,547"] and len(got[0].rows) == 5
+
+
+def test_two_tables_stacked_in_one_run_of_aligned_rows_are_both_found() -> None:
+    """General Mills' joint-venture note (2020 10-K, page 60) sets a table of four columns ("Fiscal Year" / "In
+    Millions 2020 2019 2018") a row's gap over one of three ("In Millions  May 31, 2020  May 26, 2019"). The rows
+    made one run; its dates straddle the first table's columns, so it made no table and both stayed text (their
+    column headings, sections holding the notes after them). Text with gaps still makes none: each part must be a
+    table by itself."""
+    years = [("Net sales", "$1,654.3", "$1,647.7", "$1,734.0"), ("Gross margin", "785.3", "744.4", "853.6"),
+             ("Earnings after income taxes", "176.5", "111.9", "176.7")]
+    dates = [("Current assets", "$870.0", "$895.6"), ("Noncurrent assets", "781.4", "839.2"),
+             ("Current liabilities", "1,365.6", "1,517.3")]
+    words = (words_at(100, (270, "Fiscal Year")) + words_at(112, (36, "In Millions"), (240, "2020"), (290, "2019"),
+                                                              (340, "2018"))
+             + [w for i, r in enumerate(years) for w in words_at(124 + 12 * i, (36, r[0]), (225, r[1]), (275, r[2]),
+                                                                 (325, r[3]))]
+             + words_at(168, (36, "In Millions"), (240, "May 31, 2020"), (320, "May 26, 2019"))
+             + [w for i, r in enumerate(dates) for w in words_at(180 + 12 * i, (36, r[0]), (250, r[1]), (330, r[2]))])
+    got = aligned_tables(text_rows(words), set(), 1, 612.0)
+    assert [t.rows[:2] for t in got] == [[["", "", "Fiscal Year", ""], ["In Millions", "2020", "2019", "2018"]],
+                                         [["In Millions", "May 31, 2020", "May 26, 2019"], list(dates[0])]]
+    assert [len(t.rows) for t in got] == [5, 4]
+    ragged = [w for i, r in enumerate(["A 1,000 2,000", "B 3,000 4,000"]) for w in
+              words_at(100 + 12 * i, *((x, v) for x, v in zip((60, 380, 480), r.split(), strict=True)))]
+    ragged += words_at(124, (60, "C"), (390, "5,000 and 6,000 more")) + words_at(136, (60, "D"), (380, "7"), (480, "8"))
+    assert aligned_tables(text_rows(ragged), set(), 1, 612.0) == []  # two rows a side: no part is a table

@@ -448,21 +448,42 @@ def aligned_tables(trows: list[TextRow], taken: set[int], page_no: int, page_wid
     if cur:
         runs.append(cur)
     runs = [part for run in runs for part in _split_at_larger(trows, run)]
-    out: list[TableItem] = []
-    for run in runs:
-        lead: list[int] = []
-        while run and len(trows[run[0]].phrases) < 2:  # lone phrases at the ends: headings or captions
-            lead.append(run[0])
-            run = run[1:]
-        while run and len(trows[run[-1]].phrases) < 2:
-            run = run[:-1]
-        multi = [i for i in run if len(trows[i].phrases) >= 2]
-        if len(multi) < min_rows:
+    return [t for run in runs for t in _run_tables(trows, run, page_no, numeric_share, min_rows)]
+
+
+def _run_tables(trows: list[TextRow], run: list[int], page_no: int, numeric_share: float, min_rows: int,
+                depth: int = 2) -> list[TableItem]:
+    """The table of one run of aligned rows (:func:`_aligned`), or, when its rows make none, the tables of its two
+    parts cut where the rows' phrase count changes, when both parts make one (up to ``depth`` cuts deep): General
+    Mills sets a table of four columns over one of three, a row's gap apart (2020 10-K, page 60); the second's dates
+    straddle the first's columns, so the run made no table and both stayed text, their column headings sections."""
+    table = _run_table(trows, run, page_no, numeric_share, min_rows)
+    if table is not None or depth == 0:
+        return [table] if table is not None else []
+    best: list[TableItem] = []
+    multi = [c for c, i in enumerate(run) if len(trows[i].phrases) >= 2]
+    for a, c in itertools.pairwise(multi):
+        if len(trows[run[a]].phrases) == len(trows[run[c]].phrases):
             continue
-        table = _aligned(trows, run, multi, page_no, numeric_share, min_rows, lead)
-        if table is not None:
-            out.append(table)
-    return out
+        top = _run_tables(trows, run[:c], page_no, numeric_share, min_rows, depth - 1)
+        bottom = _run_tables(trows, run[c:], page_no, numeric_share, min_rows, depth - 1)
+        if top and bottom and sum(len(t.rows) for t in top + bottom) > sum(len(t.rows) for t in best):
+            best = top + bottom
+    return best
+
+
+def _run_table(trows: list[TextRow], run: list[int], page_no: int, numeric_share: float, min_rows: int
+               ) -> TableItem | None:
+    lead: list[int] = []
+    while run and len(trows[run[0]].phrases) < 2:  # lone phrases at the ends: headings or captions
+        lead.append(run[0])
+        run = run[1:]
+    while run and len(trows[run[-1]].phrases) < 2:
+        run = run[:-1]
+    multi = [i for i in run if len(trows[i].phrases) >= 2]
+    if len(multi) < min_rows:
+        return None
+    return _aligned(trows, run, multi, page_no, numeric_share, min_rows, lead)
 
 
 def _aligned(trows: list[TextRow], run: list[int], multi: list[int], page_no: int,
