@@ -155,6 +155,12 @@ def test_a_caption_of_the_units_heads_its_table_but_a_title_naming_them_does_not
              + words_at(109, (302, "(In millions)")) + words_at(124, (60, "2024"), (300, "$134"))
              + words_at(136, (60, "2025"), (305, "249")))
     assert grow((55.0, 124.0, 560.0, 145.0), text_rows(lease), set(), down=0)[0] == [3, 2, 1]
+    # the last lines of a paragraph set in a column of the page, over a heading at the margin over a table's first
+    # row (JPMorgan's two-column pages, 2022 Q2 10-Q, page 86), are not a column heading
+    paragraph = (words_at(82, (300, "account for derivatives modified to")) + words_at(91, (300, "change the rate used"))
+                 + words_at(100, (300, "as modifications.")) + words_at(109, (60, "Standards Issued but not Adopted"))
+                 + words_at(120, (60, "Standard"), (300, "Summary of guidance")) + words_at(136, (60, "2025"), (305, "249")))
+    assert grow((55.0, 120.0, 560.0, 145.0), text_rows(paragraph), set(), down=0)[0] == []
 
 
 def test_the_first_line_of_a_wrapped_label_at_a_tables_top_stays_with_its_row() -> None:
