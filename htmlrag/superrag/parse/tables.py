@@ -253,11 +253,11 @@ def _column_heading(rows_: list[TextRow], got: list[int], inner: list[int], x0: 
     tight (at most half a row height) over a row of two or more phrases, and over the value columns, its left edge
     no further left than where they begin (the second phrase, within the table's width ``x0``-``x1``, of the
     table's rows of two or more phrases: a page of two columns puts the other column's text in the rows): "Three
-    Months Ended" centred over the dates. A column heading wrapped over lines is followed down its lone lines: each
-    short (at most :data:`_HEAD_WORDS` words), tight over the next and over the value columns, down to a row of two
-    or more phrases or to the table's units over the values (NVIDIA's "Operating Lease" / "Obligations" / "(In
-    millions)"); the last lines of a paragraph set in a column of the page, over a heading at the margin over the
-    table (JPMorgan's two-column pages), do not get there. A title centred over the whole table starts further left; a heading
+    Months Ended" centred over the dates. A column heading wrapped over lines is followed down its lone lines, each
+    tight over the next and over the value columns, down to a row of two or more phrases or to the table's units
+    over the values (NVIDIA's "Operating Lease" / "Obligations" / "(In millions)"); the last lines of a paragraph set
+    in a column of the page, over a heading at the margin over the table (JPMorgan's two-column pages), do not get
+    there. A title centred over the whole table starts further left; a heading
     over a sentence ("NOTE 10 — DEBT" over "The components of debt were as follows:") or ending in a colon
     ("Major Consumer Health Franchise Sales*:") heads no columns."""
     if rows_[got[-1]].phrases[0][2].rstrip().endswith(":"):
@@ -269,23 +269,9 @@ def _column_heading(rows_: list[TextRow], got: list[int], inner: list[int], x0: 
         height = max(row.bbox[3] - row.bbox[1], 1.0)
         if below is None or below.bbox[1] - row.bbox[3] > 0.5 * height or row.bbox[0] < values - 1.0:
             return False
-        if len(below.phrases) >= 2:
+        if len(below.phrases) >= 2 or (units_line(below) and below.bbox[0] >= values - 1.0):
             return True
-        if _words(row) > _HEAD_WORDS:
-            return False
-        if units_line(below) and below.bbox[0] >= values - 1.0:
-            return True
-        if _words(below) > _HEAD_WORDS:
-            return False
     return False
-
-
-#: Most words on a line of a column heading wrapped over lines; a paragraph set in a column has more per line.
-_HEAD_WORDS = 4
-
-
-def _words(row: TextRow) -> int:
-    return sum(len(p[2].split()) for p in row.phrases)
 
 
 def _columns_at(rows_: list[TextRow], ids: list[int], x0: float, x1: float) -> tuple[float, float]:
