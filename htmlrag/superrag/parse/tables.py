@@ -13,15 +13,18 @@ so a heading or a paragraph above a table ends the growth; a lone phrase of 8 or
 of the table, is prose and ends it too, and so does such a phrase beside others none of which is an amount: a
 heading set apart from its label, "Item 2." | "Management's Discussion and Analysis ..."). The new rows' phrases
 go to the detector's columns by position. A lone phrase left at the top over the value columns ("Three Months
-Ended" centred over the dates) is a column heading and stays. Tables that then touch (same edges, same columns,
-at most a row apart) are joined (:func:`join_touching`): some statements come out of the detector a row or two at a time.
+Ended" centred over the dates) is a column heading and stays, and so is a column heading wrapped over lines down to
+the table, the table's units ("In millions") at its label column or over its values, and the first line of a label
+wrapped onto the top row. Tables that then touch (same edges, same columns, at most a row apart) are joined
+(:func:`join_touching`): some statements come out of the detector a row or two at a time. A detected table whose
+cells fill one column (a shaded band over a label) is dropped before the others grow, so it takes none of their rows.
 
 Statements with alternately shaded rows come out of the detector as a stack of one- or two-row tables of the
-same width. Stacks of at least ``min_stack`` such strips (same left/right edges within 4 points, at most
-``stack_gap`` points apart) are merged into one table whose rows are the visual rows of words inside the
-stack's box (the strips hold only the shaded rows; the rows between them are plain text), placed in the
-columns of the strip that fills the most columns (:func:`to_cells`); a stack whose strips have fewer than two
-filled columns keeps one cell per text line.
+same width. Stacks of at least ``min_stack`` such strips, or of two with the same columns (same left/right
+edges within 4 points, at most ``stack_gap`` points apart) are merged into one table whose rows are the visual
+rows of words inside the stack's box (the strips hold only the shaded rows; the rows between them are plain
+text), placed in the columns of the strip that fills the most columns (:func:`to_cells`); a stack whose strips
+have fewer than two filled columns keeps one cell per text line.
 
 Tables drawn with no ruling at all (aligned text only, or rows on fill-only strips the detector does not see)
 are found from the text (:func:`aligned_tables`): a run of at least ``3`` consecutive rows of two or more
@@ -30,7 +33,9 @@ frequent phrase count define the columns; their phrases must not straddle two co
 are mostly numbers (a statement, not a two-column list of words). Short lone phrases inside the run ("Net
 sales:") are rows too; at the run's ends they are headings and stay in the text, except lone phrases just
 above the run that lie over its value columns ("Three Months Ended" centred over the amounts): those are column
-headings and head the table.
+headings and head the table. A run that makes no table is cut where its rows' phrase count changes, and each part
+that is a table by itself is kept (two tables of other column counts stacked a row apart). Amounts set tight in
+adjacent columns, with no wide gap between, are split into one phrase each (:func:`_split_amounts`).
 
 Long labels are rows of a statement, not prose, in both finders (:func:`statement_line`, :func:`_long_label`): a
 label of any length with amounts after it, the first line of a label wrapped onto the row of its amounts (the next
@@ -257,9 +262,9 @@ def _column_heading(rows_: list[TextRow], got: list[int], inner: list[int], x0: 
     tight over the next and over the value columns, down to a row of two or more phrases or to the table's units
     over the values (NVIDIA's "Operating Lease" / "Obligations" / "(In millions)"); the last lines of a paragraph set
     in a column of the page, over a heading at the margin over the table (JPMorgan's two-column pages), do not get
-    there. A title centred over the whole table starts further left; a heading
-    over a sentence ("NOTE 10 — DEBT" over "The components of debt were as follows:") or ending in a colon
-    ("Major Consumer Health Franchise Sales*:") heads no columns."""
+    there. A title centred over the whole table starts further left; a heading over a sentence ("NOTE 10 — DEBT"
+    over "The components of debt were as follows:") or ending in a colon ("Major Consumer Health Franchise
+    Sales*:") heads no columns."""
     if rows_[got[-1]].phrases[0][2].rstrip().endswith(":"):
         return False
     values = _columns_at(rows_, inner + got, x0, x1)[1]
