@@ -229,3 +229,18 @@ def test_two_tables_stacked_in_one_run_of_aligned_rows_are_both_found() -> None:
               words_at(100 + 12 * i, *((x, v) for x, v in zip((60, 380, 480), r.split(), strict=True)))]
     ragged += words_at(124, (60, "C"), (390, "5,000 and 6,000 more")) + words_at(136, (60, "D"), (380, "7"), (480, "8"))
     assert aligned_tables(text_rows(ragged), set(), 1, 612.0) == []  # two rows a side: no part is a table
+
+
+def test_a_heading_set_apart_from_its_label_over_a_table_stays_out_of_it() -> None:
+    """Lockheed Martin's "ITEM 6.  Selected Financial Data" (2022 10-K, page 28) is a row of two phrases a row's gap
+    over the table: with the table's signed amounts now cells of their own, the rows made a table, and the item's
+    heading became its first row. A phrase after the first that lies in the label column makes a heading, not a row
+    of column headings: the table starts below it."""
+    words = (words_at(100, (50, "ITEM 6."), (112, "Selected Financial Data"))
+             + words_at(116, (52, "(In millions)"), (330, "2022"), (380, "2021"), (430, "2020"))
+             + [w for i, r in enumerate([("Net sales", "$65,984", "$67,044", "$65,398"),
+                                         ("Operating profit", "8,348", "9,123", "8,644"),
+                                         ("Net earnings", "5,732", "6,315", "6,888")])
+                for w in words_at(128 + 12 * i, (52, r[0]), (310, r[1]), (360, r[2]), (410, r[3]))])
+    got = aligned_tables(text_rows(words), set(), 1, 612.0)
+    assert len(got) == 1 and got[0].rows[0] == ["(In millions)", "2022", "2021", "2020"] and len(got[0].rows) == 4

@@ -520,6 +520,14 @@ def _aligned(trows: list[TextRow], run: list[int], multi: list[int], page_no: in
         for a, b, _ in trows[i].phrases:
             if sum(1 for c0, c1 in columns if a < c1 and b > c0) > 1:
                 return None
+    # above them, a row whose phrase after the first lies in the label column is a heading set apart from its label
+    # ("ITEM 6." | "Selected Financial Data" over Lockheed Martin's table), not a row of column headings: the table
+    # starts below it
+    titled = [i for i in multi if i < first and any(b <= columns[1][0] for _, b, _ in trows[i].phrases[1:])]
+    if titled:
+        run = [i for i in run if i > titled[-1]]
+        multi = [i for i in multi if i > titled[-1]]
+        lead = []
     body = [i for i in multi if len(trows[i].phrases) == k]
     values = [t for i in body for _, _, t in trows[i].phrases[1:]]
     if len(body) < min_rows or sum(map(_numeric, values)) < numeric_share * len(values):
