@@ -244,3 +244,9 @@ def test_a_heading_set_apart_from_its_label_over_a_table_stays_out_of_it() -> No
                 for w in words_at(128 + 12 * i, (52, r[0]), (310, r[1]), (360, r[2]), (410, r[3]))])
     got = aligned_tables(text_rows(words), set(), 1, 612.0)
     assert len(got) == 1 and got[0].rows[0] == ["(In millions)", "2022", "2021", "2020"] and len(got[0].rows) == 4
+    # a row of column headings with a heading over a text column left of the values stays (Pfizer's "PRODUCT |
+    # PRIMARY INDICATION OR CLASS | 2021 | 2020 | 2019", 2021 10-K, page 109)
+    head = words_at(100, (52, "PRODUCT"), (150, "INDICATION"), (330, "2022"), (380, "2021"), (430, "2020"))
+    got = aligned_tables(text_rows(head + words[len(words_at(100, (50, "ITEM 6."), (112, "Selected Financial Data"))):]),
+                         set(), 1, 612.0)
+    assert len(got) == 1 and got[0].rows[0][0] == "PRODUCT INDICATION" and len(got[0].rows) == 5

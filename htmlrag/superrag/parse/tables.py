@@ -520,10 +520,10 @@ def _aligned(trows: list[TextRow], run: list[int], multi: list[int], page_no: in
         for a, b, _ in trows[i].phrases:
             if sum(1 for c0, c1 in columns if a < c1 and b > c0) > 1:
                 return None
-    # above them, a row whose phrase after the first lies in the label column is a heading set apart from its label
-    # ("ITEM 6." | "Selected Financial Data" over Lockheed Martin's table), not a row of column headings: the table
-    # starts below it
-    titled = [i for i in multi if i < first and any(b <= columns[1][0] for _, b, _ in trows[i].phrases[1:])]
+    # above them, a row whose phrases all lie left of the value columns is a heading set apart from its label ("ITEM
+    # 6." | "Selected Financial Data" over Lockheed Martin's table), not a row of column headings: the table starts
+    # below it (a row of headings has one over the values: Pfizer's "PRODUCT | PRIMARY INDICATION OR CLASS | 2021")
+    titled = [i for i in multi if i < first and all(b <= columns[1][0] for _, b, _ in trows[i].phrases[1:])]
     if titled:
         run = [i for i in run if i > titled[-1]]
         multi = [i for i in multi if i > titled[-1]]
