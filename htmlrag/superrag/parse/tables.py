@@ -632,12 +632,6 @@ def page_tables(
         trows = []
     out: list[TableItem] = []
     boxes, stack_cols = _stack_boxes(raw, columns, stack_gap, min_stack) if lines else ([], {})
-    # a detected table whose cells fill one column (a shaded band over a label, "Segment Revenues") is never a table,
-    # and its rows, taken by it, would stop the growth of the table below and hide them from the aligned-text finder
-    keep = [b for b, (_, cells_raw, cols) in enumerate(boxes)
-            if cells_raw is None or len(_used(_merge_units(cells_raw), len(cols))) != 1]
-    stack_cols = {keep.index(b): v for b, v in stack_cols.items()}
-    boxes = [boxes[b] for b in keep]
     try:
         ups, downs = _grow_all([b for b, _, _ in boxes], trows)
     except Exception as exc:  # growing is an improvement: never lose the detected tables over it
@@ -771,21 +765,24 @@ def is_list(rows: list[list[str]]) -> bool:
 
 def _stack_boxes(raw: list[tuple[BBox, list[list[str]]]], columns: list[list[tuple[float, float]]],
                  gap: float, min_stack: int) -> tuple[list[tuple[BBox, Any, Any]], dict[int, Any]]:
-    """The page's tables as (box, cells or None, columns or None): each stack of ``min_stack``+ strips one box
-    (cells None; its fullest strip's columns and filled columns in the dict, by box index), then the tables
-    in no stack."""
+    """The page's tables as (box, cells or None, columns or None): each stack of ``min_stack``+ strips (or two with
+    the same columns) one box (cells None; its fullest strip's columns and filled columns in the dict, by box index),
+    then the tables in no stack. A table in no stack whose cells fill one column (a shaded band over a label,
+    "Segment Revenues") is left out: never a table, its rows, taken by it, would stop the growth of the table below
+    and hide them from the aligned-text finder."""
     merged: set[int] = set()
     boxes: list[tuple[BBox, Any, Any]] = []
     stack_cols: dict[int, tuple[list[tuple[float, float]], list[int]]] = {}
+    filled = [_used(_merge_units(r), len(columns[i])) for i, (_, r) in enumerate(raw)]
     for group in _stacks([(b, len(clean_rows(r))) for b, r in raw], gap):  # rows with text
         if len(group) < min_stack and not (len(group) == 2 and _same_columns(*(columns[i] for i in group))):
             continue
         merged |= set(group)
-        filled = {i: _used(_merge_units(raw[i][1]), len(columns[i])) for i in group}
         best = max(group, key=lambda i: (len(filled[i]), -i))  # the strip that fills the most columns
         stack_cols[len(boxes)] = (columns[best], filled[best])
         boxes.append((union(raw[i][0] for i in group), None, None))
-    return boxes + [(b, r, columns[i]) for i, (b, r) in enumerate(raw) if i not in merged], stack_cols
+    return boxes + [(b, r, columns[i]) for i, (b, r) in enumerate(raw)
+                    if i not in merged and len(filled[i]) != 1], stack_cols
 
 
 def _same_columns(a: list[tuple[float, float]], b: list[tuple[float, float]], tol: float = 4.0) -> bool:
