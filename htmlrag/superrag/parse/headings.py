@@ -481,8 +481,7 @@ def assign_levels(
     :func:`outline_index`)."""
     texts = [" ".join(ln.text for ln in lines) for lines, _ in heads]
     index = outline_index(heads, outline)
-    style = [(round(size * 2) / 2, all(ln.bold for ln in lines), all(capitals(ln.text) for ln in lines),
-              label_rank(t)) for (lines, size), t in zip(heads, texts, strict=True)]
+    style = [level_style(lines, size) for lines, size in heads]
     styles = sorted(set(style), key=lambda s: (-s[0], not s[2], not s[1], s[3]))
     font = _font_levels(styles, [(st, outline[j][0]) for st, j in zip(style, index, strict=True) if j is not None])
     depths = [numbering_depth(t) for t in texts]
@@ -499,6 +498,15 @@ def assign_levels(
 
 
 _Style = tuple[float, bool, bool, int]  # size to the half point, bold, capitals, label rank
+
+
+def level_style(lines: Sequence[Line], size: float) -> _Style:
+    """What a heading's level is given by (:func:`assign_levels`): its size to the half point, whether it is
+    wholly bold, wholly in capitals, and its label's rank (:func:`label_rank`). Headings of one style take one
+    level."""
+    text = " ".join(ln.text for ln in lines)
+    return (round(size * 2) / 2, all(ln.bold for ln in lines), all(capitals(ln.text) for ln in lines),
+            label_rank(text))
 
 
 def label_rank(text: str) -> int:
