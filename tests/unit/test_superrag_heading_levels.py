@@ -49,3 +49,28 @@ def test_a_heading_is_a_sibling_of_the_section_of_its_own_style_not_in_it() -> N
         ("Note 2 \u2013 Acquisitions", segment), ("Strategic Partnership", "Note 2 \u2013 Acquisitions"),
         ("Note 3 \u2013 Earnings Per Share", segment), ("Note 4 \u2013 Debt", segment),
         ("Report of Independent Registered Public Accounting Firm", "PART II")], tree
+
+
+def test_an_outline_entry_does_not_lift_a_style_above_the_labels_of_its_font() -> None:
+    """General Mills' outline lists "Signatures" at its top level beside the parts, and the text sets it in the
+    bold body font of its items and of every sub-heading without a label: that one entry put the style at level
+    1, above the items of the same font at level 2, and the MD&A's sub-headings ("Cash Flows from Operations")
+    hung in no section. A calibration that puts a style above one differing from it only by a label ranked above
+    its own is dropped when fewer entries name it; the heading the outline names keeps the outline's level."""
+    from htmlrag.superrag.parse import headings as hd
+
+    def heads(texts: list[str]) -> list[tuple[list[Line], float]]:
+        return [([Line(page=1 + i, bbox=(50, 60, 300, 70), text=t, size=10.0, bold=True, block=0)], 10.0)
+                for i, t in enumerate(texts)]
+
+    texts = ["PART II", "ITEM 7 - Management's Discussion and Analysis", "EXECUTIVE OVERVIEW",
+             "Cash Flows from Operations", "ITEM 8 - Financial Statements", "Revenue Recognition", "Signatures"]
+    outline = [(1, "Part II"), (2, "Item 7 Management's Discussion and Analysis"),
+               (2, "Item 8 Financial Statements"), (1, "Signatures")]
+    levels = hd.assign_levels(heads(texts), outline)
+    assert levels[6] == (1, "outline") and levels[1] == levels[4] == (2, "outline")
+    assert levels[3][0] > 2 and levels[5][0] > 2, levels  # the sub-headings of the items' font: under them
+    # the same style named by more entries at that level than the items' style: the items' calibration goes
+    more = texts + ["Exhibit Index", "Power of Attorney"]
+    levels = hd.assign_levels(heads(more), outline + [(1, "Exhibit Index"), (1, "Power of Attorney")])
+    assert levels[3][0] == 1 and levels[1] == (2, "outline"), levels

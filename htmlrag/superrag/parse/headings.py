@@ -533,12 +533,14 @@ def _font_levels(styles: Sequence[_Style], matched: Sequence[tuple[_Style, int]]
     its rank distance to the nearest of those; any other style keeps its rank distance to the nearest calibrated
     style above it (else below it).
     Capped at 6. Then a style is not placed below a smaller style of its family (:func:`_in_family_order`).
+    A calibration that puts a style above one that differs from it only by a label ranked above its own is
+    dropped (:func:`_in_label_order`).
     """
     rank = {s: i + 1 for i, s in enumerate(styles)}
     seen: dict[_Style, Counter[int]] = {}
     for st, lvl in matched:
         seen.setdefault(st, Counter())[lvl] += 1
-    calib = {st: min(c, key=lambda lv: (-c[lv], lv)) for st, c in seen.items()}
+    calib = _in_label_order({st: min(c, key=lambda lv: (-c[lv], lv)) for st, c in seen.items()}, seen)
     out: dict[_Style, int] = {}
     for st in styles:
         above = [b for b in styles if rank[b] < rank[st] and b in calib]
@@ -557,6 +559,26 @@ def _font_levels(styles: Sequence[_Style], matched: Sequence[tuple[_Style, int]]
             lvl = rank[st]
         out[st] = min(max(lvl, 1), 6)
     return _in_family_order(out, set(calib))
+
+
+def _in_label_order(calib: dict[_Style, int], seen: dict[_Style, Counter[int]]) -> dict[_Style, int]:
+    """Calibrated levels without those that invert labels in one style: of two calibrated styles that differ only
+    by their labels (:func:`label_rank`), the one whose label ranks lower may not take a level above the other's;
+    when it does, the calibration named by fewer outline entries is dropped (on a tie, the lower label's), and the
+    style is placed by its rank like any other. General Mills' outline lists "Signatures" at its top level beside
+    the parts; the text sets it in the bold body font of its items ("ITEM 7 - ...", level 2) and of every
+    sub-heading without a label ("Cash Flows from Operations"), which all took level 1 and hung in no section, out
+    of their items (issue 35, seventeenth round)."""
+    out = dict(calib)
+    for st in sorted(calib, key=lambda s: s[3]):
+        if st not in out:
+            continue
+        for other in [b for b in out if b[:3] == st[:3] and b[3] > st[3] and out[b] < out[st]]:
+            weak = other if sum(seen[other].values()) <= sum(seen[st].values()) else st
+            out.pop(weak)
+            if weak == st:
+                break
+    return out
 
 
 def _in_family_order(levels: dict[_Style, int], calibrated: set[_Style]) -> dict[_Style, int]:
