@@ -74,3 +74,25 @@ def test_an_outline_entry_does_not_lift_a_style_above_the_labels_of_its_font() -
     more = texts + ["Exhibit Index", "Power of Attorney"]
     levels = hd.assign_levels(heads(more), outline + [(1, "Exhibit Index"), (1, "Power of Attorney")])
     assert levels[3][0] == 1 and levels[1] == (2, "outline"), levels
+
+
+def test_a_heading_the_levels_put_in_no_section_follows_the_section_of_its_own_style() -> None:
+    """General Mills 2019's outline lists its items at level 1, so every style of its one body font came out at
+    level 1: "NOTE 1." nested in Item 8 by its label, and "NOTE 2." after the note's last sub-heading, no section
+    of a smaller level before it and no label above its own in reach, hung in no section (Notes 2 to 19). It
+    follows the open section of its style and level into the section that one is in."""
+    toc = [TocEntry(level=1, title=t, printed_page=str(p), page=p) for t, p in
+           [("Item 7 Management's Discussion", 20), ("Item 8 Financial Statements", 50), ("Signatures", 90)]]
+    flow = [_head("ITEM 7 Management's Discussion", 20), _para(20), _head("ITEM 8 Financial Statements", 50),
+            _head("Notes to Consolidated Financial Statements", 58), _para(58),
+            _head("NOTE 1. BASIS OF PRESENTATION", 58), _head("Basis of Presentation", 58), _para(58),
+            _head("NOTE 2. SUMMARY OF SIGNIFICANT ACCOUNTING POLICIES", 59), _head("Inventories", 59), _para(59),
+            _head("NOTE 3. DEBT", 60), _para(60), _head("Signatures", 90), _para(90)]
+    tree = _tree(_sections(flow, toc)[1])
+    item8 = "ITEM 8 Financial Statements"
+    assert tree[2:] == [("Notes to Consolidated Financial Statements", item8),
+                        ("NOTE 1. BASIS OF PRESENTATION", item8),
+                        ("Basis of Presentation", "NOTE 1. BASIS OF PRESENTATION"),
+                        ("NOTE 2. SUMMARY OF SIGNIFICANT ACCOUNTING POLICIES", item8),
+                        ("Inventories", "NOTE 2. SUMMARY OF SIGNIFICANT ACCOUNTING POLICIES"),
+                        ("NOTE 3. DEBT", item8), ("Signatures", None)], tree

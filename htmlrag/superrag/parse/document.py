@@ -495,8 +495,10 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
                 if label is not None:  # (its level stays: the headings after it are placed by theirs)
                     parent = label
             style = hd.level_style(obj, h.size)  # type: ignore[arg-type]
-            if src != "outline":
-                parent = _out_of_sibling(sections, styles, parent, lvl, style, hd.nesting_rank(h.text))
+            if src != "outline" and not hd.division(h.text):
+                sibling = _sibling(sections, styles, h, style, closed)
+                if sibling is not None:
+                    parent = sections[sibling].parent
             styles.append(style)
             sections.append(Section(h.text, lvl, h.page, h, parent=parent))
             continue
@@ -507,24 +509,26 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
     return headings, sections
 
 
-def _out_of_sibling(sections: list[Section], styles: list[tuple | None], parent: int | None, level: int,
-                    style: tuple, rank: int) -> int | None:
-    """``parent``, or where it lies in a section whose heading has the heading's style and level
-    (:func:`~htmlrag.superrag.parse.headings.level_style`), that section's parent: a heading is its sibling, never
-    in it. The sections from ``parent`` up are searched up to one whose label ranks above the heading's
-    (``rank``, :func:`~htmlrag.superrag.parse.headings.nesting_rank`), which holds it by its label: Boeing's
-    "Strategic Partnership with Embraer" stays in Note 3, though Note 3 hung under a heading of its style. Levels come one style at a time and the label rules nest a heading in a section of a deeper level
-    (:func:`_label_parent`), so the next heading of the section's own style, placed by its level, took the last
-    sub-heading before it as its parent: General Mills sets "NOTE 2. ..." in bold capitals and the notes'
-    sub-headings ("Change in Reporting Period") in bold italics, a level above by their styles' ranks, and each note
-    hung under the last sub-heading of the note before; Boeing 2018's Notes 4 to 24 made a chain twenty notes deep
-    (issue 35, seventeenth round)."""
-    j = parent
-    while j is not None and hd.nesting_rank(sections[j].title) >= rank:
-        if styles[j] == style and sections[j].level == level:
-            return sections[j].parent
+def _sibling(sections: list[Section], styles: list[tuple | None], h: Heading, style: tuple, closed: set[int]
+             ) -> int | None:
+    """The open section whose heading has ``h``'s style and level (:func:`~htmlrag.superrag.parse.headings.
+    level_style`): ``h`` is its sibling, in the section it is in, whatever section the levels or the labels chose.
+    The open sections are the last one and those it lies in, searched up to one whose label ranks above ``h``'s
+    (:func:`~htmlrag.superrag.parse.headings.nesting_rank`), which holds ``h`` by its label (Boeing's "Strategic
+    Partnership with Embraer" stays in Note 3, though Note 3 lies in a section of its style), or one a contents
+    page or the cover closed. Levels come one style at a time and the label rules nest a heading in a section of
+    a deeper level (:func:`_label_parent`), so the next heading of that style, placed by its level, took the last
+    sub-heading before it as its parent (Boeing 2018's Notes 4 to 24, a chain twenty notes deep; General Mills
+    2020's notes under the last bold-italic sub-heading) or no section at all (General Mills 2019's Notes 2 to 19,
+    its outline's items and their notes all at level 1; issue 35, seventeenth round)."""
+    rank = hd.nesting_rank(h.text)
+    j = len(sections) - 1 if sections else None
+    while j is not None and hd.nesting_rank(sections[j].title) >= rank \
+            and not (sections[j].page in closed and sections[j].page != h.page):
+        if styles[j] == style and sections[j].level == h.level:
+            return j
         j = sections[j].parent
-    return parent
+    return None
 
 
 #: Points within which a heading counts as set no larger than a section's heading.
