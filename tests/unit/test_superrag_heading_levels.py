@@ -96,3 +96,28 @@ def test_a_heading_the_levels_put_in_no_section_follows_the_section_of_its_own_s
                         ("NOTE 2. SUMMARY OF SIGNIFICANT ACCOUNTING POLICIES", item8),
                         ("Inventories", "NOTE 2. SUMMARY OF SIGNIFICANT ACCOUNTING POLICIES"),
                         ("NOTE 3. DEBT", item8), ("Signatures", None)], tree
+
+
+def test_a_heading_in_the_italics_of_a_font_ranks_below_the_font() -> None:
+    """General Mills sets its MD&A sections in bold capitals ("LIQUIDITY"), its statements' titles in bold
+    ("Consolidated Balance Sheets") and the sub-headings of both in bold italics ("Cash Flows from Operations") of
+    one size. Levels came from size, weight, case and label only: the italic sub-headings took the statements'
+    level and were siblings of the sections they open. Italics rank below the upright font of the same size,
+    weight and case."""
+    toc = [TocEntry(level=1, title="PART II", printed_page="17", page=17),
+           TocEntry(level=2, title="ITEM 7 - Management's Discussion and Analysis", printed_page="18", page=18),
+           TocEntry(level=2, title="ITEM 8 - Financial Statements", printed_page="45", page=45),
+           TocEntry(level=1, title="Signatures", printed_page="104", page=104)]
+    flow = [_head("PART II", 17), _head("ITEM 7 - Management's Discussion and Analysis", 18), _para(18),
+            _head("LIQUIDITY", 27), _para(27), _head("Cash Flows from Operations", 27, italic=True), _para(27),
+            _head("Cash Flows from Investing Activities", 28, italic=True), _para(28),
+            _head("CAPITAL RESOURCES", 29), _para(29), _head("ITEM 8 - Financial Statements", 45),
+            _head("Consolidated Balance Sheets", 50), _para(50), _head("NOTE 1. BASIS OF PRESENTATION", 53),
+            _head("Basis of Presentation", 53, italic=True), _para(53), _head("Signatures", 104), _para(104)]
+    tree = _tree(_sections(flow, toc)[1])
+    item7, item8 = "ITEM 7 - Management's Discussion and Analysis", "ITEM 8 - Financial Statements"
+    assert tree[2:] == [("LIQUIDITY", item7), ("Cash Flows from Operations", "LIQUIDITY"),
+                        ("Cash Flows from Investing Activities", "LIQUIDITY"), ("CAPITAL RESOURCES", item7),
+                        (item8, "PART II"), ("Consolidated Balance Sheets", item8),
+                        ("NOTE 1. BASIS OF PRESENTATION", item8),
+                        ("Basis of Presentation", "NOTE 1. BASIS OF PRESENTATION"), ("Signatures", None)], tree

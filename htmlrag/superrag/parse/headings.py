@@ -23,8 +23,8 @@ Consecutive qualifying lines of the same size in one block form one heading, spl
 with a part, item or note label (:func:`opens_heading`: "PART II" over "ITEM 5. ..."). Levels: headings matching an
 outline entry take the entry's level; in documents where most headings are numbered, a numbered heading's
 level is its depth (``2.1.3`` -> 3); otherwise styles are ranked (bigger first; at the same size capitals
-before mixed case, then bold before regular; in one style by structural label, part before item before note
-before none, :func:`label_kind`) and the rank is the level, put on the outline's scale where the
+before mixed case, then bold before regular, then upright before italic; in one style by structural label, part
+before item before note before none, :func:`label_kind`) and the rank is the level, put on the outline's scale where the
 outline names headings of the same or nearby styles (:func:`_font_levels`), no style below a smaller one of its
 family (:func:`_in_family_order`). An outline entry names its heading by its words, or by the point on its page it
 leads to (:func:`outline_index`).
@@ -482,7 +482,7 @@ def assign_levels(
     texts = [" ".join(ln.text for ln in lines) for lines, _ in heads]
     index = outline_index(heads, outline)
     style = [level_style(lines, size) for lines, size in heads]
-    styles = sorted(set(style), key=lambda s: (-s[0], not s[2], not s[1], s[3]))
+    styles = sorted(set(style), key=lambda s: (-s[0], not s[2], not s[1], s[3], s[4]))
     font = _font_levels(styles, [(st, outline[j][0]) for st, j in zip(style, index, strict=True) if j is not None])
     depths = [numbering_depth(t) for t in texts]
     numbered = sum(d is not None for d in depths) >= max(2, len(texts) / 2)
@@ -497,7 +497,7 @@ def assign_levels(
     return out
 
 
-_Style = tuple[float, bool, bool, int]  # size to the half point, bold, capitals, label rank
+_Style = tuple[float, bool, bool, bool, int]  # size to the half point, bold, capitals, italic, label rank
 
 
 def level_style(lines: Sequence[Line], size: float) -> _Style:
@@ -506,7 +506,7 @@ def level_style(lines: Sequence[Line], size: float) -> _Style:
     level."""
     text = " ".join(ln.text for ln in lines)
     return (round(size * 2) / 2, all(ln.bold for ln in lines), all(capitals(ln.text) for ln in lines),
-            label_rank(text))
+            all(ln.italic for ln in lines), label_rank(text))
 
 
 def label_rank(text: str) -> int:
@@ -545,7 +545,7 @@ def _font_levels(styles: Sequence[_Style], matched: Sequence[tuple[_Style, int]]
     for st in styles:
         above = [b for b in styles if rank[b] < rank[st] and b in calib]
         below = [b for b in styles if rank[b] > rank[st] and b in calib]
-        same = [b for b in styles if b[:3] == st[:3] and b in calib]  # the same style, other labels
+        same = [b for b in styles if b[:4] == st[:4] and b in calib]  # the same style, other labels
         if st in calib:
             lvl = calib[st]
         elif same:  # labels keep their order in a style: "PART I." above the outline's "ITEM 2." (issue 35)
@@ -570,10 +570,10 @@ def _in_label_order(calib: dict[_Style, int], seen: dict[_Style, Counter[int]]) 
     sub-heading without a label ("Cash Flows from Operations"), which all took level 1 and hung in no section, out
     of their items (issue 35, seventeenth round)."""
     out = dict(calib)
-    for st in sorted(calib, key=lambda s: s[3]):
+    for st in sorted(calib, key=lambda s: s[4]):
         if st not in out:
             continue
-        for other in [b for b in out if b[:3] == st[:3] and b[3] > st[3] and out[b] < out[st]]:
+        for other in [b for b in out if b[:4] == st[:4] and b[4] > st[4] and out[b] < out[st]]:
             weak = other if sum(seen[other].values()) <= sum(seen[st].values()) else st
             out.pop(weak)
             if weak == st:
