@@ -121,3 +121,21 @@ def test_a_heading_in_the_italics_of_a_font_ranks_below_the_font() -> None:
                         (item8, "PART II"), ("Consolidated Balance Sheets", item8),
                         ("NOTE 1. BASIS OF PRESENTATION", item8),
                         ("Basis of Presentation", "NOTE 1. BASIS OF PRESENTATION"), ("Signatures", None)], tree
+
+
+def test_a_heading_the_contents_placed_is_no_sibling_by_style() -> None:
+    """A heading the contents place hangs where the contents put it, which says nothing of headings of its style
+    that they do not name: Lockheed Martin's "ITEM 4(a). Information about our Executive Officers" (no label the
+    parser knows, so the style of the officers' names under it) sits at the top where its contents' parent is not
+    a heading of the text, and the officers followed it out of Part I."""
+    toc = [TocEntry(level=2, title="ITEM 4. Mine Safety Disclosures", printed_page="25", page=25),
+           TocEntry(level=2, title="ITEM 4(a). Information about our Executive Officers", printed_page="26",
+                    page=26),
+           TocEntry(level=1, title="PART II", printed_page="28", page=28)]
+    officers = ["Richard F. Ambrose (age 62), Executive Vice President", "Brian P. Colan (age 60), Controller"]
+    flow = [_head("PART I \u2014 BUSINESS", 3, size=11.0), _para(3), _head("ITEM 4. Mine Safety Disclosures", 25),
+            _para(25), _head("ITEM 4(a). Information about our Executive Officers", 26),
+            _head(officers[0], 26), _para(26), _head(officers[1], 26), _para(26), _head("PART II", 28), _para(28)]
+    tree = dict(_tree(_sections(flow, toc)[1]))
+    assert tree["ITEM 4(a). Information about our Executive Officers"] is None  # the contents' place for it
+    assert tree[officers[0]] is not None and tree[officers[1]] == tree[officers[0]], tree
