@@ -71,8 +71,8 @@ def test_an_outline_entry_does_not_lift_a_style_above_the_labels_of_its_font() -
     assert levels[6] == (1, "outline") and levels[1] == levels[4] == (2, "outline")
     assert levels[3][0] > 2 and levels[5][0] > 2, levels  # the sub-headings of the items' font: under them
     # the same style named by more entries at that level than the items' style: the items' calibration goes
-    more = texts + ["Exhibit Index", "Power of Attorney"]
-    levels = hd.assign_levels(heads(more), outline + [(1, "Exhibit Index"), (1, "Power of Attorney")])
+    more = [*texts, "Exhibit Index", "Power of Attorney"]
+    levels = hd.assign_levels(heads(more), [*outline, (1, "Exhibit Index"), (1, "Power of Attorney")])
     assert levels[3][0] == 1 and levels[1] == (2, "outline"), levels
 
 
