@@ -513,9 +513,10 @@ def _sibling(sections: list[Section], styles: list[tuple | None], h: Heading, st
              ) -> int | None:
     """The open section whose heading has ``h``'s style and level (:func:`~htmlrag.superrag.parse.headings.
     level_style`): ``h`` is its sibling, in the section it is in, whatever section the levels or the labels chose.
-    A section the contents placed is no such sibling: the contents say nothing of headings of its style that they
-    do not name (Lockheed Martin's "ITEM 4(a). ...", the style of the officers' names under it, sits at the top
-    where its contents' parent is not a heading of the text).
+    A section the contents placed at the top is no such sibling: there its contents' parent may be no heading of
+    the text, which says nothing of headings of its style that they do not name (Lockheed Martin's "ITEM 4(a).
+    ...", the style of the officers' names under it; the officers followed it out of Part I). One the contents
+    placed in a section is (JPMorgan's "Nonrecurring fair value changes" follows its sibling into Note 2).
     The open sections are the last one and those it lies in, searched up to one whose label ranks above ``h``'s
     (:func:`~htmlrag.superrag.parse.headings.nesting_rank`), which holds ``h`` by its label (Boeing's "Strategic
     Partnership with Embraer" stays in Note 3, though Note 3 lies in a section of its style), or one a contents
@@ -528,7 +529,8 @@ def _sibling(sections: list[Section], styles: list[tuple | None], h: Heading, st
     j = len(sections) - 1 if sections else None
     while j is not None and hd.nesting_rank(sections[j].title) >= rank \
             and not (sections[j].page in closed and sections[j].page != h.page):
-        if styles[j] == style and sections[j].level == h.level and sections[j].heading.source != "outline":
+        if styles[j] == style and sections[j].level == h.level \
+                and not (sections[j].heading.source == "outline" and sections[j].parent is None):
             return j
         j = sections[j].parent
     return None
