@@ -462,7 +462,9 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
     heading its font placed that opens a division of the document (a part, an exhibit:
     :func:`~htmlrag.superrag.parse.headings.division`) nests in no section: exhibits hung under the last heading of
     the exhibit before them ("Exhibit 31.2" under "CERTIFICATION", CVS's Exhibit 13.1, its MD&A and statements,
-    under a plan's "EMPLOYEE COVENANTS"), and Corning's parts under its cover's name (issue 35, twelfth round)."""
+    under a plan's "EMPLOYEE COVENANTS"), and Corning's parts under its cover's name (issue 35, twelfth round).
+    Any other heading the contents do not place is the sibling of an open section of its own style and level
+    (:func:`_sibling`), in the section that one is in."""
     heads = [(x, max(ln.size for ln in x)) for k, x in flow if k == "head"]  # type: ignore[union-attr]
     entries = [(e.level, e.title, e.page, e.top) for e in toc]
     levels = iter(hd.assign_levels(heads, entries))

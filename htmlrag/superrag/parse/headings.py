@@ -25,8 +25,9 @@ outline entry take the entry's level; in documents where most headings are numbe
 level is its depth (``2.1.3`` -> 3); otherwise styles are ranked (bigger first; at the same size capitals
 before mixed case, then bold before regular, then upright before italic; in one style by structural label, part
 before item before note before none, :func:`label_kind`) and the rank is the level, put on the outline's scale where the
-outline names headings of the same or nearby styles (:func:`_font_levels`), no style below a smaller one of its
-family (:func:`_in_family_order`). An outline entry names its heading by its words, or by the point on its page it
+outline names headings of the same or nearby styles (:func:`_font_levels`; not above a style of its font whose
+label ranks above its own, :func:`_in_label_order`), no style below a smaller one of its family
+(:func:`_in_family_order`). An outline entry names its heading by its words, or by the point on its page it
 leads to (:func:`outline_index`).
 """
 
