@@ -24,8 +24,8 @@ with a part, item or note label (:func:`opens_heading`: "PART II" over "ITEM 5. 
 outline entry take the entry's level; in documents where most headings are numbered, a numbered heading's
 level is its depth (``2.1.3`` -> 3); otherwise styles are ranked (bigger first; at the same size capitals
 before mixed case, then bold before regular, then upright before italic; in one style by structural label, part
-before item before note before none, :func:`label_kind`) and the rank is the level, put on the outline's scale where the
-outline names headings of the same or nearby styles (:func:`_font_levels`; not above a style of its font whose
+before item before note before none, :func:`label_kind`) and the rank is the level, put on the outline's scale
+where the outline names headings of the same or nearby styles (:func:`_font_levels`; not above a style of its font whose
 label ranks above its own, :func:`_in_label_order`), no style below a smaller one of its family
 (:func:`_in_family_order`). An outline entry names its heading by its words, or by the point on its page it
 leads to (:func:`outline_index`).
@@ -503,8 +503,8 @@ _Style = tuple[float, bool, bool, bool, int]  # size to the half point, bold, ca
 
 def level_style(lines: Sequence[Line], size: float) -> _Style:
     """What a heading's level is given by (:func:`assign_levels`): its size to the half point, whether it is
-    wholly bold, wholly in capitals, and its label's rank (:func:`label_rank`). Headings of one style take one
-    level."""
+    wholly bold, wholly in capitals, wholly italic, and its label's rank (:func:`label_rank`). Headings of one style
+    take one level."""
     text = " ".join(ln.text for ln in lines)
     return (round(size * 2) / 2, all(ln.bold for ln in lines), all(capitals(ln.text) for ln in lines),
             all(ln.italic for ln in lines), label_rank(text))
@@ -583,7 +583,7 @@ def _in_label_order(calib: dict[_Style, int], seen: dict[_Style, Counter[int]]) 
 
 
 def _in_family_order(levels: dict[_Style, int], calibrated: set[_Style]) -> dict[_Style, int]:
-    """Levels with no style placed deeper than a smaller style of its family (same weight, case and label).
+    """Levels with no style placed deeper than a smaller style of its family (same weight, case, italics, label).
 
     Rank distances are counted over every style, so two sizes of one family, each placed by its distance to a
     different calibrated style, can come out inverted: NVIDIA's MD&A sets its sections ("Results of Operations",
@@ -594,7 +594,7 @@ def _in_family_order(levels: dict[_Style, int], calibrated: set[_Style]) -> dict
     level above the smaller (smallest first, so a run of sizes keeps its order); a smaller uncalibrated style
     under a calibrated larger one goes one level below it. Two calibrated styles keep the outline's levels."""
     out = dict(levels)
-    families: dict[tuple[bool, bool, int], list[_Style]] = {}
+    families: dict[tuple[bool, bool, bool, int], list[_Style]] = {}
     for st in sorted(out, key=lambda s: -s[0]):
         families.setdefault(st[1:], []).append(st)
     for members in families.values():
