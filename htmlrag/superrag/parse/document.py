@@ -489,6 +489,7 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
                 if parent is not None and sections[parent].level >= lvl:
                     parent = None
                 section_of[entry] = len(sections)
+            style = hd.level_style(obj, h.size)  # type: ignore[arg-type]
             # the ToC placed none of them (an unlabelled entry of its top stays there: "Signatures" beside a part)
             if src != "outline" and hd.division(h.text):
                 parent = None  # a part, an exhibit: a division of the whole document, in no section of another
@@ -496,9 +497,7 @@ def _sections(flow: list[tuple[str, object]], toc: list, toc_pages: set[int] = f
                 label = _label_parent(sections, h, closed, parent)
                 if label is not None:  # (its level stays: the headings after it are placed by theirs)
                     parent = label
-            style = hd.level_style(obj, h.size)  # type: ignore[arg-type]
-            if src != "outline" and not hd.division(h.text):
-                sibling = _sibling(sections, styles, h, style, closed)
+                sibling = _sibling(sections, styles, h, style, closed) if src != "outline" else None
                 if sibling is not None:
                     parent = sections[sibling].parent
             styles.append(style)
