@@ -7,7 +7,8 @@ A *text block* (lines of one PyMuPDF block) yields a heading from its leading li
   Directors and Shareholders of ...", which opens every auditor's report),
 * not a table's row or column heading that the table finder left in the text: no amount in it (a number with a
   currency sign, a percent sign, thousands separators or in parentheses, or two numbers of 3+ characters that
-  are not years; a leading section number and dates do not count), not only dates ("October 29, 2023", "Apr 1, 2023 Apr 2, 2022"), and not
+  are not years; a leading section number and dates do not count), not only dates ("October 29, 2023", "Apr 1, 2023 Apr 2, 2022"), not
+  only a reporting period (:func:`period_caption`: "Years ended December 31, 2018, 2017 and 2016"), and not
   wholly in parentheses (a unit or status line such as "(In millions)" or "(Unaudited)", also when the columns'
   dates follow it on its line: Intel's "(In Millions; Unaudited) Apr 1, 2023 Apr 2, 2022"), and not a cell of a
   row of headings (:func:`grid_cells`: a short line that shares its visual row with another short line of its
@@ -48,6 +49,15 @@ _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
 _DATE = re.compile(rf"\b{_MONTH}\s+\d{{1,2}},?(?:\s+\d{{4}})?", re.I)
 _DATES = re.compile(rf"^(?:{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}[\s,]*(?:and\s+)?)+$", re.I)
+#: A reporting period alone, the subtitle of a statement or a table and the cover's period line, never a section's
+#: title: "Years ended December 31, 2018, 2017 and 2016", "FOR THE THREE MONTHS ENDED APRIL 30, 2023 AND MAY 1,
+#: 2022", "For the Fiscal Year Ended June 30, 2016", "Three Months Ended", "As of December 31, 2017". What may follow
+#: the period is only dates, years, "and" and punctuation (:func:`period_caption`); "Three Months Ended September 30,
+#: 2022 Compared with Three Months Ended September 30, 2021", a section of Microsoft's MD&A, is no caption.
+_PERIOD = re.compile(r"^\(?\s*(?:for\s+the\s+)?(?:(?:(?:three|six|nine|twelve|thirteen|\d{1,2})[\s-]+(?:months?|weeks?)|"
+                     r"(?:fifty|\d{2})[\s-]+(?:two|three)?[\s-]*weeks?|(?:fiscal\s+)?(?:years?|quarters?|periods?))"
+                     rf"\s+(?:ended|ending)\b|(?:as\s+of|as\s+at|at)\s+(?={_MONTH}))", re.I)
+_PERIOD_REST = re.compile(r"^[\s,;:.()\-–—]*(?:(?:and|&)[\s,;:.()\-–—]*|(?:19|20)\d\d[\s,;:.()\-–—]*)*$", re.I)
 _AMOUNT = re.compile(r"^[(\[]?[$€£¥]?\(?(?:\d{1,3}(?:,\d{3})+|\d+\.\d+|\d+)(?:\.\d+)?\)?%?[)\]]?$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 NUMBERED = re.compile(r"^(?:(?:chapter|part|section|item)\s+)?(\d+(?:\.\d+)*|[A-Z]|[IVX]+|\(\d+\)|\d+\))[.:)]?\s+\S", re.I)
@@ -146,6 +156,14 @@ def capitals(text: str) -> bool:
                for c in _LETTER.findall(w)]
     cased = [c for c in letters if c.lower() != c.upper()]
     return len(cased) >= 4 and not any(c.islower() for c in cased)
+
+
+def period_caption(text: str) -> bool:
+    """Whether a line names a reporting period and nothing else (:data:`_PERIOD`): a statement's or a table's subtitle,
+    or the cover's period line, which is text under the title it follows, not a section that holds what comes after
+    it (Boeing's "Years ended December 31, 2018, 2017 and 2016" held all its notes; issue 35)."""
+    m = _PERIOD.match(text.strip())
+    return m is not None and _PERIOD_REST.match(_DATE.sub(" ", text.strip()[m.end():])) is not None
 
 
 def table_text(text: str) -> bool:
@@ -269,7 +287,7 @@ def _qualifies(ln: Line, body: float, size_ratio: float, max_words: int) -> bool
     t = ln.text
     if len(t) > 160 or len(t.split()) > max_words or len(_LETTER.findall(t)) < 2 or t[-1] in ",;":
         return False
-    if table_text(t):
+    if table_text(t) or period_caption(t):
         return False
     big = ln.size >= body * size_ratio
     caps = capitals(t) and t[-1] != "."  # a line of capitals ending a sentence ("... U.S. GAAP.") is body text
@@ -351,7 +369,8 @@ def _accept(run: list[Line], after: list[Line], body: float, size_ratio: float, 
     big = run[0].size >= body * size_ratio
     if big:
         return True
-    followed = bool(after) and style_of(after[0]) != style_of(run[0])  # capitals followed by mixed case too
+    # capitals followed by mixed case too; a title followed by its period in its own style (:func:`period_caption`)
+    followed = bool(after) and (style_of(after[0]) != style_of(run[0]) or period_caption(after[0].text))
     if run[0].italic and not run[0].bold:
         return followed and len(run) == 1 and run[0].text.rstrip()[-1:] != "."
     return followed or (not after and len(run) <= 2)

@@ -1,0 +1,58 @@
+"""Lines that name a reporting period and nothing else are captions, not sections (issue 35, eighteenth round).
+Found on the parse of FinanceBench's filings (no question read)."""
+
+from __future__ import annotations
+
+import pytest
+
+from htmlrag.superrag.parse import headings as hd
+from htmlrag.superrag.parse.model import Line
+
+
+def _ln(text: str, y: float, *, size: float = 9.0, bold: bool = True) -> Line:
+    return Line(page=57, bbox=(50, y, 50 + 4.5 * len(text), y + size + 1), text=text, size=size, bold=bold, block=0)
+
+
+@pytest.mark.parametrize("text", [
+    "Years ended December 31, 2018, 2017 and 2016",                   # Boeing: held all 24 notes
+    "For the Years ended December 31, 2022, 2021 and 2020",           # MGM: a statement's subtitle
+    "FOR THE THREE MONTHS ENDED APRIL 30, 2023 AND MAY 1, 2022",      # NVIDIA's statements
+    "For the Fiscal Year Ended June 30, 2016",                        # the cover's period line
+    "FOR THE QUARTER ENDED October 30, 2022",
+    "Six months ended June 30, 2022",                                 # JPMorgan: a table's caption in a note
+    "YEAR ENDED MAY 31, 2022", "Three Months Ended", "Fiscal Years Ended",
+    "52 weeks ended January 28, 2023", "Nine Months Ended Sept. 30, 2023",
+    "As of December 31, 2017", "At December 31, 2022 and 2021",
+])
+def test_a_period_alone_is_a_caption(text: str) -> None:
+    assert hd.period_caption(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "Three Months Ended September 30, 2022 Compared with Three Months Ended September 30, 2021",  # Microsoft's MD&A
+    "For the year ended December 31, 2022 compared to 2021", "Year Ended December 31, 2022 Highlights",
+    "At a Glance", "Asset Retirement Obligations", "Quarterly Results", "Periods of Operation",
+    "Fiscal Year 2023 Summary", "As of the Date of This Report",
+])
+def test_a_heading_that_says_more_than_a_period_is_no_caption(text: str) -> None:
+    assert not hd.period_caption(text), text
+
+
+def test_the_period_under_a_title_stays_text_of_the_titles_section() -> None:
+    """Boeing sets "Years ended December 31, 2018, 2017 and 2016" under the notes' title in the bold body font of
+    its sub-headings; it was a heading, and every note after it hung in the period's section. The period line is
+    body text now; the title above it stays a heading, whether the period is a block of its own (Boeing, MGM) or
+    a line of the title's block."""
+    lines = [_ln("Notes to the Consolidated Financial Statements", 60),
+             _ln("Years ended December 31, 2018, 2017 and 2016", 71),
+             _ln("Note 1 \u2013 Summary of Significant Accounting Policies", 95),
+             _ln("Principles of Consolidation and Basis of Presentation", 110),
+             _ln("The consolidated financial statements include the accounts of The Boeing Company.", 122,
+                 bold=False)]
+    for blocks in ([lines], [lines[:1], lines[1:2], lines[2:3], lines[3:]], [lines[:2], lines[2:3], lines[3:]]):
+        runs = [(kind, [x.text for x in run]) for b in blocks for kind, run in hd.segment_block(hd.Block(b), 9.0)]
+        heads = [" ".join(t) for kind, t in runs if kind == "head"]
+        assert not any("Years ended" in h for h in heads), runs
+        assert heads[:1] == ["Notes to the Consolidated Financial Statements"], runs
+        body = " ".join(" ".join(t) for kind, t in runs if kind == "body")
+        assert "Years ended December 31, 2018, 2017 and 2016" in body, runs
