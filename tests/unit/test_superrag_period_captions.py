@@ -56,3 +56,24 @@ def test_the_period_under_a_title_stays_text_of_the_titles_section() -> None:
         assert heads[:1] == ["Notes to the Consolidated Financial Statements"], runs
         body = " ".join(" ".join(t) for kind, t in runs if kind == "body")
         assert "Years ended December 31, 2018, 2017 and 2016" in body, runs
+
+
+@pytest.mark.parametrize("text", [
+    "Location of Gains (Losses) Recognized in Income on Derivatives Apr 1, 2023 Apr 2, 2022",  # Intel
+    "Fiscal Year Percent of Net Sales 2020 2019 2018 2017 2016",                                 # General Mills
+    "Fiscal Year In Millions 2020 2019 2018", "Revenue by Geography Oct 29, 2023 Oct 30, 2022",
+])
+def test_a_row_heading_before_the_columns_dates_is_table_text(text: str) -> None:
+    """A table's column headings left on one line after its first row heading, the columns' years or dates side by
+    side, opened a section at the deepest level (Intel's derivatives table under "Three Months Ended")."""
+    assert hd.table_text(text), text
+    assert hd.segment_block(hd.Block([_ln(text, 60)]), 9.0) == [("body", [_ln(text, 60)])]
+
+
+@pytest.mark.parametrize("text", [
+    "Summary of Stock Repurchases for Fiscal 2016, 2015 and 2014", "Convertible Senior Notes due in 2026 and 2027",
+    "Comparison of Years Ended December 31, 2019 and 2018", "Senior Notes Due 2025", "2023 Notes",
+    "CONDENSED CONSOLIDATED STATEMENTS OF SHAREHOLDERS' EQUITY FOR THE NINE MONTHS ENDED OCTOBER 29, 2023",
+])
+def test_years_a_title_names_in_words_are_no_columns(text: str) -> None:
+    assert not hd.table_text(text) and not hd.period_caption(text), text

@@ -8,6 +8,7 @@ A *text block* (lines of one PyMuPDF block) yields a heading from its leading li
 * not a table's row or column heading that the table finder left in the text: no amount in it (a number with a
   currency sign, a percent sign, thousands separators or in parentheses, or two numbers of 3+ characters that
   are not years; a leading section number and dates do not count), not only dates ("October 29, 2023", "Apr 1, 2023 Apr 2, 2022"), not
+  ending with the columns' years or dates side by side ("Fiscal Year In Millions 2020 2019 2018"), not
   only a reporting period (:func:`period_caption`: "Years ended December 31, 2018, 2017 and 2016"), and not
   wholly in parentheses (a unit or status line such as "(In millions)" or "(Unaudited)", also when the columns'
   dates follow it on its line: Intel's "(In Millions; Unaudited) Apr 1, 2023 Apr 2, 2022"), and not a cell of a
@@ -58,6 +59,12 @@ _PERIOD = re.compile(r"^\(?\s*(?:for\s+the\s+)?(?:(?:(?:three|six|nine|twelve|th
                      r"(?:fifty|\d{2})[\s-]+(?:two|three)?[\s-]*weeks?|(?:fiscal\s+)?(?:years?|quarters?|periods?))"
                      rf"\s+(?:ended|ending)\b|(?:as\s+of|as\s+at|at)\s+(?={_MONTH}))", re.I)
 _PERIOD_REST = re.compile(r"^[\s,;:.()\-–—]*(?:(?:and|&)[\s,;:.()\-–—]*|(?:19|20)\d\d[\s,;:.()\-–—]*)*$", re.I)
+#: A table's column headings left on one line after a row heading: two or more years or dates side by side, with
+#: nothing between them ("Location of Gains (Losses) Recognized in Income on Derivatives Apr 1, 2023 Apr 2, 2022",
+#: "Fiscal Year In Millions 2020 2019 2018"). Years joined by "and" or commas are a title's words ("Summary of
+#: Stock Repurchases for Fiscal 2016, 2015 and 2014").
+_COLUMN_DATES = re.compile(rf"(?:\s(?:19|20)\d\d){{2,}}$|\b{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}\s+{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}$",
+                           re.I)
 _AMOUNT = re.compile(r"^[(\[]?[$€£¥]?\(?(?:\d{1,3}(?:,\d{3})+|\d+\.\d+|\d+)(?:\.\d+)?\)?%?[)\]]?$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 NUMBERED = re.compile(r"^(?:(?:chapter|part|section|item)\s+)?(\d+(?:\.\d+)*|[A-Z]|[IVX]+|\(\d+\)|\d+\))[.:)]?\s+\S", re.I)
@@ -168,10 +175,10 @@ def period_caption(text: str) -> bool:
 
 def table_text(text: str) -> bool:
     """Whether a short line reads as a table's row or column heading rather than a section heading: it holds an
-    amount (after any leading section number), is only dates, or is wholly in parentheses (see the module
-    docstring)."""
+    amount (after any leading section number), is only dates, ends with the columns' years or dates side by side
+    (:data:`_COLUMN_DATES`), or is wholly in parentheses (see the module docstring)."""
     t = text.strip()
-    if (t.startswith("(") and t.endswith(")")) or _DATES.match(t):
+    if (t.startswith("(") and t.endswith(")")) or _DATES.match(t) or _COLUMN_DATES.search(t):
         return True
     if t.startswith("(") and not _LETTER.search(re.sub(r"\([^()]*\)", " ", _DATE.sub(" ", t))):
         return True  # a unit before the columns' dates: "(In Millions; Unaudited) Apr 1, 2023 Apr 2, 2022"
