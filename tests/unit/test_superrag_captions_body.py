@@ -1,5 +1,7 @@
-"""Lines that name a reporting period and nothing else are captions, not sections (issue 35, eighteenth round).
-Found on the parse of FinanceBench's filings (no question read)."""
+"""What is not a heading and what the headings are told from (issue 35, eighteenth round): a line naming a
+reporting period and nothing else is a caption; a row heading before the columns' dates is table text; the body
+size is read on the report the contents cover, not on the exhibits bound after it. Found on the parse of
+FinanceBench's and the shared filings (no question read)."""
 
 from __future__ import annotations
 
@@ -77,3 +79,47 @@ def test_a_row_heading_before_the_columns_dates_is_table_text(text: str) -> None
 ])
 def test_years_a_title_names_in_words_are_no_columns(text: str) -> None:
     assert not hd.table_text(text) and not hd.period_caption(text), text
+
+
+BODY = "The company sells widgets to customers in many regions and reports the results every quarter."
+
+
+def test_exhibits_in_a_larger_type_do_not_set_the_reports_body(tmp_path) -> None:
+    """Walmart 2018 binds 200 pages of plans at 10.8 pt after a report of 94 pages at 8.8 pt (Apple's 2023 Q1 10-Q:
+    award agreements at 9.0 pt after the report at 8.1 pt). The body size was read on all pages, so it was the
+    exhibits'; the report's bold sub-headings in its own body size were smaller than that and none was read: the
+    notes and the MD&A's sections were text of their items. The body is read on the pages the contents cover."""
+    import pymupdf
+
+    from htmlrag.superrag.parse import parse_pdf
+
+    path = tmp_path / "report.pdf"
+    doc = pymupdf.open()
+    subs = {"Item 1. Financial Statements": ["Note 1 - Revenue", "Note 2 - Debt"],
+            "Item 2. Management's Discussion and Analysis": ["Liquidity and Capital Resources", "Gross Margin"]}
+    for item, heads in subs.items():
+        p = doc.new_page()
+        p.insert_text((60, 50), item, fontsize=10, fontname="hebo")
+        y = 80
+        for h in heads:
+            p.insert_text((60, y), h, fontsize=8, fontname="hebo")
+            p.insert_textbox(pymupdf.Rect(60, y + 8, 540, y + 140), (BODY + " ") * 5, fontsize=8)
+            y += 160
+    plans = ["DEFERRED COMPENSATION PLAN", "STOCK INCENTIVE PLAN", "RESTRICTED STOCK UNIT AGREEMENT",
+             "SEVERANCE AGREEMENT"]
+    for n, plan in enumerate(plans):  # the exhibits: more text than the report, in a larger type
+        p = doc.new_page()
+        p.insert_text((60, 100 + 20 * n), plan, fontsize=11, fontname="hebo")
+        p.insert_textbox(pymupdf.Rect(60, 120 + 20 * n, 540, 780), (BODY + " ") * 35, fontsize=11)
+    doc.set_toc([[1, "Item 1. Financial Statements", 1], [1, "Item 2. Management's Discussion and Analysis", 2]])
+    doc.save(path)
+    doc.close()
+
+    sections = parse_pdf(path).sections
+    titles = [s.title for s in sections]
+    for item, heads in subs.items():
+        for h in heads:
+            assert h in titles, titles
+            s = sections[titles.index(h)]
+            assert s.parent is not None and sections[s.parent].title == item, (h, titles)
+    assert all(plan in titles for plan in plans), titles  # the exhibits' own headings, told from their own size
