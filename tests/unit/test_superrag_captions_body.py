@@ -1,7 +1,7 @@
 """What is not a heading and what the headings are told from (issue 35, eighteenth round): a line naming a
 reporting period and nothing else is a caption; a row heading before the columns' dates is table text; the body
-size is read on the report the contents cover, not on the exhibits bound after it. Found on the parse of
-FinanceBench's and the shared filings (no question read)."""
+size is read on the report the contents cover, not on the exhibits bound after it; a line set apart only by a rule
+drawn under it is a heading. Found on the parse of FinanceBench's and the shared filings (no question read)."""
 
 from __future__ import annotations
 
@@ -123,3 +123,61 @@ def test_exhibits_in_a_larger_type_do_not_set_the_reports_body(tmp_path) -> None
             s = sections[titles.index(h)]
             assert s.parent is not None and sections[s.parent].title == item, (h, titles)
     assert all(plan in titles for plan in plans), titles  # the exhibits' own headings, told from their own size
+
+
+def _underlined_pdf(path, rows: list[tuple[str, str]]) -> None:
+    """One page: an item heading in bold, then for each ``(text, how)`` a line in the body font, underlined as
+    ``how`` says ("under": a rule under the whole line; "wide": a rule running 80 points on, as a column's or a
+    signature's; "none"), each followed by a paragraph."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    p = doc.new_page()
+    p.insert_text((60, 50), "Item 7. Management's Discussion and Analysis", fontsize=10, fontname="hebo")
+    y = 80
+    for text, how in rows:
+        p.insert_text((60, y), text, fontsize=8)
+        width = pymupdf.get_text_length(text, fontname="helv", fontsize=8)
+        if how != "none":
+            p.draw_line((60, y + 1.5), (60 + width + (80 if how == "wide" else 0), y + 1.5), width=0.5)
+        p.insert_textbox(pymupdf.Rect(60, y + 6, 540, y + 100), (BODY + " ") * 4, fontsize=8)
+        y += 110
+    doc.save(path)
+    doc.close()
+
+
+def test_a_line_set_apart_only_by_an_underline_is_a_heading(tmp_path) -> None:
+    """3M sets the sub-headings of its contingencies note in the body font and draws a rule under each ("Process for
+    Disclosure and Recording of Liabilities Related to Legal Proceedings"); Best Buy, Microsoft, Pfizer and CVS
+    Health some of theirs. Read as text, the note was one section of 164 paragraphs. A line with a rule under its
+    whole width and no further is a heading (ranked below the bold item); a rule that runs on (a column's rule, a
+    signature line), a line ending a sentence and a line with no rule stay text."""
+    from htmlrag.superrag.parse import parse_pdf
+
+    rows = [("Process for Disclosure of Liabilities", "under"), ("Environmental Matters and Litigation", "under"),
+            ("Selected quarterly data", "wide"), ("/s/ Jane Doe", "under"), ("The matter was settled.", "under"),
+            ("Competition and markets", "none")]
+    path = tmp_path / "underlined.pdf"
+    _underlined_pdf(path, rows)
+    sections = parse_pdf(path).sections
+    titles = [s.title for s in sections]
+    assert titles == ["Item 7. Management's Discussion and Analysis", "Process for Disclosure of Liabilities",
+                      "Environmental Matters and Litigation"], titles
+    assert [s.parent for s in sections] == [None, 0, 0]
+    text = " ".join(it.text for s in sections for it in s.items if hasattr(it, "text"))
+    for kept, _ in rows[2:]:
+        assert kept in text, kept  # the others stay text, in the section they are in
+
+
+def test_underlines_are_marked_only_under_the_whole_line() -> None:
+    from htmlrag.superrag.parse.lines import mark_underlined
+
+    ln = Line(page=1, bbox=(60.0, 70.0, 200.0, 80.0), text="Vendor Allowances", size=8.0, bold=False, block=0)
+    assert mark_underlined([ln], [(60.0, 200.0, 79.5)])[0].underline              # under the whole line
+    assert mark_underlined([ln], [(60.0, 120.0, 79.5), (120.0, 199.0, 80.5)])[0].underline  # in two strokes
+    assert not mark_underlined([ln], [(60.0, 150.0, 79.5)])[0].underline          # under part of it
+    assert not mark_underlined([ln], [(60.0, 200.0, 75.0)])[0].underline          # struck through
+    assert not mark_underlined([ln], [(60.0, 200.0, 90.0)])[0].underline          # the next line's rule
+    assert not mark_underlined([ln], [(20.0, 300.0, 79.5)])[0].underline          # a rule running on
+    bold = Line(page=1, bbox=(60.0, 70.0, 200.0, 80.0), text="Vendor Allowances", size=8.0, bold=True, block=0)
+    assert not mark_underlined([bold], [(60.0, 200.0, 79.5)])[0].underline        # bold is a style of its own

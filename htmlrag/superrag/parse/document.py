@@ -19,7 +19,14 @@ from htmlrag.core.errors import InputError
 from htmlrag.superrag.parse import figures as fig
 from htmlrag.superrag.parse import headings as hd
 from htmlrag.superrag.parse.furniture import find_furniture
-from htmlrag.superrag.parse.lines import body_size, inside, page_lines
+from htmlrag.superrag.parse.lines import (
+    body_size,
+    horizontal_rules,
+    inside,
+    mark_underlined,
+    page_lines,
+    underline_candidate,
+)
 from htmlrag.superrag.parse.model import (
     FigureItem,
     Heading,
@@ -118,6 +125,8 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
         except Exception as exc:
             warnings.append(f"{name}: page {pno}: text extraction failed ({exc}); page skipped")
             lines = []
+        if any(underline_candidate(ln) for ln in lines):
+            lines = mark_underlined(lines, horizontal_rules(page))
         chars = sum(len(ln.text) for ln in lines)
         boxes = fig.image_boxes(page)
         cover = sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes) / max(w * h, 1.0)

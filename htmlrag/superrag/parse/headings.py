@@ -15,7 +15,8 @@ A *text block* (lines of one PyMuPDF block) yields a heading from its leading li
   row of headings (:func:`grid_cells`: a short line that shares its visual row with another short line of its
   style, side by side, as a table's column headings do, and the lines that wrap such a cell; a line that wraps a
   table's column heading above the table's top, :func:`heads_above_tables`),
-* either set at least ``size_ratio`` x the body size, or wholly bold at no less than the body size (when
+* either set at least ``size_ratio`` x the body size, or wholly bold (or underlined: a drawn rule under the whole
+  line, :func:`~htmlrag.superrag.parse.lines.mark_underlined`) at no less than the body size (when
   the bold run is followed by non-bold lines or stands alone), or wholly in capitals at no less than the body
   size and not ending with a period (:func:`capitals`; when followed by lines not in capitals or standing
   alone: filings set "OVERVIEW" and "NOTE 1 — ACCOUNTING POLICIES" in the body font), or numbered (``1.2``,
@@ -25,7 +26,7 @@ Consecutive qualifying lines of the same size in one block form one heading, spl
 with a part, item or note label (:func:`opens_heading`: "PART II" over "ITEM 5. ..."). Levels: headings matching an
 outline entry take the entry's level; in documents where most headings are numbered, a numbered heading's
 level is its depth (``2.1.3`` -> 3); otherwise styles are ranked (bigger first; at the same size capitals
-before mixed case, then bold before regular, then upright before italic; in one style by structural label, part
+before mixed case, then bold before underlined before neither, then upright before italic; in one style by structural label, part
 before item before note before none, :func:`label_kind`) and the rank is the level, put on the outline's scale
 where the outline names headings of the same or nearby styles (:func:`_font_levels`; not above a style of its font whose
 label ranks above its own, :func:`_in_label_order`), no style below a smaller one of its family
@@ -294,18 +295,19 @@ def _qualifies(ln: Line, body: float, size_ratio: float, max_words: int) -> bool
     t = ln.text
     if len(t) > 160 or len(t.split()) > max_words or len(_LETTER.findall(t)) < 2 or t[-1] in ",;":
         return False
-    if table_text(t) or period_caption(t):
+    if table_text(t) or period_caption(t) or t.lower().startswith("/s/"):  # a signature: drawn on a line, or bold
         return False
     big = ln.size >= body * size_ratio
     caps = capitals(t) and t[-1] != "."  # a line of capitals ending a sentence ("... U.S. GAAP.") is body text
-    styled = (ln.bold or ln.italic or caps) and ln.size >= body * 0.95
+    styled = (ln.bold or ln.italic or caps or ln.underline) and ln.size >= body * 0.95
     numbered = NUMBERED.match(t) is not None and (ln.bold or ln.size > body + 0.4)
     return big or styled or numbered
 
 
-def style_of(ln: Line) -> tuple[float, bool, bool, bool]:
-    """A line's heading style: size to the half point, bold, italic, capitals (lines of one heading share it)."""
-    return (round(ln.size * 2) / 2, ln.bold, ln.italic, capitals(ln.text))
+def style_of(ln: Line) -> tuple[float, bool, bool, bool, bool]:
+    """A line's heading style: size to the half point, bold, italic, capitals, underlined (lines of one heading
+    share it; an underlined heading differs from the body text after it in its own font)."""
+    return (round(ln.size * 2) / 2, ln.bold, ln.italic, capitals(ln.text), ln.underline)
 
 
 def segment_block(
@@ -509,7 +511,7 @@ def assign_levels(
     texts = [" ".join(ln.text for ln in lines) for lines, _ in heads]
     index = outline_index(heads, outline)
     style = [level_style(lines, size) for lines, size in heads]
-    styles = sorted(set(style), key=lambda s: (-s[0], not s[2], not s[1], s[3], s[4]))
+    styles = sorted(set(style), key=lambda s: (-s[0], not s[2], -s[1], s[3], s[4]))
     font = _font_levels(styles, [(st, outline[j][0]) for st, j in zip(style, index, strict=True) if j is not None])
     depths = [numbering_depth(t) for t in texts]
     numbered = sum(d is not None for d in depths) >= max(2, len(texts) / 2)
@@ -524,16 +526,18 @@ def assign_levels(
     return out
 
 
-_Style = tuple[float, bool, bool, bool, int]  # size to the half point, bold, capitals, italic, label rank
+_Style = tuple[float, int, bool, bool, int]  # size to the half point, weight, capitals, italic, label rank
 
 
 def level_style(lines: Sequence[Line], size: float) -> _Style:
-    """What a heading's level is given by (:func:`assign_levels`): its size to the half point, whether it is
-    wholly bold, wholly in capitals, wholly italic, and its label's rank (:func:`label_rank`). Headings of one style
-    take one level."""
+    """What a heading's level is given by (:func:`assign_levels`): its size to the half point, its weight (2: wholly
+    bold, 1: wholly underlined, 0: neither), whether it is wholly in capitals, wholly italic, and its label's rank
+    (:func:`label_rank`). Headings of one style take one level; at one size and case an underlined heading ranks
+    below a bold one and above one of neither."""
     text = " ".join(ln.text for ln in lines)
-    return (round(size * 2) / 2, all(ln.bold for ln in lines), all(capitals(ln.text) for ln in lines),
-            all(ln.italic for ln in lines), label_rank(text))
+    weight = 2 if all(ln.bold for ln in lines) else 1 if all(ln.underline for ln in lines) else 0
+    return (round(size * 2) / 2, weight, all(capitals(ln.text) for ln in lines), all(ln.italic for ln in lines),
+            label_rank(text))
 
 
 def label_rank(text: str) -> int:
@@ -620,7 +624,7 @@ def _in_family_order(levels: dict[_Style, int], calibrated: set[_Style]) -> dict
     level above the smaller (smallest first, so a run of sizes keeps its order); a smaller uncalibrated style
     under a calibrated larger one goes one level below it. Two calibrated styles keep the outline's levels."""
     out = dict(levels)
-    families: dict[tuple[bool, bool, bool, int], list[_Style]] = {}
+    families: dict[tuple[int, bool, bool, int], list[_Style]] = {}
     for st in sorted(out, key=lambda s: -s[0]):
         families.setdefault(st[1:], []).append(st)
     for members in families.values():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from htmlrag.superrag.parse.model import BBox, Line
@@ -97,6 +98,65 @@ def page_lines(page_dict: dict[str, Any], page_no: int) -> list[Line]:
             y1 = max(float(s["bbox"][3]) for s in inked)
             out.append(Line(page=page_no, bbox=(x0, y0, x1, y1), text=text, size=size, bold=bold, block=bi,
                             italic=italic))
+    return out
+
+
+#: A rule under a line lies between this share of the line's height above its box's bottom ...
+UNDER_ABOVE = 0.35
+#: ... and this many points below it; it covers at least :data:`UNDER_COVER` of the line's width and reaches at
+#: most :data:`UNDER_BEYOND` points past either end (a table's column rule or a signature line runs on).
+UNDER_BELOW = 3.0
+UNDER_COVER = 0.9
+UNDER_BEYOND = 5.0
+#: Lines that may be underlined headings: at most this many words, not ending a sentence or a clause.
+UNDER_WORDS = 16
+
+
+def underline_candidate(ln: Line) -> bool:
+    """Whether a line could be a heading set only by an underline: short, not bold (bold is a heading style of its
+    own), with at least two letters, not ending with ``.``, ``,`` or ``;``."""
+    t = ln.text.rstrip()
+    return (not ln.bold and 0 < len(t.split()) <= UNDER_WORDS and t[-1] not in ".,;"
+            and sum(c.isalpha() for c in t) >= 2)
+
+
+def horizontal_rules(page: Any) -> list[tuple[float, float, float]]:
+    """The page's thin horizontal strokes as ``(x0, x1, y)``: drawn line segments and filled rectangles under
+    1.5 points high (how producers draw an underline)."""
+    try:
+        drawings = page.get_drawings()
+    except Exception:  # pragma: no cover - broken drawings: nothing is underlined
+        return []
+    out: list[tuple[float, float, float]] = []
+    for d in drawings:
+        for item in d.get("items", ()):
+            if item[0] == "l" and abs(item[1].y - item[2].y) < 0.6:
+                out.append((min(item[1].x, item[2].x), max(item[1].x, item[2].x), float(item[1].y)))
+            elif item[0] == "re" and item[1].height < 1.5 and item[1].width > 1.0:
+                out.append((float(item[1].x0), float(item[1].x1), (item[1].y0 + item[1].y1) / 2))
+    return out
+
+
+def mark_underlined(lines: list[Line], rules: list[tuple[float, float, float]]) -> list[Line]:
+    """``lines`` with ``underline`` set on each :func:`underline_candidate` that ``rules`` underline: strokes in
+    the band under its box (:data:`UNDER_ABOVE`, :data:`UNDER_BELOW`) that together cover :data:`UNDER_COVER` of
+    its width and reach no more than :data:`UNDER_BEYOND` past its ends.
+
+    Some producers set sub-headings in the body font and mark them only by an underline: 3M's "Process for
+    Disclosure and Recording of Liabilities Related to Legal Proceedings", Best Buy's critical estimates
+    ("Inventory Markdown", "Vendor Allowances"), Microsoft's "Competition", Pfizer's "Acquisition of Arena". Read
+    as body text, each note or item was one section of up to 164 paragraphs (issue 35, eighteenth round)."""
+    out: list[Line] = []
+    for ln in lines:
+        if rules and underline_candidate(ln):
+            x0, y0, x1, y1 = ln.bbox
+            under = [(a, b) for a, b, y in rules
+                     if y1 - UNDER_ABOVE * (y1 - y0) <= y <= y1 + UNDER_BELOW and min(b, x1) > max(a, x0)]
+            cover = sum(min(b, x1) - max(a, x0) for a, b in under)
+            if (under and cover >= UNDER_COVER * (x1 - x0) and min(a for a, _ in under) >= x0 - UNDER_BEYOND
+                    and max(b for _, b in under) <= x1 + UNDER_BEYOND):
+                ln = replace(ln, underline=True)
+        out.append(ln)
     return out
 
 

@@ -24,6 +24,8 @@ class Line:
         bold: every non-space character is set in a bold face.
         italic: every non-space character is set in an italic face.
         block: index of the PyMuPDF block on its page (lines of one block form a paragraph candidate).
+        underline: a drawn rule runs under the whole line and no further
+            (:func:`~htmlrag.superrag.parse.lines.mark_underlined`).
     """
 
     page: int
@@ -33,6 +35,7 @@ class Line:
     bold: bool
     block: int
     italic: bool = False
+    underline: bool = False
 
 
 @dataclass
