@@ -181,3 +181,27 @@ def test_underlines_are_marked_only_under_the_whole_line() -> None:
     assert not mark_underlined([ln], [(20.0, 300.0, 79.5)])[0].underline          # a rule running on
     bold = Line(page=1, bbox=(60.0, 70.0, 200.0, 80.0), text="Vendor Allowances", size=8.0, bold=True, block=0)
     assert not mark_underlined([bold], [(60.0, 200.0, 79.5)])[0].underline        # bold is a style of its own
+
+
+def test_a_links_underline_makes_no_heading(tmp_path) -> None:
+    """Exhibit indexes underline each entry's link ("PepsiCo, Inc.'s Current Report on Form 8-K filed with ..."),
+    contents pages their entries, running heads their "Table of Contents" back link: each read as a heading. A line
+    whose centre lies in a link's box is a link's text, not a heading, however it is underlined."""
+    import pymupdf
+
+    from htmlrag.superrag.parse import parse_pdf
+
+    path = tmp_path / "linked.pdf"
+    _underlined_pdf(path, [("Process for Disclosure of Liabilities", "under"),
+                           ("Current Report on Form 8-K filed on May 1", "under")])
+    doc = pymupdf.open(path)
+    page = doc[0]
+    width = pymupdf.get_text_length("Current Report on Form 8-K filed on May 1", fontname="helv", fontsize=8)
+    page.insert_link({"kind": pymupdf.LINK_URI, "uri": "https://www.sec.gov/",
+                      "from": pymupdf.Rect(58, 190 - 9, 62 + width, 190 + 3)})
+    doc.save(tmp_path / "linked2.pdf")
+    doc.close()
+    titles = [s.title for s in parse_pdf(tmp_path / "linked2.pdf").sections]
+    assert titles == ["Item 7. Management's Discussion and Analysis", "Process for Disclosure of Liabilities"], titles
+    titles = [s.title for s in parse_pdf(path).sections]  # the same page without the link: both are headings
+    assert "Current Report on Form 8-K filed on May 1" in titles, titles

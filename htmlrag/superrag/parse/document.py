@@ -23,6 +23,7 @@ from htmlrag.superrag.parse.lines import (
     body_size,
     horizontal_rules,
     inside,
+    link_boxes,
     mark_underlined,
     page_lines,
     underline_candidate,
@@ -126,7 +127,7 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
             warnings.append(f"{name}: page {pno}: text extraction failed ({exc}); page skipped")
             lines = []
         if any(underline_candidate(ln) for ln in lines):
-            lines = mark_underlined(lines, horizontal_rules(page))
+            lines = mark_underlined(lines, horizontal_rules(page), link_boxes(page))
         chars = sum(len(ln.text) for ln in lines)
         boxes = fig.image_boxes(page)
         cover = sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes) / max(w * h, 1.0)

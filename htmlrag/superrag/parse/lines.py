@@ -137,10 +137,22 @@ def horizontal_rules(page: Any) -> list[tuple[float, float, float]]:
     return out
 
 
-def mark_underlined(lines: list[Line], rules: list[tuple[float, float, float]]) -> list[Line]:
+def link_boxes(page: Any) -> list[BBox]:
+    """The boxes of the page's links (where a click goes somewhere)."""
+    try:
+        return [(float(k["from"].x0), float(k["from"].y0), float(k["from"].x1), float(k["from"].y1))
+                for k in page.get_links() if k.get("from") is not None]
+    except Exception:  # pragma: no cover - broken annotations: no links
+        return []
+
+
+def mark_underlined(lines: list[Line], rules: list[tuple[float, float, float]], links: list[BBox] = ()
+                    ) -> list[Line]:
     """``lines`` with ``underline`` set on each :func:`underline_candidate` that ``rules`` underline: strokes in
     the band under its box (:data:`UNDER_ABOVE`, :data:`UNDER_BELOW`) that together cover :data:`UNDER_COVER` of
-    its width and reach no more than :data:`UNDER_BEYOND` past its ends.
+    its width and reach no more than :data:`UNDER_BEYOND` past its ends. A line whose centre lies in one of
+    ``links`` is a link's text, underlined as links are (an exhibit index's "Current Report on Form 8-K ...", a
+    contents entry, a "Table of Contents" back link), and is not marked.
 
     Some producers set sub-headings in the body font and mark them only by an underline: 3M's "Process for
     Disclosure and Recording of Liabilities Related to Legal Proceedings", Best Buy's critical estimates
@@ -148,7 +160,7 @@ def mark_underlined(lines: list[Line], rules: list[tuple[float, float, float]]) 
     as body text, each note or item was one section of up to 164 paragraphs (issue 35, eighteenth round)."""
     out: list[Line] = []
     for ln in lines:
-        if rules and underline_candidate(ln):
+        if rules and underline_candidate(ln) and not any(inside(ln.bbox, k, tol=0.5) for k in links):
             x0, y0, x1, y1 = ln.bbox
             under = [(a, b) for a, b, y in rules
                      if y1 - UNDER_ABOVE * (y1 - y0) <= y <= y1 + UNDER_BELOW and min(b, x1) > max(a, x0)]
