@@ -126,8 +126,9 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
         except Exception as exc:
             warnings.append(f"{name}: page {pno}: text extraction failed ({exc}); page skipped")
             lines = []
-        if any(underline_candidate(ln) for ln in lines):
-            lines = mark_underlined(lines, horizontal_rules(page), link_boxes(page))
+        paths = fig.page_drawings(page) if any(underline_candidate(ln) for ln in lines) else None
+        if paths:
+            lines = mark_underlined(lines, horizontal_rules(paths), link_boxes(page))
         chars = sum(len(ln.text) for ln in lines)
         boxes = fig.image_boxes(page)
         cover = sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes) / max(w * h, 1.0)
@@ -141,7 +142,7 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
         if toc:  # a ruled contents page is a table too: it is the ToC, not content
             rows_in = toc_line_ids(lines)
             tables = [t for t in tables if sum(inside(lines[j].bbox, t.bbox) for j in rows_in) < 3]
-        tables, charts = fig.split_charts(tables, fig.filled_rects(page) if tables else [], pno)
+        tables, charts = fig.split_charts(tables, fig.filled_rects(page, drawings=paths) if tables else [], pno)
         figures = [] if scanned else fig.page_figures(boxes, pno, min_side=opts.min_figure_side)
         figures += charts
         if not scanned and any(fig.CAPTION.match(ln.text) for ln in lines):

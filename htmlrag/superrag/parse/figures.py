@@ -125,13 +125,21 @@ def _bars(rects: list[BBox], box: BBox, most_width: float) -> bool:
     return False
 
 
-def filled_rects(page: Any, light: float = 0.8) -> list[BBox]:
-    """Boxes of the filled vector paths of a PyMuPDF page (bars, shaded cells, backgrounds) whose fill is not
-    light (some colour channel below ``light``: white and pale cell shading are left out)."""
+def page_drawings(page: Any) -> list[dict]:
+    """A PyMuPDF page's vector paths (``page.get_drawings()``; none when they cannot be read). Read once per page
+    for both :func:`filled_rects` and the underlines (:func:`~htmlrag.superrag.parse.lines.horizontal_rules`)."""
     try:
-        drawings = page.get_drawings()
-    except Exception:  # pragma: no cover - broken drawings: no charts found
+        return page.get_drawings()
+    except Exception:  # pragma: no cover - broken drawings: no charts, no underlines
         return []
+
+
+def filled_rects(page: Any, light: float = 0.8, drawings: list[dict] | None = None) -> list[BBox]:
+    """Boxes of the filled vector paths of a PyMuPDF page (bars, shaded cells, backgrounds) whose fill is not
+    light (some colour channel below ``light``: white and pale cell shading are left out). ``drawings``: the
+    page's paths when already read (:func:`page_drawings`)."""
+    if drawings is None:
+        drawings = page_drawings(page)
     return [(float(d["rect"].x0), float(d["rect"].y0), float(d["rect"].x1), float(d["rect"].y1))
             for d in drawings if d.get("fill") is not None and min(d["fill"], default=1.0) < light]
 

@@ -120,13 +120,9 @@ def underline_candidate(ln: Line) -> bool:
             and sum(c.isalpha() for c in t) >= 2)
 
 
-def horizontal_rules(page: Any) -> list[tuple[float, float, float]]:
-    """The page's thin horizontal strokes as ``(x0, x1, y)``: drawn line segments and filled rectangles under
-    1.5 points high (how producers draw an underline)."""
-    try:
-        drawings = page.get_drawings()
-    except Exception:  # pragma: no cover - broken drawings: nothing is underlined
-        return []
+def horizontal_rules(drawings: list[dict[str, Any]]) -> list[tuple[float, float, float]]:
+    """The thin horizontal strokes among a page's vector paths (``page.get_drawings()``) as ``(x0, x1, y)``: drawn
+    line segments and filled rectangles under 1.5 points high (how producers draw an underline)."""
     out: list[tuple[float, float, float]] = []
     for d in drawings:
         for item in d.get("items", ()):
