@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -142,7 +142,7 @@ def link_boxes(page: Any) -> list[BBox]:
         return []
 
 
-def mark_underlined(lines: list[Line], rules: list[tuple[float, float, float]], links: list[BBox] = ()
+def mark_underlined(lines: list[Line], rules: list[tuple[float, float, float]], links: Sequence[BBox] = ()
                     ) -> list[Line]:
     """``lines`` with ``underline`` set on each :func:`underline_candidate` that ``rules`` underline: strokes in
     the band under its box (:data:`UNDER_ABOVE`, :data:`UNDER_BELOW`) that together cover :data:`UNDER_COVER` of
