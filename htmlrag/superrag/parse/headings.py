@@ -43,6 +43,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import NamedTuple
 
 from htmlrag.superrag.parse.lines import rows, union
 from htmlrag.superrag.parse.model import BBox, Heading, Line
@@ -50,7 +51,8 @@ from htmlrag.superrag.parse.model import BBox, Heading, Line
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
 _DATE = re.compile(rf"\b{_MONTH}\s+\d{{1,2}},?(?:\s+\d{{4}})?", re.I)
-_DATES = re.compile(rf"^(?:{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}[\s,]*(?:and\s+)?)+$", re.I)
+_FULL_DATE = rf"{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}"  # "Apr 1, 2023", "December 31 2022"
+_DATES = re.compile(rf"^(?:{_FULL_DATE}[\s,]*(?:and\s+)?)+$", re.I)
 #: A reporting period alone, the subtitle of a statement or a table and the cover's period line, never a section's
 #: title: "Years ended December 31, 2018, 2017 and 2016", "FOR THE THREE MONTHS ENDED APRIL 30, 2023 AND MAY 1,
 #: 2022", "For the Fiscal Year Ended June 30, 2016", "Three Months Ended", "As of December 31, 2017". What may follow
@@ -64,8 +66,7 @@ _PERIOD_REST = re.compile(r"^[\s,;:.()\-–—]*(?:(?:and|&)[\s,;:.()\-–—]*|
 #: nothing between them ("Location of Gains (Losses) Recognized in Income on Derivatives Apr 1, 2023 Apr 2, 2022",
 #: "Fiscal Year In Millions 2020 2019 2018"). Years joined by "and" or commas are a title's words ("Summary of
 #: Stock Repurchases for Fiscal 2016, 2015 and 2014").
-_COLUMN_DATES = re.compile(rf"(?:\s(?:19|20)\d\d){{2,}}$|\b{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}\s+{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}$",
-                           re.I)
+_COLUMN_DATES = re.compile(rf"(?:\s(?:19|20)\d\d){{2,}}$|\b{_FULL_DATE}\s+{_FULL_DATE}$", re.I)
 _AMOUNT = re.compile(r"^[(\[]?[$€£¥]?\(?(?:\d{1,3}(?:,\d{3})+|\d+\.\d+|\d+)(?:\.\d+)?\)?%?[)\]]?$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 NUMBERED = re.compile(r"^(?:(?:chapter|part|section|item)\s+)?(\d+(?:\.\d+)*|[A-Z]|[IVX]+|\(\d+\)|\d+\))[.:)]?\s+\S", re.I)
@@ -511,7 +512,7 @@ def assign_levels(
     texts = [" ".join(ln.text for ln in lines) for lines, _ in heads]
     index = outline_index(heads, outline)
     style = [level_style(lines, size) for lines, size in heads]
-    styles = sorted(set(style), key=lambda s: (-s[0], not s[2], -s[1], s[3], s[4]))
+    styles = sorted(set(style), key=lambda s: (-s.size, not s.caps, -s.weight, s.italic, s.label))
     font = _font_levels(styles, [(st, outline[j][0]) for st, j in zip(style, index, strict=True) if j is not None])
     depths = [numbering_depth(t) for t in texts]
     numbered = sum(d is not None for d in depths) >= max(2, len(texts) / 2)
@@ -526,7 +527,24 @@ def assign_levels(
     return out
 
 
-_Style = tuple[float, int, bool, bool, int]  # size to the half point, weight, capitals, italic, label rank
+class _Style(NamedTuple):
+    """What a heading's level is given by (:func:`level_style`)."""
+
+    size: float  # to the half point
+    weight: int  # 2: wholly bold, 1: wholly underlined, 0: neither
+    caps: bool  # wholly in capitals
+    italic: bool  # wholly italic
+    label: int  # the label's rank (:func:`label_rank`)
+
+    @property
+    def font(self) -> tuple:
+        """The style without its label: headings that differ only by their labels share it."""
+        return self[:4]
+
+    @property
+    def family(self) -> tuple:
+        """The style without its size (:func:`_in_family_order`)."""
+        return self[1:]
 
 
 def level_style(lines: Sequence[Line], size: float) -> _Style:
@@ -536,8 +554,8 @@ def level_style(lines: Sequence[Line], size: float) -> _Style:
     below a bold one and above one of neither."""
     text = " ".join(ln.text for ln in lines)
     weight = 2 if all(ln.bold for ln in lines) else 1 if all(ln.underline for ln in lines) else 0
-    return (round(size * 2) / 2, weight, all(capitals(ln.text) for ln in lines), all(ln.italic for ln in lines),
-            label_rank(text))
+    return _Style(round(size * 2) / 2, weight, all(capitals(ln.text) for ln in lines),
+                  all(ln.italic for ln in lines), label_rank(text))
 
 
 def label_rank(text: str) -> int:
@@ -576,7 +594,7 @@ def _font_levels(styles: Sequence[_Style], matched: Sequence[tuple[_Style, int]]
     for st in styles:
         above = [b for b in styles if rank[b] < rank[st] and b in calib]
         below = [b for b in styles if rank[b] > rank[st] and b in calib]
-        same = [b for b in styles if b[:4] == st[:4] and b in calib]  # the same style, other labels
+        same = [b for b in styles if b.font == st.font and b in calib]  # the same style, other labels
         if st in calib:
             lvl = calib[st]
         elif same:  # labels keep their order in a style: "PART I." above the outline's "ITEM 2." (issue 35)
@@ -601,10 +619,10 @@ def _in_label_order(calib: dict[_Style, int], seen: dict[_Style, Counter[int]]) 
     sub-heading without a label ("Cash Flows from Operations"), which all took level 1 and hung in no section, out
     of their items (issue 35, seventeenth round)."""
     out = dict(calib)
-    for st in sorted(calib, key=lambda s: s[4]):
+    for st in sorted(calib, key=lambda s: s.label):
         if st not in out:
             continue
-        for other in [b for b in out if b[:4] == st[:4] and b[4] > st[4] and out[b] < out[st]]:
+        for other in [b for b in out if b.font == st.font and b.label > st.label and out[b] < out[st]]:
             weak = other if sum(seen[other].values()) <= sum(seen[st].values()) else st
             out.pop(weak)
             if weak == st:
@@ -624,9 +642,9 @@ def _in_family_order(levels: dict[_Style, int], calibrated: set[_Style]) -> dict
     level above the smaller (smallest first, so a run of sizes keeps its order); a smaller uncalibrated style
     under a calibrated larger one goes one level below it. Two calibrated styles keep the outline's levels."""
     out = dict(levels)
-    families: dict[tuple[int, bool, bool, int], list[_Style]] = {}
-    for st in sorted(out, key=lambda s: -s[0]):
-        families.setdefault(st[1:], []).append(st)
+    families: dict[tuple, list[_Style]] = {}
+    for st in sorted(out, key=lambda s: -s.size):
+        families.setdefault(st.family, []).append(st)
     for members in families.values():
         pairs = list(pairwise(members))
         for big, small in reversed(pairs):  # smallest first: a lift carries up a run of sizes
