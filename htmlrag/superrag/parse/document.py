@@ -100,6 +100,11 @@ class _Page:
     label: str = ""
     drop: set[int] = field(default_factory=set)
     plain: str = ""
+    #: indexes of the rows of a contents page past the first pages (:attr:`ParseOptions.toc_search_pages`): an
+    #: exhibit's or a plan's contents, the index of the financial statements. They are text, never headings:
+    #: Walmart 2018's plans gave 33 sections ("ARTICLE II. DEFINITIONS 2"), Nike 2018's index of its notes 17
+    #: ("Note 2 Inventories 55"), CVS Health 2018's agreement 15 (issue 35, nineteenth round).
+    listed: set[int] = field(default_factory=set)
 
 
 def _join(lines: list[Line]) -> str:
@@ -136,11 +141,15 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
         if scanned:
             lines = _ocr(page, pno, opts, name, warnings)
             chars = sum(len(ln.text) for ln in lines)
-        toc = i < opts.toc_search_pages and is_toc_page(lines, n_pages=doc.page_count)
+        # a contents page past the first pages (an exhibit's, a plan's, the index of the financial statements) is
+        # no ToC of the document; its rows stay text and are no headings (``_Page.listed``)
+        toc = is_toc_page(lines, n_pages=doc.page_count)
+        listed = toc_line_ids(lines) if toc and i >= opts.toc_search_pages else set()
+        toc = toc and not listed
         tables = [] if (scanned or not lines) else page_tables(page, pno, lines, strategy=opts.table_strategy,
                                                                          aligned=opts.aligned_tables)
-        if toc:  # a ruled contents page is a table too: it is the ToC, not content
-            rows_in = toc_line_ids(lines)
+        if toc or listed:  # a ruled contents page is a table too: it is a contents list, not a table
+            rows_in = listed or toc_line_ids(lines)
             tables = [t for t in tables if sum(inside(lines[j].bbox, t.bbox) for j in rows_in) < 3]
         tables, charts = fig.split_charts(tables, fig.filled_rects(page, drawings=paths) if tables else [], pno)
         figures = [] if scanned else fig.page_figures(boxes, pno, min_side=opts.min_figure_side)
@@ -153,7 +162,8 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
         except Exception:  # pragma: no cover - broken label trees
             label = ""
         pages.append(_Page(PageInfo(pno, w, h, chars, scanned), lines, tables, figures, toc, label,
-                           plain="\n".join(ln.text for ln in lines) if scanned else _plain_text(page)))
+                           plain="\n".join(ln.text for ln in lines) if scanned else _plain_text(page),
+                           listed=listed))
         del page
     return pages
 
@@ -287,6 +297,7 @@ def _reading_flow(pages: list, opts: ParseOptions, toc: list
         kept = [ln for i, ln in enumerate(p.lines) if i not in p.drop]
         cells = hd.grid_cells(free) | hd.heads_above_tables(
             free, [(t.bbox, [ln for ln in kept if inside(ln.bbox, t.bbox)]) for t in p.tables])
+        cells |= {id(p.lines[i]) for i in p.listed}
         mine: list[tuple[str, object]] = []
         for u in reading_order(units, p.info.width, min_share=opts.two_column_share):
             if isinstance(u, hd.Block):
