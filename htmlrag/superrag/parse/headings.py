@@ -336,7 +336,10 @@ def segment_block(
             while j < len(lines) and style_of(lines[j]) == style_of(ln) and ok(lines[j]):
                 run.append(lines[j])
                 j += 1
-        if run and _accept(run, lines[i + len(run) :], body, size_ratio, max_words):
+        if not (run and _accept(run, lines[i + len(run) :], body, size_ratio, max_words)) and starts:
+            run = _headline(lines, i, body, max_words)
+            run = [] if any(id(x) in cells for x in run) else run
+        if run:
             if body_run:
                 out.append(("body", body_run))
                 body_run = []
@@ -371,6 +374,41 @@ def _at_labels(run: list[Line]) -> list[list[Line]]:
     is too long to be a heading and stays text."""
     cuts = [0] + [k for k in range(1, len(run)) if opens_heading(run[k].text)] + [len(run)]
     return [run[a:b] for a, b in pairwise(cuts)]
+
+
+#: A risk factor's headline: one sentence wholly in bold at the body size, longer than a heading's ``max_words``
+#: (:func:`_headline`), up to this many words and :data:`HEADLINE_LINES` lines.
+HEADLINE_WORDS = 60
+HEADLINE_LINES = 4
+#: A sentence ends inside a text: a word of two or more lower-case letters, its stop, a capital ("U.S. Government"
+#: does not end one).
+_SENTENCE_END = re.compile(r"[a-z]{2}[.!?][\"”’]?\s+[A-Z]")
+
+
+def _headline(lines: Sequence[Line], i: int, body: float, max_words: int) -> list[Line]:
+    """The lines of a headline starting at ``lines[i]``, or none: bold lines of one style (not italic, not in
+    capitals) at no less than the body size, more words than a heading holds (a line over ``max_words`` or the run
+    over ``max_words + 4``) and at most :data:`HEADLINE_WORDS` in at most :data:`HEADLINE_LINES` lines, one sentence
+    that begins with a capital and ends with its stop or a word (no ``,;:``), no table text, followed in its block
+    by lines not in its style or standing alone (a longer bold run is a bold paragraph). Filings set each risk factor's headline so, a sentence of 17 to 60
+    words over the paragraphs that explain it ("Failure to estimate customer demand properly has led and could lead
+    to mismatches between supply and demand.", NVIDIA); they were text, and NVIDIA's Item 1A held 32 to 59
+    paragraphs in one to three sections (issue 35, nineteenth round)."""
+    first = lines[i]
+    if not first.bold or first.italic or first.size < body * 0.95:
+        return []
+    run = [first]
+    while i + len(run) < len(lines) and len(run) < HEADLINE_LINES + 1 and style_of(lines[i + len(run)]) == style_of(first):
+        run.append(lines[i + len(run)])
+    text = " ".join(ln.text for ln in run).strip()
+    words = len(text.split())
+    if len(run) > HEADLINE_LINES or words > HEADLINE_WORDS or capitals(text) or not text[:1].isupper():
+        return []
+    if words <= max_words + 4 and all(len(ln.text.split()) <= max_words for ln in run):
+        return []  # a heading's length: the heading rules say
+    if text[-1] in ",;:" or _SENTENCE_END.search(text) or any(table_text(ln.text) for ln in run) or "$" in text:
+        return []
+    return run  # what follows in the block is in another style (or nothing): the run stopped there
 
 
 def _accept(run: list[Line], after: list[Line], body: float, size_ratio: float, max_words: int) -> bool:

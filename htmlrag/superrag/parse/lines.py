@@ -78,27 +78,67 @@ def page_lines(page_dict: dict[str, Any], page_no: int) -> list[Line]:
     for bi, block in enumerate(page_dict.get("blocks", [])):
         if block.get("type", 0) != 0:
             continue
+        prev: Line | None = None
         for spans in _row_spans(block):
-            text = clean_text(_join_spans(spans))
-            if not text:
-                continue
-            sizes: Counter[float] = Counter()
-            bold = italic = True
-            for s in spans:
-                n = len(s["text"].strip())
-                if n:
-                    sizes[round(float(s["size"]), 1)] += n
-                    bold = bold and _is_bold(s)
-                    italic = italic and _is_italic(s)
-            size = sizes.most_common(1)[0][0] if sizes else 0.0
-            inked = [s for s in spans if s["text"].strip()] or spans  # blank spans set no edge (see the docstring)
-            x0 = min(float(s["bbox"][0]) for s in inked)
-            y0 = min(float(s["bbox"][1]) for s in inked)
-            x1 = max(float(s["bbox"][2]) for s in inked)
-            y1 = max(float(s["bbox"][3]) for s in inked)
-            out.append(Line(page=page_no, bbox=(x0, y0, x1, y1), text=text, size=size, bold=bold, block=bi,
-                            italic=italic))
+            for part in _run_in_end(spans, prev):
+                ln = _line(part, page_no, bi)
+                if ln is not None:
+                    out.append(ln)
+                    prev = ln
     return out
+
+
+def _line(spans: list[dict[str, Any]], page_no: int, block: int) -> Line | None:
+    text = clean_text(_join_spans(spans))
+    if not text:
+        return None
+    sizes: Counter[float] = Counter()
+    bold = italic = True
+    for s in spans:
+        n = len(s["text"].strip())
+        if n:
+            sizes[round(float(s["size"]), 1)] += n
+            bold = bold and _is_bold(s)
+            italic = italic and _is_italic(s)
+    size = sizes.most_common(1)[0][0] if sizes else 0.0
+    inked = [s for s in spans if s["text"].strip()] or spans  # blank spans set no edge (see page_lines)
+    x0 = min(float(s["bbox"][0]) for s in inked)
+    y0 = min(float(s["bbox"][1]) for s in inked)
+    x1 = max(float(s["bbox"][2]) for s in inked)
+    y1 = max(float(s["bbox"][3]) for s in inked)
+    return Line(page=page_no, bbox=(x0, y0, x1, y1), text=text, size=size, bold=bold, block=block, italic=italic)
+
+
+def _run_in_end(spans: list[dict[str, Any]], prev: Line | None) -> list[list[dict[str, Any]]]:
+    """A row's spans, or two parts where a bold sentence that began on the line above (wholly bold, upright, in
+    the same block) ends and the body text runs on in the same row: Microsoft and MGM Resorts set a risk factor's
+    headline so ("Laws and regulations relating to the handling of personal data may impede the adoption of our
+    services or result in increased" / "costs, legal claims, fines against us, or reputational damage. The growth
+    of our Internet-..."). Read as one line, the headline's end was body text and the headline no heading. The
+    same where a block's first row begins with a bold sentence and runs on in the body font (a run-in heading:
+    Microsoft's one-line headlines, MGM Resorts' "Share repurchases. Shares repurchased ...", 3M's plans'
+    "Securities Law Information. The ..."), when the bold part ends with a word's stop (:data:`_RUN_IN_END`); a
+    glossary's "CFO: Chief Financial Officer" and a signature's "Alan B. Graf, Jr. Director" stay one line
+    (issue 35, nineteenth round)."""
+    if prev is not None and (not prev.bold or prev.italic):
+        return [spans]
+    inked = [k for k, s in enumerate(spans) if s["text"].strip()]
+    head = 0
+    while head < len(inked) and _is_bold(spans[inked[head]]) and not _is_italic(spans[inked[head]]):
+        head += 1
+    if not 0 < head < len(inked):
+        return [spans]
+    words = clean_text(_join_spans(spans[: inked[head]])).split()
+    last = words[-1] if words else ""
+    if last[-1:] not in ".?!" or (prev is None and not _RUN_IN_END.match(last)):
+        return [spans]
+    cut = inked[head]
+    return [spans[:cut], spans[cut:]]
+
+
+#: The last word of a run-in heading that opens its block: a word of two or more letters and its stop, not a
+#: name's abbreviation ("Inc.", "Jr.", "No."): "Share repurchases.", "Compliance with Law.", "Other."
+_RUN_IN_END = re.compile(r"^(?!(?:Inc|Co|Corp|Ltd|Jr|Sr|No|Nos|vs|etc|St|Mr|Ms|Dr)\.$)[^\W\d_]{2,}[.?!]$")
 
 
 #: A rule under a line lies between this share of the line's height above its box's bottom ...
