@@ -70,3 +70,119 @@ def test_a_contents_page_among_the_first_pages_is_still_the_documents_contents(t
     assert "ARTICLE II. DEFINITIONS 3" not in text, text
     titles = [s.title for s in doc.sections]
     assert not [t for t in titles if t.rstrip()[-1:].isdigit()], titles
+
+
+# -- risk factors' headlines ------------------------------------------------------------------------------------
+
+import pytest  # noqa: E402
+
+from htmlrag.superrag.parse import headings as hd  # noqa: E402
+from htmlrag.superrag.parse.model import Line  # noqa: E402
+
+_RISK = "Our accelerated computing platforms experience rapid changes in technology, customer requirements and standards."
+
+
+def _ln(text: str, y: float, *, bold: bool = True, italic: bool = False, size: float = 9.0) -> Line:
+    return Line(page=33, bbox=(18, y, 18 + 4.2 * len(text), y + 10), text=text, size=size, bold=bold, block=0,
+                italic=italic)
+
+
+def _heads(blocks: list[list[Line]]) -> list[str]:
+    return [" ".join(x.text for x in run) for b in blocks for kind, run in hd.segment_block(hd.Block(b), 9.0)
+            if kind == "head"]
+
+
+@pytest.mark.parametrize("headline", [
+    ["Failure to estimate customer demand properly has led and could lead to mismatches between supply and demand."],
+    ["Our operating results have in the past fluctuated and may in the future fluctuate, and if our operating",
+     "results are below the expectations of securities analysts or investors, our stock price could decline."],
+    ["We may not earn a positive return from our research, development and engineering investments in new products"],
+    ["We are subject to risks associated with vendors that source products outside of the U.S. and their suppliers."],
+])
+def test_a_risk_factors_headline_is_a_heading(headline: list[str]) -> None:
+    """NVIDIA, Nike, Best Buy, Corning and Costco set each risk factor's headline as one bold sentence of 17 to 60
+    words; over 16 words, it was text, and NVIDIA's Item 1A held up to 59 paragraphs in one to three sections.
+    Whether the headline is a block of its own or leads the block of its paragraph, it is a heading."""
+    lines = [_ln(t, 60 + 11 * k) for k, t in enumerate(headline)]
+    body = [_ln(_RISK, 100, bold=False), _ln("Our success depends on our ability to meet them.", 111, bold=False)]
+    joined = " ".join(headline)
+    assert _heads([lines, body]) == [joined]
+    assert _heads([lines + body]) == [joined]
+
+
+@pytest.mark.parametrize("text", [
+    "Investment in Shares involves a degree of risk. Employees who elect to participate in the Plan should monitor "
+    "their participation and consider all risk factors.",                          # two sentences: a bold paragraph
+    "delay start of any payments based on termination of employment or retirement for grandfathered amounts based on "
+    "termination of employment, since it may differ",                              # a paragraph's lower-case end
+    "Balance as of December 31, 2022 $ 4,137 $ 31,580 $ (562) $ 70,405 $ 1,863 $ 103,286 of the company total",
+    "If the technology-based systems that give our consumers the ability to shop with us online do not function,",
+])
+def test_a_bold_paragraph_a_fragment_or_a_row_is_no_headline(text: str) -> None:
+    words = text.split()
+    lines = [_ln(" ".join(words[k:k + 14]), 60 + 11 * n) for n, k in enumerate(range(0, len(words), 14))]
+    assert _heads([lines, [_ln(_RISK, 120, bold=False)]]) == []
+
+
+def test_a_bold_paragraph_over_the_headlines_length_is_text() -> None:
+    """Five bold lines (a cover's notice, an emphasised paragraph) are no headline."""
+    lines = [_ln("Purchasing or owning our common stock involves investment risks including those described", 60 + 11 * k)
+             for k in range(5)]
+    lines[-1] = _ln("in our most recent annual report and below", 104)
+    assert _heads([lines, [_ln(_RISK, 120, bold=False)]]) == []
+
+
+def test_italic_and_capitals_and_small_bold_are_no_headline() -> None:
+    text = "Failure to estimate customer demand properly has led and could lead to mismatches between supply and demand."
+    for ln in (_ln(text, 60, italic=True), _ln(text.upper(), 60), _ln(text, 60, size=7.0)):
+        assert _heads([[ln], [_ln(_RISK, 80, bold=False)]]) == [], ln
+
+
+# -- a bold sentence that ends mid-row ------------------------------------------------------------------------------
+
+def _span(text: str, x0: float, *, bold: bool) -> dict:
+    return {"text": text, "size": 9.0, "flags": 16 if bold else 0, "font": "Arial-BoldMT" if bold else "ArialMT",
+            "bbox": (x0, 40.0, x0 + 4.2 * len(text), 50.0), "origin": (x0, 48.0)}
+
+
+def _page(rows: list[list[dict]]) -> dict:
+    lines = [{"spans": [dict(s, bbox=(s["bbox"][0], 40 + 11 * k, s["bbox"][2], 50 + 11 * k),
+                             origin=(s["origin"][0], 48 + 11 * k)) for s in row],
+              "bbox": (row[0]["bbox"][0], 40 + 11 * k, row[-1]["bbox"][2], 50 + 11 * k), "dir": (1, 0), "wmode": 0}
+             for k, row in enumerate(rows)]
+    return {"blocks": [{"type": 0, "lines": lines, "bbox": (16, 40, 578, 40 + 11 * len(rows))}]}
+
+
+def test_a_headline_that_ends_mid_row_is_split_from_the_body_and_read_as_a_heading() -> None:
+    """Microsoft sets a risk factor's headline in bold and runs the paragraph on after it in the same row. Read as
+    one line, the headline's end was body text and the headline no heading."""
+    from htmlrag.superrag.parse.lines import page_lines
+
+    first = "Laws and regulations relating to the handling of personal data may impede the adoption of our"
+    end = "services or result in increased costs, legal claims, or reputational damage."
+    rest = "The growth of our Internet-based services depends on the movement of data."
+    page = _page([[_span(first, 16, bold=True)],
+                  [_span(end, 16, bold=True), _span(rest, 16 + 4.2 * len(end) + 3, bold=False)],
+                  [_span("Legal requirements relating to the collection of data continue to evolve.", 16, bold=False)]])
+    lines = page_lines(page, 56)
+    assert [ln.text for ln in lines] == [first, end, rest, "Legal requirements relating to the collection of data "
+                                         "continue to evolve."]
+    assert [ln.bold for ln in lines] == [True, True, False, False]
+    assert lines[1].bbox[1] == lines[2].bbox[1] and lines[1].bbox[2] < lines[2].bbox[0]
+    assert _heads([lines]) == [f"{first} {end}"]
+
+
+@pytest.mark.parametrize(("bold", "regular", "split"), [
+    ("We make significant investments in products and services that may not achieve expected returns.",
+     "We make significant investments in research.", True),                              # Microsoft's one-row headline
+    ("Share repurchases.", "Shares repurchased pursuant to the Company's program.", True),  # MGM: a run-in heading
+    ("CFO:", "Chief Financial Officer", False),                                          # JPMorgan's glossary
+    ("Alan B. Graf, Jr.", "Director July 23, 2019", False),                              # a signature row
+    ("Pfizer Inc.", "2021 Form 10-K 53", False),                                         # a running footer
+    ("Balance at December 31, 2020, net of tax:", "(1,450) (6,098) (173) (7,721)", False),  # a table row
+])
+def test_a_blocks_first_row_splits_only_after_a_bold_sentence(bold: str, regular: str, split: bool) -> None:
+    from htmlrag.superrag.parse.lines import page_lines
+
+    lines = page_lines(_page([[_span(bold, 16, bold=True), _span(regular, 16 + 4.2 * len(bold) + 3, bold=False)]]), 5)
+    assert [ln.text for ln in lines] == ([bold, regular] if split else [f"{bold} {regular}"])
