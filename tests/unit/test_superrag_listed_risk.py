@@ -186,3 +186,70 @@ def test_a_blocks_first_row_splits_only_after_a_bold_sentence(bold: str, regular
 
     lines = page_lines(_page([[_span(bold, 16, bold=True), _span(regular, 16 + 4.2 * len(bold) + 3, bold=False)]]), 5)
     assert [ln.text for ln in lines] == ([bold, regular] if split else [f"{bold} {regular}"])
+
+
+# -- the company's name over each statement --------------------------------------------------------------------
+
+@pytest.mark.parametrize(("cover", "running"), [
+    ("Apple Inc.", "Apple Inc."),
+    ("GENERAL MILLS, INC.", "GENERAL MILLS, INC. AND SUBSIDIARIES"),
+    ("The Boeing Company", "THE BOEING COMPANY AND ITS SUBSIDIARIES"),
+])
+def test_the_company_name_over_each_statement_is_text_the_covers_stays(tmp_path, cover: str, running: str) -> None:
+    """Apple sets "Apple Inc." over each statement (General Mills, AMD, Netflix, MGM Resorts their names too, and
+    Lockheed Martin over each exhibit's signature): each was a section of its own, empty or holding what followed
+    it. A heading that says only the cover's name is text past the first page; the statements stay sections."""
+    import pymupdf
+
+    from htmlrag.superrag.parse import parse_pdf
+
+    statements = ["CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS", "CONDENSED CONSOLIDATED BALANCE SHEETS",
+                  "CONDENSED CONSOLIDATED STATEMENTS OF CASH FLOWS"]
+    notes = ["Revenue", "Leases", "Income Taxes", "Debt", "Segment Information", "Commitments", "Derivatives",
+             "Goodwill", "Fair Value", "Equity", "Contingencies", "Benefit Plans"]  # the name is on few pages
+    words = BODY.split()
+
+    def text(n: int) -> str:  # each page's own wording (a line repeated atop most pages is a running header)
+        return " ".join(words[n % len(words):] + words[: n % len(words)]) + " " + (BODY + " ") * 6
+
+    path = tmp_path / "q.pdf"
+    doc = pymupdf.open()
+    p = doc.new_page()
+    p.insert_text((200, 180), "FORM 10-Q", fontsize=14, fontname="hebo")
+    p.insert_text((200, 220), cover, fontsize=16, fontname="hebo")
+    p.insert_text((150, 236), "(Exact name of Registrant as specified in its charter)", fontsize=8)
+    p.insert_textbox(pymupdf.Rect(60, 260, 540, 700), text(0), fontsize=9)
+    for n, title in enumerate(statements, 1):
+        p = doc.new_page()
+        y = 60 + 30 * n  # each statement starts lower (the same line at one height over 3 pages is a running head)
+        p.insert_text((220, y), running, fontsize=11, fontname="hebo")
+        p.insert_text((150, y + 16), title, fontsize=10, fontname="hebo")
+        p.insert_textbox(pymupdf.Rect(60, y + 30, 540, 700), text(n), fontsize=9)
+    for n, note in enumerate(notes, 1):  # the notes: no name over them
+        p = doc.new_page()
+        p.insert_text((60, 50 + 7 * n), f"Note {n} \u2013 {note}", fontsize=10, fontname="hebo")
+        p.insert_textbox(pymupdf.Rect(60, 66 + 7 * n, 540, 700), text(n + 3), fontsize=9)
+    doc.save(path)
+    doc.close()
+
+    parsed = parse_pdf(path)
+    titles = [(s.title, s.page) for s in parsed.sections]
+    assert (cover, 1) in titles, titles
+    assert not [t for t, pg in titles if pg > 1 and t.casefold().startswith(cover.casefold()[:8])], titles
+    for title in statements:
+        assert title in [t for t, _ in titles], titles
+    text = " ".join(x.text for s in parsed.sections for x in s.paragraphs if x.page > 1)
+    assert text.count(running) == 3, text  # kept, as text
+
+
+@pytest.mark.parametrize(("text", "name", "same"), [
+    ("GENERAL MILLS, INC. AND SUBSIDIARIES", "General Mills, Inc.", True),
+    ("THE BOEING COMPANY", "The Boeing Company", True),
+    ("Subsidiaries of Lockheed Martin Corporation", "LOCKHEED MARTIN CORPORATION", False),
+    ("Apple Inc. Condensed Consolidated Balance Sheets", "Apple Inc.", False),
+    ("Apple Inc.", "", False),
+])
+def test_a_name_is_compared_without_case_punctuation_or_its_subsidiaries(text: str, name: str, same: bool) -> None:
+    from htmlrag.superrag.parse.names import is_name
+
+    assert is_name(text, name) is same

@@ -38,7 +38,7 @@ from htmlrag.superrag.parse.model import (
     Section,
     TableItem,
 )
-from htmlrag.superrag.parse.names import document_name
+from htmlrag.superrag.parse.names import document_name, is_name
 from htmlrag.superrag.parse.order import reading_order
 from htmlrag.superrag.parse.pdfio import doc_id_for, open_pdf
 from htmlrag.superrag.parse.tables import page_tables, rows_to_html
@@ -244,14 +244,31 @@ def parse_pdf(
     drops, labels = _mark_furniture(pages, opts)
     toc, toc_source = _table_of_contents(pages, drops, outline, labels)
     flow, tables, figures = _reading_flow(pages, opts, toc)
+    name = document_name(pages[0].lines if pages else [], meta_title)
+    flow = _running_names(flow, name)
     printed = [p.info.number for p, f in zip(pages, drops, strict=True) if p.toc and names_itself(p.lines, f)]
     headings, sections = _sections(flow, toc, {p.info.number for p in pages if p.toc}, min(printed, default=1))
     title = _title(meta_title, headings, Path(path).stem)
     return ParsedDocument(path=name, doc_id=doc_id_for(data, path), title=title, pages=[p.info for p in pages],
-                          name=document_name(pages[0].lines if pages else [], meta_title),
+                          name=name,
                           headings=headings, sections=sections, tables=tables, figures=figures, toc=toc,
                           toc_source=toc_source, warnings=warnings, page_texts=[p.plain for p in pages],
                           metadata=metadata)
+
+
+def _running_names(flow: list[tuple[str, object]], name: str) -> list[tuple[str, object]]:
+    """``flow`` with each heading past the first page that says only the document's name (:func:`is_name`) read
+    as text. Filings set the company's name over each statement ("Apple Inc." over the Condensed Consolidated
+    Statements of Operations; General Mills', AMD's, Netflix's, MGM Resorts') and over each exhibit's signature
+    (Lockheed Martin's 12 to 15): each was a section of its own, empty, or holding the exhibits after it (issue
+    35, nineteenth round). The cover's name stays a heading."""
+    out: list[tuple[str, object]] = []
+    for kind, obj in flow:
+        if kind == "head" and obj[0].page > 1 and is_name(_join(obj), name):  # type: ignore[index]
+            obj = Paragraph(obj[0].page, hd.Block(obj).bbox, _join(obj))  # type: ignore[index, arg-type]
+            kind = "para"
+        out.append((kind, obj))
+    return out
 
 
 def _mark_furniture(pages: list, opts: ParseOptions) -> tuple[list[set[int]], dict[int, str]]:

@@ -93,3 +93,23 @@ def pdf_name(path: str) -> tuple[str, str]:
     finally:
         doc.close()
     return meta, document_name(first, meta)
+
+
+#: What a statement's running name adds to the company's: "GENERAL MILLS, INC. AND SUBSIDIARIES".
+_GROUP = re.compile(r"\s+and\s+(?:its\s+)?(?:consolidated\s+)?subsidiaries$", re.I)
+
+
+def name_key(text: str) -> str:
+    """A name compared without case, punctuation, a leading "The" or a trailing "and (its) (consolidated)
+    subsidiaries": "GENERAL MILLS, INC. AND SUBSIDIARIES" and "General Mills, Inc." are one name."""
+    t = _GROUP.sub("", " ".join(text.split()))
+    t = re.sub(r"[^\w\s]", " ", t.casefold())
+    t = re.sub(r"^the\s+", "", " ".join(t.split()))
+    return t
+
+
+def is_name(text: str, name: str) -> bool:
+    """Whether ``text`` says nothing but the document's ``name`` (:func:`name_key`); never for an empty name."""
+    key = name_key(name)
+    return bool(key) and name_key(text) == key
+
