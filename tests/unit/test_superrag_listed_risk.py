@@ -253,3 +253,24 @@ def test_a_name_is_compared_without_case_punctuation_or_its_subsidiaries(text: s
     from htmlrag.superrag.parse.names import is_name
 
     assert is_name(text, name) is same
+
+
+# -- underlined lines that are no headings -----------------------------------------------------------------------
+
+def _under(text: str, width: float | None = None) -> Line:
+    w = width if width is not None else 4.5 * len(text)
+    return Line(page=41, bbox=(36, 60, 36 + w, 71), text=text, size=9.9, bold=False, block=0, underline=True)
+
+
+@pytest.mark.parametrize(("line", "heading"), [
+    (_under("Respirator Mask/Asbestos Litigation"), True),                              # 3M: a heading
+    (_under("Foreign currency exchange impact Flat", width=411), False),                # General Mills: a row
+    (_under("Debt-to-equity ratio 4.9-to-1 4.9-to-1", width=574), False),               # Boeing: a row
+    (_under("The following table presents segment net sales by segment (in millions):"), False),  # Corning
+])
+def test_an_underlined_row_or_a_tables_lead_in_is_no_heading(line: Line, heading: bool) -> None:
+    """The eighteenth round read lines set apart only by an underline as headings. A table row the table finder
+    missed is ruled under too, spread over the columns; a sentence that leads into a table ends with a colon."""
+    body = Line(page=41, bbox=(36, 80, 500, 91), text=_RISK, size=9.9, bold=False, block=0)
+    runs = hd.segment_block(hd.Block([line, body]), 9.9)
+    assert (runs[0][0] == "head") is heading, runs

@@ -244,13 +244,13 @@ def parse_pdf(
     drops, labels = _mark_furniture(pages, opts)
     toc, toc_source = _table_of_contents(pages, drops, outline, labels)
     flow, tables, figures = _reading_flow(pages, opts, toc)
-    name = document_name(pages[0].lines if pages else [], meta_title)
-    flow = _running_names(flow, name)
+    doc_name = document_name(pages[0].lines if pages else [], meta_title)
+    flow = _running_names(flow, doc_name)
     printed = [p.info.number for p, f in zip(pages, drops, strict=True) if p.toc and names_itself(p.lines, f)]
     headings, sections = _sections(flow, toc, {p.info.number for p in pages if p.toc}, min(printed, default=1))
     title = _title(meta_title, headings, Path(path).stem)
     return ParsedDocument(path=name, doc_id=doc_id_for(data, path), title=title, pages=[p.info for p in pages],
-                          name=name,
+                          name=doc_name,
                           headings=headings, sections=sections, tables=tables, figures=figures, toc=toc,
                           toc_source=toc_source, warnings=warnings, page_texts=[p.plain for p in pages],
                           metadata=metadata)

@@ -300,9 +300,23 @@ def _qualifies(ln: Line, body: float, size_ratio: float, max_words: int) -> bool
         return False
     big = ln.size >= body * size_ratio
     caps = capitals(t) and t[-1] != "."  # a line of capitals ending a sentence ("... U.S. GAAP.") is body text
-    styled = (ln.bold or ln.italic or caps or ln.underline) and ln.size >= body * 0.95
+    styled = (ln.bold or ln.italic or caps) and ln.size >= body * 0.95
     numbered = NUMBERED.match(t) is not None and (ln.bold or ln.size > body + 0.4)
-    return big or styled or numbered
+    underlined = ln.underline and ln.size >= body * 0.95 and not t.endswith(":") and not spread(ln)
+    return big or styled or numbered or underlined
+
+
+#: A line's box wider than this many times the width its characters need (half the size per character) is set
+#: over a table's columns (:func:`spread`).
+SPREAD = 2.0
+
+
+def spread(ln: Line) -> bool:
+    """Whether a line is set over a table's columns: its box is :data:`SPREAD` times wider than its characters
+    need at half its size each. A table row the table finder missed, ruled under it, read as an underlined
+    heading: General Mills' "Foreign currency exchange impact Flat", Boeing's "Debt-to-equity ratio 4.9-to-1
+    4.9-to-1" (issue 35, nineteenth round)."""
+    return ln.bbox[2] - ln.bbox[0] > SPREAD * len(ln.text) * ln.size * 0.5
 
 
 def style_of(ln: Line) -> tuple[float, bool, bool, bool, bool]:
