@@ -54,7 +54,8 @@ def test_a_plans_contents_bound_after_the_report_are_text_not_sections(tmp_path)
         s = doc.sections[titles.index(art)]
         assert s.page > 24, (art, s.page)
     text = " ".join(p.text for s in doc.sections for p in s.paragraphs if p.page == 24)
-    assert "ARTICLE II. DEFINITIONS 3" in text, text  # the rows are kept, as text
+    text += " ".join(t.html for t in doc.tables if t.page == 24)
+    assert "ARTICLE II. DEFINITIONS" in text, text  # the rows are kept, as text (or the table made of them)
     assert [e.title for e in doc.toc] == ["Item 1. Business", "Item 2. Properties"]  # the outline stays the ToC
 
 
@@ -168,6 +169,7 @@ def test_a_headline_that_ends_mid_row_is_split_from_the_body_and_read_as_a_headi
     assert [ln.text for ln in lines] == [first, end, rest, "Legal requirements relating to the collection of data "
                                          "continue to evolve."]
     assert [ln.bold for ln in lines] == [True, True, False, False]
+    assert [ln.run_in for ln in lines] == [False, True, False, False]
     assert lines[1].bbox[1] == lines[2].bbox[1] and lines[1].bbox[2] < lines[2].bbox[0]
     assert _heads([lines]) == [f"{first} {end}"]
 
@@ -274,3 +276,23 @@ def test_an_underlined_row_or_a_tables_lead_in_is_no_heading(line: Line, heading
     body = Line(page=41, bbox=(36, 80, 500, 91), text=_RISK, size=9.9, bold=False, block=0)
     runs = hd.segment_block(hd.Block([line, body]), 9.9)
     assert (runs[0][0] == "head") is heading, runs
+
+
+def test_a_run_in_heading_the_outline_names_sets_no_level_for_its_font() -> None:
+    """Pfizer's outline names "15(a)(1) Financial Statements." (level 3 under Item 15), a run-in heading in the
+    bold body font. Calibrating that font at level 3 lifted the MD&A's larger bold sections ("Financial
+    Highlights") to level 2, beside Item 7. The run-in heading takes its entry's level and calibrates nothing."""
+    def head(text: str, size: float, *, caps: bool = False, run_in: bool = False) -> tuple[list[Line], float]:
+        ln = Line(page=32, bbox=(18, 60, 300, 70), text=text.upper() if caps else text, size=size, bold=True,
+                  block=0, run_in=run_in)
+        return [ln], size
+
+    heads = [head("Item 7. Management's Discussion and Analysis", 8.4, caps=True),
+             head("Overview of Our Performance", 7.8, caps=True), head("Financial Highlights", 7.8),
+             head("Our Business and Strategy", 7.8), head("Item 15. Exhibits", 8.4, caps=True),
+             head("15(a)(1) Financial Statements.", 7.1, run_in=True)]
+    outline = [(2, "ITEM 7. MANAGEMENT'S DISCUSSION AND ANALYSIS", 32), (2, "ITEM 15. EXHIBITS", 32),
+               (3, "15(a)(1) Financial Statements.", 32)]
+    levels = [lvl for lvl, _ in hd.assign_levels(heads, outline)]
+    assert levels[-1] == 3  # the run-in heading at its entry's level
+    assert levels[2] > levels[0] and levels[3] > levels[0], levels  # the MD&A's sections stay inside Item 7

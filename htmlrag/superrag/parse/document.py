@@ -142,14 +142,15 @@ def _read_pages(doc, opts: ParseOptions, name: str, warnings: list[str]) -> list
             lines = _ocr(page, pno, opts, name, warnings)
             chars = sum(len(ln.text) for ln in lines)
         # a contents page past the first pages (an exhibit's, a plan's, the index of the financial statements) is
-        # no ToC of the document; its rows stay text and are no headings (``_Page.listed``)
+        # no ToC of the document; its rows stay text (or the table the table finder made of them) and are no
+        # headings (``_Page.listed``); a table of amounts taken for such a page keeps its table
         toc = is_toc_page(lines, n_pages=doc.page_count)
         listed = toc_line_ids(lines) if toc and i >= opts.toc_search_pages else set()
         toc = toc and not listed
         tables = [] if (scanned or not lines) else page_tables(page, pno, lines, strategy=opts.table_strategy,
                                                                          aligned=opts.aligned_tables)
-        if toc or listed:  # a ruled contents page is a table too: it is a contents list, not a table
-            rows_in = listed or toc_line_ids(lines)
+        if toc:  # a ruled contents page is a table too: it is the ToC, not content
+            rows_in = toc_line_ids(lines)
             tables = [t for t in tables if sum(inside(lines[j].bbox, t.bbox) for j in rows_in) < 3]
         tables, charts = fig.split_charts(tables, fig.filled_rects(page, drawings=paths) if tables else [], pno)
         figures = [] if scanned else fig.page_figures(boxes, pno, min_side=opts.min_figure_side)

@@ -302,8 +302,21 @@ def _qualifies(ln: Line, body: float, size_ratio: float, max_words: int) -> bool
     caps = capitals(t) and t[-1] != "."  # a line of capitals ending a sentence ("... U.S. GAAP.") is body text
     styled = (ln.bold or ln.italic or caps) and ln.size >= body * 0.95
     numbered = NUMBERED.match(t) is not None and (ln.bold or ln.size > body + 0.4)
-    underlined = ln.underline and ln.size >= body * 0.95 and not t.endswith(":") and not spread(ln)
+    underlined = ln.underline and ln.size >= body * 0.95 and not lead_in(t) and not spread(ln)
     return big or styled or numbered or underlined
+
+
+#: A line ending with a colon of more words than this leads into what follows ("The following table presents segment
+#: net sales by reportable segment (in millions):"); "Derivatives Not Designated as Hedging Instruments:" is a title.
+LEAD_IN_WORDS = 6
+
+
+def lead_in(text: str) -> bool:
+    """Whether a line is a sentence that leads into a table or a list: it ends with a colon and holds more than
+    :data:`LEAD_IN_WORDS` words (Corning's underlined "The following table presents ... (in millions):" was a
+    heading; issue 35, nineteenth round)."""
+    t = text.strip()
+    return t.endswith(":") and len(t.split()) > LEAD_IN_WORDS
 
 
 #: A line's box wider than this many times the width its characters need (half the size per character) is set
@@ -565,7 +578,11 @@ def assign_levels(
     index = outline_index(heads, outline)
     style = [level_style(lines, size) for lines, size in heads]
     styles = sorted(set(style), key=lambda s: (-s.size, not s.caps, -s.weight, s.italic, s.label))
-    font = _font_levels(styles, [(st, outline[j][0]) for st, j in zip(style, index, strict=True) if j is not None])
+    # a run-in heading takes its entry's level but sets no style's: it shares the bold body font of block headings
+    # set apart from their text (Pfizer's "15(a)(1) Financial Statements." calibrated that font at level 3 under
+    # Item 15, and lifted the MD&A's larger bold sections out of Item 7)
+    font = _font_levels(styles, [(st, outline[j][0]) for st, j, (lines, _) in zip(style, index, heads, strict=True)
+                                 if j is not None and not any(ln.run_in for ln in lines)])
     depths = [numbering_depth(t) for t in texts]
     numbered = sum(d is not None for d in depths) >= max(2, len(texts) / 2)
     out: list[tuple[int, str]] = []

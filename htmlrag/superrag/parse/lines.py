@@ -80,9 +80,11 @@ def page_lines(page_dict: dict[str, Any], page_no: int) -> list[Line]:
             continue
         prev: Line | None = None
         for spans in _row_spans(block):
-            for part in _run_in_end(spans, prev):
+            parts = _run_in_end(spans, prev)
+            for k, part in enumerate(parts):
                 ln = _line(part, page_no, bi)
                 if ln is not None:
+                    ln.run_in = len(parts) > 1 and k == 0
                     out.append(ln)
                     prev = ln
     return out

@@ -26,6 +26,8 @@ class Line:
         block: index of the PyMuPDF block on its page (lines of one block form a paragraph candidate).
         underline: a drawn rule runs under the whole line and no further
             (:func:`~htmlrag.superrag.parse.lines.mark_underlined`).
+        run_in: the bold start of a row whose body text runs on after it in the same row, split from it
+            (:func:`~htmlrag.superrag.parse.lines.page_lines`).
     """
 
     page: int
@@ -36,6 +38,7 @@ class Line:
     block: int
     italic: bool = False
     underline: bool = False
+    run_in: bool = False
 
 
 @dataclass
