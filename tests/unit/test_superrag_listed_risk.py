@@ -296,3 +296,12 @@ def test_a_run_in_heading_the_outline_names_sets_no_level_for_its_font() -> None
     levels = [lvl for lvl, _ in hd.assign_levels(heads, outline)]
     assert levels[-1] == 3  # the run-in heading at its entry's level
     assert levels[2] > levels[0] and levels[3] > levels[0], levels  # the MD&A's sections stay inside Item 7
+
+
+def test_short_bold_lines_one_under_the_other_are_no_headline() -> None:
+    """American Express sets its values as short bold lines, one under the other: read as one run, they were a
+    headline of 24 words."""
+    values = ["We Do What's Right We Embrace Diversity", "We Back Our Customers We Stand for Equity and Inclusion",
+              "We Make It Great We Win as A Team", "We Respect People We Support Communities"]
+    lines = [_ln(v, 60 + 11 * k) for k, v in enumerate(values)]
+    assert " ".join(values) not in _heads([lines, [_ln(_RISK, 140, bold=False)]])

@@ -407,6 +407,8 @@ def _at_labels(run: list[Line]) -> list[list[Line]]:
 #: (:func:`_headline`), up to this many words and :data:`HEADLINE_LINES` lines.
 HEADLINE_WORDS = 60
 HEADLINE_LINES = 4
+#: Each line of a headline but its last holds at least this many words: the sentence wraps.
+HEADLINE_WRAP = 8
 #: A sentence ends inside a text: a word of two or more lower-case letters, its stop, a capital ("U.S. Government"
 #: does not end one).
 _SENTENCE_END = re.compile(r"[a-z]{2}[.!?][\"”’]?\s+[A-Z]")
@@ -416,7 +418,8 @@ def _headline(lines: Sequence[Line], i: int, body: float, max_words: int) -> lis
     """The lines of a headline starting at ``lines[i]``, or none: bold lines of one style (not italic, not in
     capitals) at no less than the body size, more words than a heading holds (a line over ``max_words`` or the run
     over ``max_words + 4``) and at most :data:`HEADLINE_WORDS` in at most :data:`HEADLINE_LINES` lines, one sentence
-    that begins with a capital and ends with its stop or a word (no ``,;:``), no table text, followed in its block
+    that begins with a capital and ends with its stop or a word (no ``,;:``), wrapped (each line but the last of
+    :data:`HEADLINE_WRAP` words or more), no table text, followed in its block
     by lines not in its style or standing alone (a longer bold run is a bold paragraph). Filings set each risk factor's headline so, a sentence of 17 to 60
     words over the paragraphs that explain it ("Failure to estimate customer demand properly has led and could lead
     to mismatches between supply and demand.", NVIDIA); they were text, and NVIDIA's Item 1A held 32 to 59
@@ -435,6 +438,8 @@ def _headline(lines: Sequence[Line], i: int, body: float, max_words: int) -> lis
         return []  # a heading's length: the heading rules say
     if text[-1] in ",;:" or _SENTENCE_END.search(text) or any(table_text(ln.text) for ln in run) or "$" in text:
         return []
+    if any(len(ln.text.split()) < HEADLINE_WRAP for ln in run[:-1]):
+        return []  # short lines one under the other are a list (American Express's values), not a wrapped sentence
     return run  # what follows in the block is in another style (or nothing): the run stopped there
 
 
