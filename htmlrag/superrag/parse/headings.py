@@ -419,16 +419,16 @@ def _headline(lines: Sequence[Line], i: int, body: float, max_words: int) -> lis
     capitals) at no less than the body size, more words than a heading holds (a line over ``max_words`` or the run
     over ``max_words + 4``) and at most :data:`HEADLINE_WORDS` in at most :data:`HEADLINE_LINES` lines, one sentence
     that begins with a capital and ends with its stop or a word (no ``,;:``), wrapped (each line but the last of
-    :data:`HEADLINE_WRAP` words or more), no table text, followed in its block
-    by lines not in its style or standing alone (a longer bold run is a bold paragraph). Filings set each risk factor's headline so, a sentence of 17 to 60
-    words over the paragraphs that explain it ("Failure to estimate customer demand properly has led and could lead
-    to mismatches between supply and demand.", NVIDIA); they were text, and NVIDIA's Item 1A held 32 to 59
+    :data:`HEADLINE_WRAP` words or more), no table text, followed in its block by lines not in its style or standing
+    alone (a longer bold run is a bold paragraph). Filings set each risk factor's headline so, a sentence of 17 to
+    60 words over the paragraphs that explain it ("Failure to estimate customer demand properly has led and could
+    lead to mismatches between supply and demand.", NVIDIA); they were text, and NVIDIA's Item 1A held 32 to 59
     paragraphs in one to three sections (issue 35, nineteenth round)."""
     first = lines[i]
     if not first.bold or first.italic or first.size < body * 0.95:
         return []
-    run = [first]
-    while i + len(run) < len(lines) and len(run) < HEADLINE_LINES + 1 and style_of(lines[i + len(run)]) == style_of(first):
+    run = [first]  # one line past the limit is read, so that a longer bold run is told from a headline
+    while i + len(run) < len(lines) and len(run) <= HEADLINE_LINES and style_of(lines[i + len(run)]) == style_of(first):
         run.append(lines[i + len(run)])
     text = " ".join(ln.text for ln in run).strip()
     words = len(text.split())
