@@ -265,8 +265,9 @@ def _running_names(flow: list[tuple[str, object]], name: str) -> list[tuple[str,
     35, nineteenth round). The cover's name stays a heading."""
     out: list[tuple[str, object]] = []
     for kind, obj in flow:
-        if kind == "head" and obj[0].page > 1 and is_name(_join(obj), name):  # type: ignore[index]
-            obj = Paragraph(obj[0].page, hd.Block(obj).bbox, _join(obj))  # type: ignore[index, arg-type]
+        text = _join(obj) if kind == "head" else ""  # type: ignore[arg-type]
+        if text and obj[0].page > 1 and is_name(text, name):  # type: ignore[index]
+            obj = Paragraph(obj[0].page, hd.Block(obj).bbox, text)  # type: ignore[index, arg-type]
             kind = "para"
         out.append((kind, obj))
     return out

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from htmlrag.superrag.parse.headings import normalise
 from htmlrag.superrag.parse.lines import body_size
 from htmlrag.superrag.parse.model import Line
 
@@ -100,12 +101,10 @@ _GROUP = re.compile(r"\s+and\s+(?:its\s+)?(?:consolidated\s+)?subsidiaries$", re
 
 
 def name_key(text: str) -> str:
-    """A name compared without case, punctuation, a leading "The" or a trailing "and (its) (consolidated)
-    subsidiaries": "GENERAL MILLS, INC. AND SUBSIDIARIES" and "General Mills, Inc." are one name."""
-    t = _GROUP.sub("", " ".join(text.split()))
-    t = re.sub(r"[^\w\s]", " ", t.casefold())
-    t = re.sub(r"^the\s+", "", " ".join(t.split()))
-    return t
+    """A name compared as headings are (:func:`~htmlrag.superrag.parse.headings.normalise`: without case, spacing
+    or punctuation), without a leading "The" or a trailing "and (its) (consolidated) subsidiaries": "GENERAL
+    MILLS, INC. AND SUBSIDIARIES" and "General Mills, Inc." are one name."""
+    return normalise(re.sub(r"^\W*the\s+", "", _GROUP.sub("", " ".join(text.split())), flags=re.I))
 
 
 def is_name(text: str, name: str) -> bool:
